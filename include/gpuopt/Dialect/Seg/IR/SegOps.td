@@ -1,0 +1,464 @@
+//===- SegOps.td - seg dialect operations ------------------*- tablegen -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_DIALECT_SEG_IR_SEGOPS_TD
+#define GPUOPT_DIALECT_SEG_IR_SEGOPS_TD
+
+include "gpuopt/Dialect/Seg/IR/SegBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+/// An op whose result type is computed from its operands and attributes by a
+/// C++ `inferReturnTypes`; `verify()` runs the same computation and reports
+/// the first inconsistency precisely.
+class Seg_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Seg_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]> {
+  let hasVerifier = 1;
+}
+
+/// Elementwise op: one operand, same type out.
+class Seg_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Seg_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
+                                  InferTypeOpInterface]> {
+  let arguments = (ins Seg_FloatTensor:$input);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+/// Elementwise op with NumPy/PyTorch broadcasting of two operands.
+class Seg_BroadcastBinaryOp<string mnemonic, list<Trait> traits = []>
+    : Seg_InferredOp<mnemonic, traits # [SameOperandsAndResultElementType]> {
+  let arguments = (ins Seg_FloatTensor:$lhs, Seg_FloatTensor:$rhs);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+def Seg_ParamOp : Seg_Op<"param", [Pure]> {
+  let summary = "A learned parameter, bound by its state_dict name at run time";
+  let description = [{
+    Produces the tensor stored under `name` in the checkpoint the graph is run
+    with (a safetensors file whose keys are the PyTorch `state_dict` names).
+    The result type fixes the shape and element type the checkpoint must
+    provide; a missing name or a mismatching shape is a load-time error.
+
+    ```mlir
+    %w = seg.param "enc1.conv.0.weight" : tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions and normalizations
+//===----------------------------------------------------------------------===//
+
+def Seg_Conv2dOp : Seg_InferredOp<"conv2d"> {
+  let summary = "2-D convolution (torch.nn.functional.conv2d)";
+  let description = [{
+    `input` is NCHW, `weight` is `(O, C / groups, kH, kW)`, the optional
+    `bias` is `(O)`. `padding` is symmetric zero padding per spatial dim
+    `[pH, pW]`; `stride` and `dilation` are `[sH, sW]` and `[dH, dW]`.
+    `groups` divides both C and O; `groups = C` with `O = C` is a depthwise
+    convolution. The output is `(N, O, Ho, Wo)` with
+    `Ho = (H + 2 pH - dH (kH - 1) - 1) / sH + 1` (floor), likewise `Wo`.
+
+    ```mlir
+    %y = seg.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1]
+           dilation = [1, 1] groups = 1
+         : tensor<1x3x64x64xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>
+           -> tensor<1x16x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
+                       Optional<Seg_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `stride` `=` $stride `padding` `=` $padding
+    `dilation` `=` $dilation `groups` `=` $groups attr-dict
+    `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+}
+
+def Seg_ConvTranspose2dOp : Seg_InferredOp<"conv_transpose2d"> {
+  let summary = "2-D transposed convolution (torch.nn.functional.conv_transpose2d)";
+  let description = [{
+    `input` is NCHW, `weight` is `(C, O / groups, kH, kW)` (PyTorch's layout
+    for transposed convolutions), the optional `bias` is `(O)`. The output
+    height is `(H - 1) sH - 2 pH + dH (kH - 1) + opH + 1` where `opH` is
+    `output_padding[0]`, which must be smaller than `sH` or `dH`.
+
+    ```mlir
+    %y = seg.conv_transpose2d %x, %w, %b stride = [2, 2] padding = [0, 0]
+           output_padding = [0, 0] dilation = [1, 1] groups = 1
+         : tensor<1x64x8x8xf32>, tensor<64x32x2x2xf32>, tensor<32xf32>
+           -> tensor<1x32x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
+                       Optional<Seg_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$output_padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `stride` `=` $stride `padding` `=` $padding
+    `output_padding` `=` $output_padding `dilation` `=` $dilation
+    `groups` `=` $groups attr-dict
+    `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+}
+
+def Seg_BatchNormOp : Seg_InferredOp<"batch_norm"> {
+  let summary = "Inference-mode batch normalization (torch.nn.functional.batch_norm)";
+  let description = [{
+    `y = (x - mean) / sqrt(var + epsilon) * weight + bias`, per channel
+    (dimension 1). `mean`, `var`, `weight` and `bias` are `(C)`; the input has
+    rank 2 or more. Running statistics are used (eval mode); the op never
+    updates them.
+
+    ```mlir
+    %y = seg.batch_norm %x, %mean, %var, %gamma, %beta epsilon = 1.0e-05
+         : tensor<1x16x64x64xf32>, tensor<16xf32>, tensor<16xf32>,
+           tensor<16xf32>, tensor<16xf32> -> tensor<1x16x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$mean,
+                       Seg_FloatTensor:$var, Seg_FloatTensor:$weight,
+                       Seg_FloatTensor:$bias, F64Attr:$epsilon);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $mean `,` $var `,` $weight `,` $bias `epsilon` `=` $epsilon
+    attr-dict `:` type($input) `,` type($mean) `,` type($var) `,`
+    type($weight) `,` type($bias) `->` type($result)
+  }];
+}
+
+def Seg_LayerNormOp : Seg_InferredOp<"layer_norm"> {
+  let summary = "Layer normalization over trailing dims (torch.nn.functional.layer_norm)";
+  let description = [{
+    Normalizes over the trailing dimensions whose shape is the shape of
+    `weight` (PyTorch's `normalized_shape`):
+    `y = (x - E[x]) / sqrt(Var[x] + epsilon) * weight + bias`, with the biased
+    variance. `weight` and `bias` have the same shape, equal to the input's
+    trailing dimensions.
+
+    ```mlir
+    %y = seg.layer_norm %t, %g, %b epsilon = 1.0e-05
+         : tensor<1x64x128xf32>, tensor<128xf32>, tensor<128xf32>
+           -> tensor<1x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
+                       Seg_FloatTensor:$bias, F64Attr:$epsilon);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias `epsilon` `=` $epsilon attr-dict
+    `:` type($input) `,` type($weight) `,` type($bias) `->` type($result)
+  }];
+}
+
+def Seg_LinearOp : Seg_InferredOp<"linear"> {
+  let summary = "Affine map on the last dim (torch.nn.functional.linear)";
+  let description = [{
+    `y = x · weightᵀ + bias` over the last dimension: `input` is `(..., K)`,
+    `weight` is `(N, K)`, the optional `bias` is `(N)`, the result is
+    `(..., N)`.
+
+    ```mlir
+    %y = seg.linear %t, %w, %b
+         : tensor<1x64x128xf32>, tensor<256x128xf32>, tensor<256xf32>
+           -> tensor<1x64x256xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
+                       Optional<Seg_FloatTensor>:$bias);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict
+    `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+def Seg_ReluOp : Seg_UnaryOp<"relu"> {
+  let summary = "max(x, 0) (torch.relu)";
+  let description = [{
+    ```mlir
+    %y = seg.relu %x : tensor<1x16x64x64xf32>
+    ```
+  }];
+}
+
+def Seg_SigmoidOp : Seg_UnaryOp<"sigmoid"> {
+  let summary = "1 / (1 + exp(-x)) (torch.sigmoid)";
+  let description = [{
+    ```mlir
+    %y = seg.sigmoid %x : tensor<1x1x64x64xf32>
+    ```
+  }];
+}
+
+def Seg_GeluOp : Seg_Op<"gelu", [Pure, SameOperandsAndResultType,
+                                 InferTypeOpInterface]> {
+  let summary = "Gaussian error linear unit (torch.nn.functional.gelu)";
+  let description = [{
+    `approximate = "none"` (the default) is the exact form
+    `x · Φ(x) = x/2 · (1 + erf(x / √2))`; `approximate = "tanh"` is
+    `x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`, as in PyTorch.
+
+    ```mlir
+    %y = seg.gelu %t : tensor<1x64x128xf32>
+    %z = seg.gelu %t approximate = "tanh" : tensor<1x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`approximate` `=` $approximate^)? attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Seg_AddOp : Seg_BroadcastBinaryOp<"add", [Commutative]> {
+  let summary = "Elementwise sum with broadcasting (torch.add)";
+  let description = [{
+    Broadcasts as NumPy/PyTorch do (see the dialect description).
+
+    ```mlir
+    %y = seg.add %a, %b : tensor<1x16x64x64xf32>, tensor<1x16x64x64xf32>
+         -> tensor<1x16x64x64xf32>
+    ```
+  }];
+}
+
+def Seg_MulOp : Seg_BroadcastBinaryOp<"mul", [Commutative]> {
+  let summary = "Elementwise product with broadcasting (torch.mul)";
+  let description = [{
+    Broadcasts as NumPy/PyTorch do (see the dialect description).
+
+    ```mlir
+    %y = seg.mul %x, %s : tensor<1x16x64x64xf32>, tensor<1x16x1x1xf32>
+         -> tensor<1x16x64x64xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and resampling
+//===----------------------------------------------------------------------===//
+
+def Seg_MaxPool2dOp : Seg_InferredOp<"max_pool2d", [SameOperandsAndResultElementType]> {
+  let summary = "2-D max pooling (torch.nn.functional.max_pool2d)";
+  let description = [{
+    Over NCHW input. Padding is implicit `-inf` and may be at most half the
+    kernel size, as in PyTorch; `ceil_mode` rounds the output size up but
+    never starts a window in the right/bottom padding.
+
+    ```mlir
+    %y = seg.max_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0]
+           dilation = [1, 1] ceil_mode = false
+         : tensor<1x16x64x64xf32> -> tensor<1x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, BoolAttr:$ceil_mode);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `kernel` `=` $kernel `stride` `=` $stride `padding` `=` $padding
+    `dilation` `=` $dilation `ceil_mode` `=` $ceil_mode attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Seg_UpsampleBilinearOp : Seg_InferredOp<"upsample_bilinear",
+                                            [SameOperandsAndResultElementType]> {
+  let summary = "Bilinear resize of NCHW to a given size (F.interpolate, mode='bilinear')";
+  let description = [{
+    Resizes H and W to `size`. With `align_corners = true` the corner pixels
+    of input and output are aligned (`src = dst · (in − 1) / (out − 1)`);
+    with `false`, pixel centres are (`src = (dst + 0.5) · in / out − 0.5`,
+    clamped at 0). The scale is always `in / out` (PyTorch's behaviour for an
+    integer `scale_factor` or an explicit `size`).
+
+    ```mlir
+    %y = seg.upsample_bilinear %x size = [64, 64] align_corners = false
+         : tensor<1x16x32x32xf32> -> tensor<1x16x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$size,
+                       BoolAttr:$align_corners);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `size` `=` $size `align_corners` `=` $align_corners attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def Seg_UpsampleNearestOp : Seg_InferredOp<"upsample_nearest",
+                                           [SameOperandsAndResultElementType]> {
+  let summary = "Nearest-neighbour resize of NCHW to a given size (F.interpolate, mode='nearest')";
+  let description = [{
+    `out[n, c, h, w] = in[n, c, floor(h · H / Ho), floor(w · W / Wo)]`
+    (PyTorch's `nearest`, not `nearest-exact`).
+
+    ```mlir
+    %y = seg.upsample_nearest %x size = [64, 64]
+         : tensor<1x16x32x32xf32> -> tensor<1x16x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$size);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `size` `=` $size attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Seg_ConcatOp : Seg_InferredOp<"concat"> {
+  let summary = "Concatenate along one dim (torch.cat)";
+  let description = [{
+    All operands have the same rank, element type and sizes except along
+    `dim` (non-negative). A single operand folds to itself.
+
+    ```mlir
+    %y = seg.concat %a, %b dim = 1
+         : tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32> -> tensor<1x48x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Seg_FloatTensor>:$inputs, I64Attr:$dim);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` `=` $dim attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Seg_SliceOp : Seg_InferredOp<"slice", [SameOperandsAndResultElementType]> {
+  let summary = "Strided box of a tensor (Python slicing, torch.narrow, torch.chunk)";
+  let description = [{
+    For every dimension `d`, takes `size[d]` elements starting at `start[d]`
+    with step `step[d]` (`start ≥ 0`, `size ≥ 1`, `step ≥ 1`, and the last
+    index `start + (size − 1) · step` inside the dimension). The result shape
+    is `size`.
+
+    ```mlir
+    %y = seg.slice %x start = [0, 3, 0, 0] size = [1, 1, 8, 8]
+           step = [1, 1, 1, 1] : tensor<1x16x8x8xf32> -> tensor<1x1x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$size, DenseI64ArrayAttr:$step);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `start` `=` $start `size` `=` $size `step` `=` $step attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Seg_PadOp : Seg_InferredOp<"pad", [SameOperandsAndResultElementType]> {
+  let summary = "Constant padding (torch.nn.functional.pad, mode='constant')";
+  let description = [{
+    Adds `low[d]` elements before and `high[d]` after dimension `d` (both
+    non-negative, one entry per dimension in dimension order — not PyTorch's
+    reversed pair list), filled with `value`. Negative padding is written as
+    `seg.slice`.
+
+    ```mlir
+    %y = seg.pad %x low = [0, 0, 2, 2] high = [0, 0, 2, 2] value = 0.0
+         : tensor<1x16x8x8xf32> -> tensor<1x16x12x12xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, F64Attr:$value);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `low` `=` $low `high` `=` $high `value` `=` $value attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Seg_RollOp : Seg_InferredOp<"roll"> {
+  let summary = "Cyclic shift along one or more dims (torch.roll)";
+  let description = [{
+    Exactly `torch.roll(x, shifts, dims)` with explicit `dims`: for every
+    listed dimension `d` with shift `s` and size `L`,
+    `out[..., i, ...] = in[..., (i − s) mod L, ...]`. Positive shifts move
+    content to higher indices; shifts may be negative or larger than the
+    dimension. `dims` are distinct and non-negative. Rolling by multiples of
+    the dimension sizes folds away; a roll of a roll over the same dims folds
+    into one.
+
+    ```mlir
+    %y = seg.roll %x shifts = [3] dims = [2] : tensor<1x1x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$shifts,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `shifts` `=` $shifts `dims` `=` $dims attr-dict `:` type($input)
+  }];
+  let hasFolder = 1;
+}
+
+def Seg_ReshapeOp : Seg_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Row-major reshape (torch.reshape, view, flatten)";
+  let description = [{
+    Reinterprets the row-major element sequence with the result shape; the
+    element counts must be equal. Identity reshapes and reshapes of reshapes
+    fold.
+
+    ```mlir
+    %t = seg.reshape %x : tensor<1x128x8x8xf32> -> tensor<1x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Seg_PermuteOp : Seg_InferredOp<"permute", [SameOperandsAndResultElementType]> {
+  let summary = "Permute dims (torch.permute, transpose)";
+  let description = [{
+    `result.shape[i] = input.shape[dims[i]]`; `dims` is a permutation of
+    `0 .. rank − 1`. The identity permutation folds.
+
+    ```mlir
+    %t = seg.permute %x dims = [0, 2, 1] : tensor<1x128x64xf32> -> tensor<1x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dims` `=` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+#endif // GPUOPT_DIALECT_SEG_IR_SEGOPS_TD

@@ -1,0 +1,57 @@
+//===- Safetensors.h - validating safetensors reader ------------*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads https://github.com/huggingface/safetensors files: an 8-byte
+// little-endian header length N, N bytes of JSON
+// `{"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]},
+//   "__metadata__": {"k": "v"}}`, then the byte buffer. Every field, size and
+// offset is validated before any tensor byte is touched; a hostile or
+// truncated file yields an error Status, never an out-of-bounds read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_RUNTIME_SAFETENSORS_H
+#define GPUOPT_RUNTIME_SAFETENSORS_H
+
+#include "gpuopt/Runtime/Tensor.h"
+
+#include <map>
+#include <string>
+
+namespace gpuopt {
+namespace runtime {
+
+/// Limits applied while reading; exceeding one is an error.
+struct SafetensorsLimits {
+  uint64_t maxHeaderBytes = 100ull << 20; // the format's own limit
+  uint64_t maxTensors = 1u << 20;
+  uint64_t maxRank = 8;
+};
+
+/// The tensors of one file, by name, plus its `__metadata__`.
+struct SafetensorsFile {
+  std::map<std::string, HostTensor> tensors;
+  std::map<std::string, std::string> metadata;
+};
+
+/// Parses a whole file image. `what` names the source in messages
+/// (typically the path).
+Status parseSafetensors(const uint8_t *bytes, size_t size,
+                        const std::string &what, SafetensorsFile &out,
+                        const SafetensorsLimits &limits = {});
+
+/// Reads and parses `path`.
+Status readSafetensors(const std::string &path, SafetensorsFile &out,
+                       const SafetensorsLimits &limits = {});
+
+/// Writes `tensors` (sorted by name, dense, no metadata) to `path`.
+Status writeSafetensors(const std::string &path,
+                        const std::map<std::string, HostTensor> &tensors);
+
+} // namespace runtime
+} // namespace gpuopt
+
+#endif // GPUOPT_RUNTIME_SAFETENSORS_H

@@ -1,0 +1,678 @@
+//===- SegOps.cpp - seg dialect operations --------------------------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every op with an inferred result type computes its shape in one static
+// function that takes an optional diagnostic emitter: `verify()` calls it with
+// `emitOpError` so that each inconsistency gets a precise message, and
+// `inferReturnTypes` calls it with the builder's location (or silently).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace mlir::gpuopt::seg;
+
+#include "gpuopt/Dialect/Seg/IR/SegOpsDialect.cpp.inc"
+
+void SegDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "gpuopt/Dialect/Seg/IR/SegOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Emits a diagnostic when an emitter is available; always yields failure.
+/// `emit` is null when inference runs without a location.
+class ShapeError {
+public:
+  explicit ShapeError(function_ref<InFlightDiagnostic()> emit) : emit(emit) {}
+
+  /// Reports `msg` (when possible) and returns failure.
+  template <typename... Args>
+  LogicalResult operator()(const Args &...args) const {
+    if (!emit)
+      return failure();
+    InFlightDiagnostic diag = emit();
+    (diag << ... << args);
+    return diag;
+  }
+
+private:
+  function_ref<InFlightDiagnostic()> emit;
+};
+
+/// Formats an integer list as `[a, b, c]` for diagnostics.
+std::string fmt(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  llvm::interleave(
+      values, [&](int64_t v) { s += std::to_string(v); }, [&] { s += ", "; });
+  return s + "]";
+}
+
+/// Checks that an attribute array has `n` entries, each at least `min`.
+LogicalResult checkArray(const ShapeError &err, StringRef name,
+                         ArrayRef<int64_t> values, size_t n, int64_t min) {
+  if (values.size() != n)
+    return err("expected '", name, "' to have ", n, " entries, got ",
+               values.size());
+  for (int64_t v : values)
+    if (v < min)
+      return err("expected every entry of '", name, "' to be at least ", min,
+                 ", got ", fmt(values));
+  return success();
+}
+
+/// Checks a per-channel tensor (`bias`, BN statistics): rank 1, `channels`.
+LogicalResult checkVector(const ShapeError &err, StringRef name, Type type,
+                          int64_t channels) {
+  auto t = cast<RankedTensorType>(type);
+  if (t.getRank() != 1 || t.getDimSize(0) != channels)
+    return err("expected '", name, "' of shape [", channels, "], got ",
+               fmt(t.getShape()));
+  return success();
+}
+
+/// Checks that every type in `types` has the element type of `ref`.
+LogicalResult checkElementTypes(const ShapeError &err, Type ref,
+                                ArrayRef<std::pair<StringRef, Type>> types) {
+  Type elt = cast<ShapedType>(ref).getElementType();
+  for (auto [name, type] : types)
+    if (type && cast<ShapedType>(type).getElementType() != elt)
+      return err("expected '", name, "' to have element type ", elt, ", got ",
+                 cast<ShapedType>(type).getElementType());
+  return success();
+}
+
+/// Wraps the shape computed by `infer` into the inferred result type.
+template <typename EltFn, typename Fn>
+LogicalResult inferInto(std::optional<Location> loc, EltFn &&eltSource,
+                        SmallVectorImpl<Type> &inferred, Fn &&infer) {
+  auto emit = [&]() { return emitError(*loc); };
+  ShapeError err(loc ? function_ref<InFlightDiagnostic()>(emit) : nullptr);
+  SmallVector<int64_t> shape;
+  if (failed(infer(err, shape)))
+    return failure();
+  inferred.push_back(RankedTensorType::get(
+      shape, cast<ShapedType>(eltSource()).getElementType()));
+  return success();
+}
+
+/// Runs the shape computation with `op`'s diagnostics and compares the result
+/// with the op's declared result type.
+template <typename Fn>
+LogicalResult verifyInto(Operation *op, Fn &&infer) {
+  auto emit = [&]() { return op->emitOpError(); };
+  ShapeError err(emit);
+  SmallVector<int64_t> shape;
+  if (failed(infer(err, shape)))
+    return failure();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (resultType.getShape() != ArrayRef<int64_t>(shape))
+    return err("expected result shape ", fmt(shape), ", got ",
+               fmt(resultType.getShape()));
+  // Operand 0 is the input of every inferred op; the result keeps its type.
+  Type elt = cast<ShapedType>(op->getOperand(0).getType()).getElementType();
+  if (resultType.getElementType() != elt)
+    return err("expected result element type ", elt, ", got ",
+               resultType.getElementType());
+  return success();
+}
+
+/// Output size of a convolution/pooling window along one dim.
+int64_t windowOutSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                      int64_t dilation, bool ceilMode = false) {
+  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // PyTorch: the last window must start inside the input or left padding.
+  if (ceilMode && (out - 1) * stride >= in + pad)
+    --out;
+  return out;
+}
+
+/// Common checks of conv2d and conv_transpose2d attributes.
+LogicalResult checkConvAttrs(const ShapeError &err, ArrayRef<int64_t> stride,
+                             ArrayRef<int64_t> padding,
+                             ArrayRef<int64_t> dilation, int64_t groups) {
+  if (failed(checkArray(err, "stride", stride, 2, 1)) ||
+      failed(checkArray(err, "padding", padding, 2, 0)) ||
+      failed(checkArray(err, "dilation", dilation, 2, 1)))
+    return failure();
+  if (groups < 1)
+    return err("expected 'groups' to be at least 1, got ", groups);
+  return success();
+}
+
+/// Checks rank-4 input and weight, element types and the optional bias.
+LogicalResult checkConvOperands(const ShapeError &err, Type input, Type weight,
+                                Type bias) {
+  auto in = cast<RankedTensorType>(input);
+  auto w = cast<RankedTensorType>(weight);
+  if (in.getRank() != 4)
+    return err("expected 'input' of rank 4 (NCHW), got rank ", in.getRank());
+  if (w.getRank() != 4)
+    return err("expected 'weight' of rank 4, got rank ", w.getRank());
+  return checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}});
+}
+
+//===----------------------------------------------------------------------===//
+// Per-op shape functions
+//===----------------------------------------------------------------------===//
+
+LogicalResult conv2dShape(const ShapeError &err, Type input, Type weight,
+                          Type bias, ArrayRef<int64_t> stride,
+                          ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                          int64_t groups, SmallVectorImpl<int64_t> &shape) {
+  if (failed(checkConvOperands(err, input, weight, bias)) ||
+      failed(checkConvAttrs(err, stride, padding, dilation, groups)))
+    return failure();
+  ArrayRef<int64_t> in = cast<RankedTensorType>(input).getShape();
+  ArrayRef<int64_t> w = cast<RankedTensorType>(weight).getShape();
+  if (in[1] % groups != 0)
+    return err("expected input channels (", in[1], ") divisible by groups (",
+               groups, ")");
+  if (w[0] % groups != 0)
+    return err("expected output channels (", w[0], ") divisible by groups (",
+               groups, ")");
+  if (w[1] != in[1] / groups)
+    return err("expected weight dim 1 to be input channels / groups (",
+               in[1] / groups, "), got ", w[1]);
+  if (bias && failed(checkVector(err, "bias", bias, w[0])))
+    return failure();
+  shape.assign({in[0], w[0]});
+  for (int i = 0; i < 2; ++i) {
+    int64_t out =
+        windowOutSize(in[2 + i], w[2 + i], stride[i], padding[i], dilation[i]);
+    if (out < 1)
+      return err("dilated kernel ", dilation[i] * (w[2 + i] - 1) + 1,
+                 " is larger than the padded input ",
+                 in[2 + i] + 2 * padding[i], " along spatial dim ", i);
+    shape.push_back(out);
+  }
+  return success();
+}
+
+LogicalResult convTranspose2dShape(const ShapeError &err, Type input,
+                                   Type weight, Type bias,
+                                   ArrayRef<int64_t> stride,
+                                   ArrayRef<int64_t> padding,
+                                   ArrayRef<int64_t> outputPadding,
+                                   ArrayRef<int64_t> dilation, int64_t groups,
+                                   SmallVectorImpl<int64_t> &shape) {
+  if (failed(checkConvOperands(err, input, weight, bias)) ||
+      failed(checkConvAttrs(err, stride, padding, dilation, groups)) ||
+      failed(checkArray(err, "output_padding", outputPadding, 2, 0)))
+    return failure();
+  ArrayRef<int64_t> in = cast<RankedTensorType>(input).getShape();
+  ArrayRef<int64_t> w = cast<RankedTensorType>(weight).getShape();
+  if (in[1] % groups != 0)
+    return err("expected input channels (", in[1], ") divisible by groups (",
+               groups, ")");
+  if (w[0] != in[1])
+    return err("expected weight dim 0 to be input channels (", in[1],
+               "), got ", w[0]);
+  int64_t outChannels = w[1] * groups;
+  if (bias && failed(checkVector(err, "bias", bias, outChannels)))
+    return failure();
+  shape.assign({in[0], outChannels});
+  for (int i = 0; i < 2; ++i) {
+    if (outputPadding[i] >= stride[i] && outputPadding[i] >= dilation[i])
+      return err("expected output_padding (", outputPadding[i],
+                 ") smaller than stride or dilation along spatial dim ", i);
+    int64_t out = (in[2 + i] - 1) * stride[i] - 2 * padding[i] +
+                  dilation[i] * (w[2 + i] - 1) + outputPadding[i] + 1;
+    if (out < 1)
+      return err("padding ", padding[i],
+                 " leaves no output along spatial dim ", i);
+    shape.push_back(out);
+  }
+  return success();
+}
+
+LogicalResult batchNormShape(const ShapeError &err, Type input, Type mean,
+                             Type var, Type weight, Type bias, double epsilon,
+                             SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (in.getRank() < 2)
+    return err("expected 'input' of rank 2 or more, got rank ", in.getRank());
+  if (!(epsilon > 0.0))
+    return err("expected a positive 'epsilon', got ", epsilon);
+  int64_t c = in.getDimSize(1);
+  if (failed(checkVector(err, "mean", mean, c)) ||
+      failed(checkVector(err, "var", var, c)) ||
+      failed(checkVector(err, "weight", weight, c)) ||
+      failed(checkVector(err, "bias", bias, c)) ||
+      failed(checkElementTypes(err, input,
+                               {{"mean", mean},
+                                {"var", var},
+                                {"weight", weight},
+                                {"bias", bias}})))
+    return failure();
+  llvm::append_range(shape, in.getShape());
+  return success();
+}
+
+LogicalResult layerNormShape(const ShapeError &err, Type input, Type weight,
+                             Type bias, double epsilon,
+                             SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  auto w = cast<RankedTensorType>(weight);
+  if (!(epsilon > 0.0))
+    return err("expected a positive 'epsilon', got ", epsilon);
+  if (w.getShape() != cast<RankedTensorType>(bias).getShape())
+    return err("expected 'weight' and 'bias' of the same shape, got ",
+               fmt(w.getShape()), " and ",
+               fmt(cast<RankedTensorType>(bias).getShape()));
+  if (w.getRank() > in.getRank() ||
+      in.getShape().take_back(w.getRank()) != w.getShape())
+    return err("expected the normalized shape ", fmt(w.getShape()),
+               " to equal the trailing dims of the input ",
+               fmt(in.getShape()));
+  if (failed(checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
+    return failure();
+  llvm::append_range(shape, in.getShape());
+  return success();
+}
+
+LogicalResult linearShape(const ShapeError &err, Type input, Type weight,
+                          Type bias, SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  auto w = cast<RankedTensorType>(weight);
+  if (in.getRank() < 1)
+    return err("expected 'input' of rank 1 or more");
+  if (w.getRank() != 2)
+    return err("expected 'weight' of rank 2 (out, in), got rank ",
+               w.getRank());
+  if (w.getDimSize(1) != in.getShape().back())
+    return err("expected weight dim 1 (", w.getDimSize(1),
+               ") to equal the input's last dim (", in.getShape().back(), ")");
+  if ((bias && failed(checkVector(err, "bias", bias, w.getDimSize(0)))) ||
+      failed(checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
+    return failure();
+  llvm::append_range(shape, in.getShape().drop_back());
+  shape.push_back(w.getDimSize(0));
+  return success();
+}
+
+LogicalResult broadcastShape(const ShapeError &err, Type lhs, Type rhs,
+                             SmallVectorImpl<int64_t> &shape) {
+  ArrayRef<int64_t> a = cast<RankedTensorType>(lhs).getShape();
+  ArrayRef<int64_t> b = cast<RankedTensorType>(rhs).getShape();
+  size_t rank = std::max(a.size(), b.size());
+  shape.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      return err("operand shapes ", fmt(a), " and ", fmt(b),
+                 " are not broadcast-compatible");
+    shape[rank - 1 - i] = x == 1 ? y : x;
+  }
+  return success();
+}
+
+LogicalResult maxPool2dShape(const ShapeError &err, Type input,
+                             ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                             ArrayRef<int64_t> padding,
+                             ArrayRef<int64_t> dilation, bool ceilMode,
+                             SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (in.getRank() != 4)
+    return err("expected 'input' of rank 4 (NCHW), got rank ", in.getRank());
+  if (failed(checkArray(err, "kernel", kernel, 2, 1)) ||
+      failed(checkArray(err, "stride", stride, 2, 1)) ||
+      failed(checkArray(err, "padding", padding, 2, 0)) ||
+      failed(checkArray(err, "dilation", dilation, 2, 1)))
+    return failure();
+  llvm::append_range(shape, in.getShape().take_front(2));
+  for (int i = 0; i < 2; ++i) {
+    if (2 * padding[i] > kernel[i])
+      return err("expected padding (", padding[i],
+                 ") at most half the kernel size (", kernel[i], ")");
+    int64_t out = windowOutSize(in.getDimSize(2 + i), kernel[i], stride[i],
+                                padding[i], dilation[i], ceilMode);
+    if (out < 1)
+      return err("pooling window is larger than the padded input along "
+                 "spatial dim ",
+                 i);
+    shape.push_back(out);
+  }
+  return success();
+}
+
+LogicalResult upsampleShape(const ShapeError &err, Type input,
+                            ArrayRef<int64_t> size,
+                            SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (in.getRank() != 4)
+    return err("expected 'input' of rank 4 (NCHW), got rank ", in.getRank());
+  if (failed(checkArray(err, "size", size, 2, 1)))
+    return failure();
+  llvm::append_range(shape, in.getShape().take_front(2));
+  llvm::append_range(shape, size);
+  return success();
+}
+
+LogicalResult concatShape(const ShapeError &err, TypeRange inputs, int64_t dim,
+                          SmallVectorImpl<int64_t> &shape) {
+  if (inputs.empty())
+    return err("expected at least one operand");
+  auto first = cast<RankedTensorType>(inputs.front());
+  if (dim < 0 || dim >= first.getRank())
+    return err("expected 'dim' in [0, ", first.getRank(), "), got ", dim);
+  llvm::append_range(shape, first.getShape());
+  for (auto [i, type] : llvm::enumerate(inputs.drop_front())) {
+    auto t = cast<RankedTensorType>(type);
+    if (t.getElementType() != first.getElementType())
+      return err("expected operand ", i + 1, " to have element type ",
+                 first.getElementType(), ", got ", t.getElementType());
+    if (t.getRank() != first.getRank())
+      return err("expected operand ", i + 1, " of rank ", first.getRank(),
+                 ", got rank ", t.getRank());
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (d != dim && t.getDimSize(d) != first.getDimSize(d))
+        return err("expected operand ", i + 1, " to match operand 0 in dim ",
+                   d, " (", first.getDimSize(d), "), got ", t.getDimSize(d));
+    }
+    shape[dim] += t.getDimSize(dim);
+  }
+  return success();
+}
+
+LogicalResult sliceShape(const ShapeError &err, Type input,
+                         ArrayRef<int64_t> start, ArrayRef<int64_t> size,
+                         ArrayRef<int64_t> step,
+                         SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  size_t rank = in.getRank();
+  if (failed(checkArray(err, "start", start, rank, 0)) ||
+      failed(checkArray(err, "size", size, rank, 1)) ||
+      failed(checkArray(err, "step", step, rank, 1)))
+    return failure();
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t last = start[d] + (size[d] - 1) * step[d];
+    if (last >= in.getDimSize(d))
+      return err("slice reads index ", last, " of dim ", d, " of size ",
+                 in.getDimSize(d));
+  }
+  llvm::append_range(shape, size);
+  return success();
+}
+
+LogicalResult padShape(const ShapeError &err, Type input, ArrayRef<int64_t> low,
+                       ArrayRef<int64_t> high,
+                       SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (failed(checkArray(err, "low", low, in.getRank(), 0)) ||
+      failed(checkArray(err, "high", high, in.getRank(), 0)))
+    return failure();
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    shape.push_back(in.getDimSize(d) + low[d] + high[d]);
+  return success();
+}
+
+LogicalResult rollShape(const ShapeError &err, Type input,
+                        ArrayRef<int64_t> shifts, ArrayRef<int64_t> dims,
+                        SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (dims.empty())
+    return err("expected at least one dim to roll");
+  if (shifts.size() != dims.size())
+    return err("expected as many shifts as dims, got ", shifts.size(), " and ",
+               dims.size());
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= in.getRank())
+      return err("expected roll dims in [0, ", in.getRank(), "), got ",
+                 fmt(dims));
+    if (!seen.insert(d).second)
+      return err("expected distinct roll dims, got ", fmt(dims));
+  }
+  llvm::append_range(shape, in.getShape());
+  return success();
+}
+
+LogicalResult permuteShape(const ShapeError &err, Type input,
+                           ArrayRef<int64_t> dims,
+                           SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (dims.size() != static_cast<size_t>(in.getRank()))
+    return err("expected 'dims' to have ", in.getRank(), " entries, got ",
+               dims.size());
+  SmallVector<bool> seen(in.getRank(), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= in.getRank() || seen[d])
+      return err("expected 'dims' to be a permutation of [0, ", in.getRank(),
+                 "), got ", fmt(dims));
+    seen[d] = true;
+    shape.push_back(in.getDimSize(d));
+  }
+  return success();
+}
+
+/// Type of an optional operand, or null.
+Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Op hooks. For each inferred op: verify() and inferReturnTypes() share the
+// shape function above.
+//===----------------------------------------------------------------------===//
+
+#define SEG_SHAPE_HOOKS(OP, FIRST, CALL)                                       \
+  LogicalResult OP::verify() {                                                 \
+    auto &op = *this;                                                          \
+    (void)op;                                                                  \
+    return verifyInto(getOperation(),                                          \
+                      [&](const ShapeError &err,                               \
+                          SmallVectorImpl<int64_t> &shape) { return CALL; });  \
+  }                                                                            \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor op,                  \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferInto(                                                          \
+        loc, [&]() -> Type { return FIRST; }, inferred,                                                  \
+        [&](const ShapeError &err, SmallVectorImpl<int64_t> &shape) {          \
+          return CALL;                                                         \
+        });                                                                    \
+  }
+
+SEG_SHAPE_HOOKS(Conv2dOp, op.getInput().getType(),
+                conv2dShape(err, op.getInput().getType(),
+                            op.getWeight().getType(), typeOrNull(op.getBias()),
+                            op.getStride(), op.getPadding(), op.getDilation(),
+                            op.getGroupsAttr().getInt(), shape))
+
+SEG_SHAPE_HOOKS(ConvTranspose2dOp, op.getInput().getType(),
+                convTranspose2dShape(
+                    err, op.getInput().getType(), op.getWeight().getType(),
+                    typeOrNull(op.getBias()), op.getStride(), op.getPadding(),
+                    op.getOutputPadding(), op.getDilation(),
+                    op.getGroupsAttr().getInt(),
+                    shape))
+
+SEG_SHAPE_HOOKS(BatchNormOp, op.getInput().getType(),
+                batchNormShape(err, op.getInput().getType(),
+                               op.getMean().getType(), op.getVar().getType(),
+                               op.getWeight().getType(),
+                               op.getBias().getType(),
+                               op.getEpsilon().convertToDouble(), shape))
+
+SEG_SHAPE_HOOKS(LayerNormOp, op.getInput().getType(),
+                layerNormShape(err, op.getInput().getType(),
+                               op.getWeight().getType(),
+                               op.getBias().getType(),
+                               op.getEpsilon().convertToDouble(), shape))
+
+SEG_SHAPE_HOOKS(LinearOp, op.getInput().getType(),
+                linearShape(err, op.getInput().getType(),
+                            op.getWeight().getType(), typeOrNull(op.getBias()),
+                            shape))
+
+SEG_SHAPE_HOOKS(AddOp, op.getLhs().getType(),
+                broadcastShape(err, op.getLhs().getType(),
+                               op.getRhs().getType(), shape))
+
+SEG_SHAPE_HOOKS(MulOp, op.getLhs().getType(),
+                broadcastShape(err, op.getLhs().getType(),
+                               op.getRhs().getType(), shape))
+
+SEG_SHAPE_HOOKS(MaxPool2dOp, op.getInput().getType(),
+                maxPool2dShape(err, op.getInput().getType(), op.getKernel(),
+                               op.getStride(), op.getPadding(),
+                               op.getDilation(), op.getCeilMode(), shape))
+
+SEG_SHAPE_HOOKS(UpsampleBilinearOp, op.getInput().getType(),
+                upsampleShape(err, op.getInput().getType(), op.getSize(),
+                              shape))
+
+SEG_SHAPE_HOOKS(UpsampleNearestOp, op.getInput().getType(),
+                upsampleShape(err, op.getInput().getType(), op.getSize(),
+                              shape))
+
+SEG_SHAPE_HOOKS(ConcatOp, op.getInputs().front().getType(),
+                concatShape(err, op.getInputs().getTypes(), op.getDimAttr().getInt(),
+                            shape))
+
+SEG_SHAPE_HOOKS(SliceOp, op.getInput().getType(),
+                sliceShape(err, op.getInput().getType(), op.getStart(),
+                           op.getSize(), op.getStep(), shape))
+
+SEG_SHAPE_HOOKS(PadOp, op.getInput().getType(),
+                padShape(err, op.getInput().getType(), op.getLow(),
+                         op.getHigh(), shape))
+
+SEG_SHAPE_HOOKS(RollOp, op.getInput().getType(),
+                rollShape(err, op.getInput().getType(), op.getShifts(),
+                          op.getDims(), shape))
+
+SEG_SHAPE_HOOKS(PermuteOp, op.getInput().getType(),
+                permuteShape(err, op.getInput().getType(), op.getDims(),
+                             shape))
+
+#undef SEG_SHAPE_HOOKS
+
+//===----------------------------------------------------------------------===//
+// ParamOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("expected a non-empty parameter name");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GeluOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("expected 'approximate' to be \"none\" or \"tanh\", "
+                       "got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReshapeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("expected the same number of elements, got ")
+           << in.getNumElements() << " and " << out.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  // reshape(x) -> x when the shapes agree.
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) -> reshape(x): only the final shape matters.
+  if (auto prev = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(prev.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Folders
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  bool whole = llvm::all_of(getStart(), [](int64_t s) { return s == 0; }) &&
+               llvm::all_of(getStep(), [](int64_t s) { return s == 1; }) &&
+               getSize() == in.getShape();
+  return whole ? OpFoldResult(getInput()) : OpFoldResult();
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  auto isZero = [](int64_t v) { return v == 0; };
+  if (llvm::all_of(getLow(), isZero) && llvm::all_of(getHigh(), isZero))
+    return getInput();
+  return {};
+}
+
+OpFoldResult RollOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> shape = getType().getShape();
+  auto isIdentity = [&](ArrayRef<int64_t> shifts) {
+    for (auto [s, d] : llvm::zip_equal(shifts, getDims()))
+      if (s % shape[d] != 0)
+        return false;
+    return true;
+  };
+  if (isIdentity(getShifts()))
+    return getInput();
+  // roll(roll(x, a, dims), b, dims) -> roll(x, a + b, dims).
+  if (auto prev = getInput().getDefiningOp<RollOp>()) {
+    if (prev.getDims() != getDims())
+      return {};
+    SmallVector<int64_t> sum;
+    for (auto [a, b, d] : llvm::zip_equal(prev.getShifts(), getShifts(),
+                                          getDims()))
+      sum.push_back((a % shape[d] + b % shape[d]) % shape[d]);
+    getInputMutable().assign(prev.getInput());
+    setShifts(sum);
+    if (isIdentity(sum))
+      return getInput();
+    return getResult();
+  }
+  return {};
+}
+
+OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  for (auto [i, d] : llvm::enumerate(getDims()))
+    if (static_cast<int64_t>(i) != d)
+      return {};
+  return getInput();
+}
+
+#define GET_OP_CLASSES
+#include "gpuopt/Dialect/Seg/IR/SegOps.cpp.inc"

@@ -1,0 +1,324 @@
+//===- Interpreter.cpp - LibTorch reference backend ----------------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Each seg op maps to the ATen call it is defined by. This translation unit is
+// the only one that includes ATen and the only one built with exceptions: ATen
+// reports errors by throwing c10::Error, which is caught here and turned into
+// a located diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Reference/Interpreter.h"
+
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::gpuopt;
+using runtime::DType;
+using runtime::HostTensor;
+
+namespace {
+
+/// Views an MLIR integer list as an ATen one.
+c10::IntArrayRef aten(ArrayRef<int64_t> values) {
+  return c10::IntArrayRef(values.data(), values.size());
+}
+
+std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+/// ATen dtype of an MLIR float element type.
+FailureOr<at::ScalarType> scalarTypeOf(Type type) {
+  if (type.isF32())
+    return at::kFloat;
+  if (type.isF16())
+    return at::kHalf;
+  if (type.isBF16())
+    return at::kBFloat16;
+  if (type.isF64())
+    return at::kDouble;
+  return failure();
+}
+
+at::ScalarType scalarTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return at::kHalf;
+  case DType::BF16:
+    return at::kBFloat16;
+  case DType::F32:
+    return at::kFloat;
+  case DType::F64:
+    return at::kDouble;
+  }
+  return at::kFloat;
+}
+
+/// Copies a host tensor into a fresh ATen tensor.
+at::Tensor toAten(const HostTensor &t) {
+  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(
+                                          scalarTypeOf(t.dtype)));
+  if (!t.data.empty())
+    std::memcpy(out.data_ptr(), t.data.data(), t.data.size());
+  return out;
+}
+
+/// Copies an ATen tensor into a float32 host tensor.
+HostTensor toHost(const at::Tensor &t) {
+  at::Tensor c = t.to(at::kFloat).contiguous();
+  HostTensor out;
+  out.dtype = DType::F32;
+  out.shape = c.sizes().vec();
+  out.data.resize(c.numel() * sizeof(float));
+  if (c.numel())
+    std::memcpy(out.data.data(), c.data_ptr(), out.data.size());
+  return out;
+}
+
+/// The op-by-op evaluator. Holds the value of every SSA value computed so far.
+class Evaluator {
+public:
+  explicit Evaluator(const runtime::SafetensorsFile &weights)
+      : weights(weights) {}
+
+  /// Evaluates `op`, recording its results. Returns failure after reporting a
+  /// diagnostic at `op`.
+  LogicalResult run(Operation *op);
+
+  void bind(Value v, at::Tensor t) { values[v] = std::move(t); }
+  const at::Tensor &get(Value v) { return values.find(v)->second; }
+
+private:
+  /// Computes the result of a single-result seg op.
+  FailureOr<at::Tensor> compute(Operation *op);
+  FailureOr<at::Tensor> param(seg::ParamOp op);
+
+  std::optional<at::Tensor> optional(Value v) {
+    if (!v)
+      return std::nullopt;
+    return get(v);
+  }
+
+  const runtime::SafetensorsFile &weights;
+  llvm::DenseMap<Value, at::Tensor> values;
+};
+
+FailureOr<at::Tensor> Evaluator::param(seg::ParamOp op) {
+  auto it = weights.tensors.find(op.getName().str());
+  if (it == weights.tensors.end())
+    return op.emitError("parameter '")
+           << op.getName() << "' is not in the weights file";
+  auto type = cast<RankedTensorType>(op.getType());
+  if (it->second.shape != toVector(type.getShape()))
+    return op.emitError("parameter '")
+           << op.getName() << "' has shape "
+           << runtime::formatShape(it->second.shape)
+           << " in the weights file, but the graph expects " << type;
+  at::Tensor t = toAten(it->second);
+  return t.to(*scalarTypeOf(type.getElementType()));
+}
+
+FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
+  using namespace seg;
+  return llvm::TypeSwitch<Operation *, FailureOr<at::Tensor>>(op)
+      .Case([&](ParamOp o) { return param(o); })
+      .Case([&](Conv2dOp o) -> FailureOr<at::Tensor> {
+        return at::conv2d(get(o.getInput()), get(o.getWeight()),
+                          optional(o.getBias()), aten(o.getStride()),
+                          aten(o.getPadding()), aten(o.getDilation()),
+                          o.getGroupsAttr().getInt());
+      })
+      .Case([&](ConvTranspose2dOp o) -> FailureOr<at::Tensor> {
+        return at::conv_transpose2d(
+            get(o.getInput()), get(o.getWeight()), optional(o.getBias()),
+            aten(o.getStride()), aten(o.getPadding()), aten(o.getOutputPadding()),
+            o.getGroupsAttr().getInt(), aten(o.getDilation()));
+      })
+      .Case([&](BatchNormOp o) -> FailureOr<at::Tensor> {
+        return at::batch_norm(get(o.getInput()), get(o.getWeight()),
+                              get(o.getBias()), get(o.getMean()),
+                              get(o.getVar()), /*training=*/false,
+                              /*momentum=*/0.0,
+                              o.getEpsilon().convertToDouble(),
+                              /*cudnn_enabled=*/false);
+      })
+      .Case([&](LayerNormOp o) -> FailureOr<at::Tensor> {
+        const at::Tensor &w = get(o.getWeight());
+        return at::layer_norm(get(o.getInput()), w.sizes(), w,
+                              get(o.getBias()),
+                              o.getEpsilon().convertToDouble());
+      })
+      .Case([&](LinearOp o) -> FailureOr<at::Tensor> {
+        return at::linear(get(o.getInput()), get(o.getWeight()),
+                          optional(o.getBias()));
+      })
+      .Case([&](ReluOp o) -> FailureOr<at::Tensor> {
+        return at::relu(get(o.getInput()));
+      })
+      .Case([&](SigmoidOp o) -> FailureOr<at::Tensor> {
+        return at::sigmoid(get(o.getInput()));
+      })
+      .Case([&](GeluOp o) -> FailureOr<at::Tensor> {
+        return at::gelu(get(o.getInput()), o.getApproximate().str());
+      })
+      .Case([&](AddOp o) -> FailureOr<at::Tensor> {
+        return at::add(get(o.getLhs()), get(o.getRhs()));
+      })
+      .Case([&](MulOp o) -> FailureOr<at::Tensor> {
+        return at::mul(get(o.getLhs()), get(o.getRhs()));
+      })
+      .Case([&](MaxPool2dOp o) -> FailureOr<at::Tensor> {
+        return at::max_pool2d(get(o.getInput()), aten(o.getKernel()), aten(o.getStride()),
+                              aten(o.getPadding()), aten(o.getDilation()),
+                              o.getCeilMode());
+      })
+      .Case([&](UpsampleBilinearOp o) -> FailureOr<at::Tensor> {
+        return at::upsample_bilinear2d(get(o.getInput()), aten(o.getSize()),
+                                       o.getAlignCorners());
+      })
+      .Case([&](UpsampleNearestOp o) -> FailureOr<at::Tensor> {
+        return at::upsample_nearest2d(get(o.getInput()), aten(o.getSize()));
+      })
+      .Case([&](ConcatOp o) -> FailureOr<at::Tensor> {
+        std::vector<at::Tensor> parts;
+        for (Value v : o.getInputs())
+          parts.push_back(get(v));
+        return at::cat(parts, o.getDimAttr().getInt());
+      })
+      .Case([&](SliceOp o) -> FailureOr<at::Tensor> {
+        at::Tensor t = get(o.getInput());
+        for (auto [d, start, size, step] : llvm::enumerate(
+                 o.getStart(), o.getSize(), o.getStep()))
+          t = t.slice(d, start, start + (size - 1) * step + 1, step);
+        return t.contiguous();
+      })
+      .Case([&](PadOp o) -> FailureOr<at::Tensor> {
+        // constant_pad_nd takes (low, high) pairs from the last dim backwards.
+        std::vector<int64_t> pads;
+        for (int64_t d = static_cast<int64_t>(o.getLow().size()) - 1; d >= 0;
+             --d) {
+          pads.push_back(o.getLow()[d]);
+          pads.push_back(o.getHigh()[d]);
+        }
+        return at::constant_pad_nd(get(o.getInput()), pads,
+                                   o.getValue().convertToDouble());
+      })
+      .Case([&](RollOp o) -> FailureOr<at::Tensor> {
+        return at::roll(get(o.getInput()), aten(o.getShifts()), aten(o.getDims()));
+      })
+      .Case([&](ReshapeOp o) -> FailureOr<at::Tensor> {
+        return get(o.getInput())
+            .reshape(aten(cast<RankedTensorType>(o.getType()).getShape()));
+      })
+      .Case([&](PermuteOp o) -> FailureOr<at::Tensor> {
+        return get(o.getInput()).permute(aten(o.getDims())).contiguous();
+      })
+      .Default([&](Operation *other) -> FailureOr<at::Tensor> {
+        return other->emitError("the reference backend cannot execute '")
+               << other->getName() << "'";
+      });
+}
+
+LogicalResult Evaluator::run(Operation *op) {
+  if (op->getNumResults() != 1)
+    return op->emitError("the reference backend cannot execute '")
+           << op->getName() << "'";
+  FailureOr<at::Tensor> result = failure();
+  try {
+    result = compute(op);
+  } catch (const c10::Error &e) {
+    return op->emitError("reference backend: ATen failed: ")
+           << e.what_without_backtrace();
+  } catch (const std::exception &e) {
+    return op->emitError("reference backend: ") << e.what();
+  }
+  if (failed(result))
+    return failure();
+  // The verifier computed the result type from the same PyTorch semantics; a
+  // disagreement is a bug in gpuopt, reported rather than propagated.
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (result->sizes().vec() != toVector(type.getShape()))
+    return op->emitError("internal error: the reference result has shape ")
+           << runtime::formatShape(result->sizes().vec())
+           << " but the op declares " << type;
+  bind(op->getResult(0), *result);
+  return success();
+}
+
+} // namespace
+
+LogicalResult reference::runReference(func::FuncOp func,
+                                      const runtime::SafetensorsFile &weights,
+                                      ArrayRef<HostTensor> inputs,
+                                      SmallVectorImpl<HostTensor> &outputs) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("the reference backend needs a function with a "
+                          "single block");
+  FunctionType fnType = func.getFunctionType();
+  if (inputs.size() != fnType.getNumInputs())
+    return func.emitError("@")
+           << func.getSymName() << " takes " << fnType.getNumInputs()
+           << " input(s), " << inputs.size() << " given";
+
+  Evaluator eval(weights);
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() ||
+        failed(scalarTypeOf(type.getElementType())))
+      return func.emitError("argument ")
+             << i << " has type " << arg.getType()
+             << "; the reference backend takes statically shaped float "
+                "tensors";
+    if (inputs[i].shape != toVector(type.getShape()))
+      return func.emitError("input ")
+             << i << " has shape " << runtime::formatShape(inputs[i].shape)
+             << ", but @" << func.getSymName() << " expects " << type;
+    try {
+      eval.bind(arg, toAten(inputs[i]).to(*scalarTypeOf(type.getElementType())));
+    } catch (const std::exception &e) {
+      return func.emitError("reference backend: ") << e.what();
+    }
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands()) {
+        try {
+          outputs.push_back(toHost(eval.get(v)));
+        } catch (const std::exception &e) {
+          return ret.emitError("reference backend: ") << e.what();
+        }
+      }
+      return success();
+    }
+    if (failed(eval.run(&op)))
+      return failure();
+  }
+  return func.emitError("function has no terminator");
+}
+
+SmallVector<std::string>
+reference::unusedWeights(func::FuncOp func,
+                         const runtime::SafetensorsFile &weights) {
+  llvm::StringSet<> used;
+  func.walk([&](seg::ParamOp p) { used.insert(p.getName()); });
+  SmallVector<std::string> unused;
+  for (const auto &[name, tensor] : weights.tensors)
+    if (!used.contains(name))
+      unused.push_back(name);
+  return unused;
+}

@@ -1,0 +1,29 @@
+# -*- Python -*-
+# lit configuration of gpuopt's IR-level and tool tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GPUOPT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gpuopt_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python", "Inputs"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", config.gpuopt_python))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+if config.gpuopt_enable_torch:
+    config.available_features.add("torch")
+
+tool_dirs = [config.gpuopt_tools_dir, config.llvm_tools_dir]
+tools = ["gpuopt-opt", ToolSubst("gpuopt-run", unresolved="ignore")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,215 @@
+//===- gpuopt-run.cpp - run a seg graph ----------------------------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy
+//              [--input=@x2.npy ...] --output=@y.npy --backend=reference
+//
+// Parses and verifies the graph, binds the weights, reads the inputs, runs the
+// entry function on the chosen backend and writes the outputs. Every failure
+// is a located message on stderr and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/InitAll.h"
+#include "gpuopt/Reference/Interpreter.h"
+#include "gpuopt/Runtime/Npy.h"
+#include "gpuopt/Runtime/Safetensors.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace rt = mlir::gpuopt::runtime;
+
+namespace {
+llvm::cl::OptionCategory category("gpuopt-run options");
+
+llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                     llvm::cl::desc("<model.mlir>"),
+                                     llvm::cl::init("-"),
+                                     llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    weightsFile("weights",
+                llvm::cl::desc("safetensors file binding every seg.param by "
+                               "name (needed when the graph has parameters)"),
+                llvm::cl::value_desc("file"), llvm::cl::cat(category));
+
+llvm::cl::list<std::string>
+    inputArgs("input",
+              llvm::cl::desc("@file.npy for the next argument of the entry "
+                             "function (float32, C order); repeat per argument"),
+              llvm::cl::value_desc("@file.npy"), llvm::cl::cat(category));
+
+llvm::cl::list<std::string>
+    outputArgs("output",
+               llvm::cl::desc("@file.npy receiving the next result; repeat "
+                              "per result (none: only print a summary)"),
+               llvm::cl::value_desc("@file.npy"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    backend("backend",
+            llvm::cl::desc("execution backend: reference (LibTorch/ATen on "
+                           "the CPU)"),
+            llvm::cl::init("reference"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    entry("entry",
+          llvm::cl::desc("function to run (default: @forward, or the only "
+                         "function in the module)"),
+          llvm::cl::init(""), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> quiet("quiet",
+                          llvm::cl::desc("do not print the run summary"),
+                          llvm::cl::init(false), llvm::cl::cat(category));
+
+/// Prints `msg` as a gpuopt-run error and returns the failing exit code.
+int fail(const llvm::Twine &msg) {
+  llvm::errs() << "gpuopt-run: error: " << msg << "\n";
+  return 1;
+}
+
+/// Strips the mandatory `@` of a file argument.
+FailureOr<std::string> filePath(StringRef flag, StringRef arg) {
+  if (!arg.starts_with("@") || arg.size() < 2) {
+    llvm::errs() << "gpuopt-run: error: --" << flag << "=" << arg
+                 << ": expected @FILE.npy\n";
+    return failure();
+  }
+  return arg.drop_front().str();
+}
+
+/// Finds the entry function.
+FailureOr<func::FuncOp> findEntry(ModuleOp module) {
+  if (!entry.empty()) {
+    if (auto fn = module.lookupSymbol<func::FuncOp>(entry))
+      return fn;
+    module.emitError("no function named @") << entry << " in the module";
+    return failure();
+  }
+  if (auto fn = module.lookupSymbol<func::FuncOp>("forward"))
+    return fn;
+  auto fns = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (fns.size() == 1)
+    return fns.front();
+  module.emitError("cannot choose the entry function: no @forward and ")
+      << fns.size() << " functions; pass --entry=NAME";
+  return failure();
+}
+
+int runMain() {
+  if (backend != "reference")
+    return fail("backend '" + backend +
+                "' is not available in this build (available: reference)");
+
+  DialectRegistry registry;
+  gpuopt::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string err;
+  auto buffer = openInputFile(inputFile, &err);
+  if (!buffer)
+    return fail(err);
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  FailureOr<func::FuncOp> fn = findEntry(*module);
+  if (failed(fn))
+    return 1;
+
+  rt::SafetensorsFile weights;
+  bool hasParams = false;
+  fn->walk([&](gpuopt::seg::ParamOp) { hasParams = true; });
+  if (!weightsFile.empty()) {
+    if (rt::Status s = rt::readSafetensors(weightsFile, weights); !s)
+      return fail(s.message());
+  } else if (hasParams) {
+    return fail("the graph has seg.param ops; pass --weights=FILE.safetensors");
+  }
+
+  std::vector<rt::HostTensor> inputs;
+  for (const std::string &arg : inputArgs) {
+    FailureOr<std::string> path = filePath("input", arg);
+    if (failed(path))
+      return 1;
+    rt::HostTensor t;
+    if (rt::Status s = rt::readNpy(*path, t); !s)
+      return fail(s.message());
+    inputs.push_back(std::move(t));
+  }
+  unsigned numArgs = fn->getNumArguments();
+  if (inputs.size() != numArgs)
+    return fail("@" + fn->getSymName() + " takes " + llvm::Twine(numArgs) +
+                " input(s) but " + llvm::Twine(inputs.size()) +
+                " --input given");
+  unsigned numResults = fn->getNumResults();
+  if (!outputArgs.empty() && outputArgs.size() != numResults)
+    return fail("@" + fn->getSymName() + " returns " + llvm::Twine(numResults) +
+                " result(s) but " + llvm::Twine(outputArgs.size()) +
+                " --output given");
+
+  SmallVector<rt::HostTensor> outputs;
+  auto start = std::chrono::steady_clock::now();
+  if (failed(gpuopt::reference::runReference(*fn, weights, inputs, outputs)))
+    return 1;
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+
+  if (!quiet) {
+    SmallVector<std::string> unused = gpuopt::reference::unusedWeights(*fn, weights);
+    if (!unused.empty())
+      llvm::errs() << "gpuopt-run: warning: " << unused.size()
+                   << " tensor(s) in " << weightsFile
+                   << " are not used by the graph (first: '" << unused.front()
+                   << "')\n";
+  }
+
+  for (auto [i, out] : llvm::enumerate(outputs)) {
+    std::string dest = "(not written)";
+    if (!outputArgs.empty()) {
+      FailureOr<std::string> path = filePath("output", outputArgs[i]);
+      if (failed(path))
+        return 1;
+      if (rt::Status s = rt::writeNpy(*path, out); !s)
+        return fail(s.message());
+      dest = *path;
+    }
+    if (!quiet)
+      llvm::outs() << "output " << i << ": " << rt::formatShape(out.shape)
+                   << " f32 -> " << dest << "\n";
+  }
+  if (!quiet)
+    llvm::outs() << llvm::format("backend %s: %.1f ms\n", backend.c_str(), ms);
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "gpuopt-run: execute a seg graph\n\n"
+      "  gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy "
+      "--output=@y.npy --backend=reference\n");
+  return runMain();
+}
