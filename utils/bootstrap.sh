@@ -46,11 +46,14 @@ do_venv() {
     APT_PACKAGES=(python3-venv)
     do_apt
   fi
-  echo "bootstrap: creating .venv with $("$py" --version 2>&1)"
+  echo "bootstrap: setting up .venv ($("$py" --version 2>&1)) from requirements.txt"
   [ -x .venv/bin/python ] || "$py" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r requirements.txt
-  .venv/bin/python -m pip install -q --no-deps -e python
+  # The gpuopt package is used in place from python/ (like an editable install).
+  local site
+  site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$PWD/python" > "$site/gpuopt-source.pth"
   cp requirements.txt "$stamp"
 }
 

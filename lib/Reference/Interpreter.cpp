@@ -26,7 +26,8 @@
 #include <cstring>
 
 using namespace mlir;
-using namespace mlir::gpuopt;
+
+namespace runtime = ::gpuopt::runtime;
 using runtime::DType;
 using runtime::HostTensor;
 
@@ -105,7 +106,7 @@ public:
 private:
   /// Computes the result of a single-result seg op.
   FailureOr<at::Tensor> compute(Operation *op);
-  FailureOr<at::Tensor> param(seg::ParamOp op);
+  FailureOr<at::Tensor> param(mlir::gpuopt::seg::ParamOp op);
 
   std::optional<at::Tensor> optional(Value v) {
     if (!v)
@@ -117,7 +118,7 @@ private:
   llvm::DenseMap<Value, at::Tensor> values;
 };
 
-FailureOr<at::Tensor> Evaluator::param(seg::ParamOp op) {
+FailureOr<at::Tensor> Evaluator::param(mlir::gpuopt::seg::ParamOp op) {
   auto it = weights.tensors.find(op.getName().str());
   if (it == weights.tensors.end())
     return op.emitError("parameter '")
@@ -133,7 +134,7 @@ FailureOr<at::Tensor> Evaluator::param(seg::ParamOp op) {
 }
 
 FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
-  using namespace seg;
+  using namespace mlir::gpuopt::seg;
   return llvm::TypeSwitch<Operation *, FailureOr<at::Tensor>>(op)
       .Case([&](ParamOp o) { return param(o); })
       .Case([&](Conv2dOp o) -> FailureOr<at::Tensor> {
@@ -261,7 +262,7 @@ LogicalResult Evaluator::run(Operation *op) {
 
 } // namespace
 
-LogicalResult reference::runReference(func::FuncOp func,
+LogicalResult mlir::gpuopt::reference::runReference(func::FuncOp func,
                                       const runtime::SafetensorsFile &weights,
                                       ArrayRef<HostTensor> inputs,
                                       SmallVectorImpl<HostTensor> &outputs) {
@@ -312,10 +313,10 @@ LogicalResult reference::runReference(func::FuncOp func,
 }
 
 SmallVector<std::string>
-reference::unusedWeights(func::FuncOp func,
+mlir::gpuopt::reference::unusedWeights(func::FuncOp func,
                          const runtime::SafetensorsFile &weights) {
   llvm::StringSet<> used;
-  func.walk([&](seg::ParamOp p) { used.insert(p.getName()); });
+  func.walk([&](mlir::gpuopt::seg::ParamOp p) { used.insert(p.getName()); });
   SmallVector<std::string> unused;
   for (const auto &[name, tensor] : weights.tensors)
     if (!used.contains(name))

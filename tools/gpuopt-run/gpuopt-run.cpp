@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Reference/Interpreter.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -32,7 +33,7 @@
 #include <chrono>
 
 using namespace mlir;
-namespace rt = mlir::gpuopt::runtime;
+namespace rt = ::gpuopt::runtime;
 
 namespace {
 llvm::cl::OptionCategory category("gpuopt-run options");
@@ -116,7 +117,7 @@ int runMain() {
                 "' is not available in this build (available: reference)");
 
   DialectRegistry registry;
-  gpuopt::registerAllDialects(registry);
+  mlir::gpuopt::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -137,7 +138,7 @@ int runMain() {
 
   rt::SafetensorsFile weights;
   bool hasParams = false;
-  fn->walk([&](gpuopt::seg::ParamOp) { hasParams = true; });
+  fn->walk([&](mlir::gpuopt::seg::ParamOp) { hasParams = true; });
   if (!weightsFile.empty()) {
     if (rt::Status s = rt::readSafetensors(weightsFile, weights); !s)
       return fail(s.message());
@@ -168,14 +169,14 @@ int runMain() {
 
   SmallVector<rt::HostTensor> outputs;
   auto start = std::chrono::steady_clock::now();
-  if (failed(gpuopt::reference::runReference(*fn, weights, inputs, outputs)))
+  if (failed(mlir::gpuopt::reference::runReference(*fn, weights, inputs, outputs)))
     return 1;
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();
 
   if (!quiet) {
-    SmallVector<std::string> unused = gpuopt::reference::unusedWeights(*fn, weights);
+    SmallVector<std::string> unused = mlir::gpuopt::reference::unusedWeights(*fn, weights);
     if (!unused.empty())
       llvm::errs() << "gpuopt-run: warning: " << unused.size()
                    << " tensor(s) in " << weightsFile

@@ -30,13 +30,13 @@ namespace reference {
 /// a diagnostic located at the offending op (or at `func` for bad inputs) and
 /// yields failure; no exception escapes.
 LogicalResult runReference(func::FuncOp func,
-                           const runtime::SafetensorsFile &weights,
-                           ArrayRef<runtime::HostTensor> inputs,
-                           SmallVectorImpl<runtime::HostTensor> &outputs);
+                           const ::gpuopt::runtime::SafetensorsFile &weights,
+                           ArrayRef<::gpuopt::runtime::HostTensor> inputs,
+                           SmallVectorImpl<::gpuopt::runtime::HostTensor> &outputs);
 
 /// Names in `weights` that no `seg.param` in `func` uses.
 SmallVector<std::string> unusedWeights(func::FuncOp func,
-                                       const runtime::SafetensorsFile &weights);
+                                       const ::gpuopt::runtime::SafetensorsFile &weights);
 
 } // namespace reference
 } // namespace gpuopt

@@ -1,0 +1,215 @@
+"""Bad input to gpuopt-run: each case exits with status 1 and a located message.
+
+A crash (a signal: negative return code) or a zero exit with bad input fails
+these tests.
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.numpy import save_file
+
+from gpuopt.tools import tool
+
+GRAPH = """\
+func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
+  %b = seg.param "conv.bias" : tensor<4xf32>
+  %y = seg.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1
+       : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path, rng: np.random.Generator) -> dict[str, Path]:
+    """A valid graph, weights and input; each test breaks one of them."""
+    model = tmp_path / "model.mlir"
+    model.write_text(GRAPH)
+    weights = tmp_path / "w.safetensors"
+    save_file(
+        {
+            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+            "conv.bias": rng.standard_normal(4).astype(np.float32),
+        },
+        str(weights),
+    )
+    x = tmp_path / "x.npy"
+    np.save(x, rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    return {"model": model, "weights": weights, "x": x, "dir": tmp_path}
+
+
+def run(*args: object) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(tool("gpuopt-run")), *[str(a) for a in args]], capture_output=True, text=True
+    )
+
+
+def expect_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert proc.returncode == 1, f"exit {proc.returncode}\nstderr:\n{proc.stderr}"
+    for fragment in fragments:
+        assert fragment in proc.stderr, f"{fragment!r} not in:\n{proc.stderr}"
+
+
+def test_valid_run_succeeds(files: dict[str, Path]) -> None:
+    y = files["dir"] / "y.npy"
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", f"--output=@{y}")
+    assert proc.returncode == 0, proc.stderr
+    assert np.load(y).shape == (1, 4, 8, 8)
+
+
+def test_malformed_mlir(files: dict[str, Path]) -> None:
+    files["model"].write_text(GRAPH.replace("stride = [1, 1]", "stride = [1, 1"))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, f"{files['model']}:4:")
+
+
+def test_verifier_failure(files: dict[str, Path]) -> None:
+    files["model"].write_text(GRAPH.replace("groups = 1", "groups = 2"))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, f"{files['model']}:4:", "divisible by groups")
+
+
+def test_unknown_op(files: dict[str, Path]) -> None:
+    files["model"].write_text(GRAPH.replace("seg.conv2d", "seg.conv3d"))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, f"{files['model']}:4:", "seg.conv3d")
+
+
+def test_op_without_reference_implementation(files: dict[str, Path]) -> None:
+    graph = """\
+func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = arith.addf %x, %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+"""
+    files["model"].write_text(graph)
+    x = files["dir"] / "v.npy"
+    np.save(x, np.arange(1, 5, dtype=np.float32))
+    proc = run(files["model"], f"--input=@{x}")
+    expect_error(proc, f"{files['model']}:2:", "cannot execute 'arith.addf'")
+
+
+def test_missing_weights_file(files: dict[str, Path]) -> None:
+    proc = run(files["model"], f"--weights={files['dir'] / 'nope.safetensors'}", f"--input=@{files['x']}")
+    expect_error(proc, "nope.safetensors")
+
+
+def test_no_weights_flag(files: dict[str, Path]) -> None:
+    proc = run(files["model"], f"--input=@{files['x']}")
+    expect_error(proc, "--weights")
+
+
+def test_truncated_weights(files: dict[str, Path]) -> None:
+    data = files["weights"].read_bytes()
+    files["weights"].write_bytes(data[: len(data) - 10])
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, str(files["weights"]))
+
+
+def test_hostile_header_length(files: dict[str, Path]) -> None:
+    data = files["weights"].read_bytes()
+    files["weights"].write_bytes(struct.pack("<Q", 2**63) + data[8:])
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, str(files["weights"]))
+
+
+def test_garbage_weights(files: dict[str, Path]) -> None:
+    files["weights"].write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, str(files["weights"]))
+
+
+def test_missing_parameter(files: dict[str, Path], rng: np.random.Generator) -> None:
+    save_file({"conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32)}, str(files["weights"]))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, f"{files['model']}:3:", "parameter 'conv.bias' is not in the weights file")
+
+
+def test_parameter_shape_mismatch(files: dict[str, Path], rng: np.random.Generator) -> None:
+    save_file(
+        {
+            "conv.weight": rng.standard_normal((4, 3, 5, 5)).astype(np.float32),
+            "conv.bias": rng.standard_normal(4).astype(np.float32),
+        },
+        str(files["weights"]),
+    )
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, f"{files['model']}:2:", "[4, 3, 5, 5]", "tensor<4x3x3x3xf32>")
+
+
+def test_wrong_input_shape(files: dict[str, Path]) -> None:
+    np.save(files["x"], np.ones((1, 3, 8, 9), dtype=np.float32))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, "input 0 has shape [1, 3, 8, 9]", "tensor<1x3x8x8xf32>")
+
+
+def test_wrong_input_dtype(files: dict[str, Path]) -> None:
+    np.save(files["x"], np.ones((1, 3, 8, 8), dtype=np.float64))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, str(files["x"]), "'<f8'")
+
+
+def test_fortran_order_input(files: dict[str, Path]) -> None:
+    np.save(files["x"], np.asfortranarray(np.ones((1, 3, 8, 8), dtype=np.float32).transpose(3, 2, 1, 0)))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, str(files["x"]))
+
+
+def test_truncated_input(files: dict[str, Path]) -> None:
+    data = files["x"].read_bytes()
+    files["x"].write_bytes(data[:-4])
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, str(files["x"]), "truncated")
+
+
+def test_missing_input(files: dict[str, Path]) -> None:
+    proc = run(files["model"], f"--weights={files['weights']}")
+    expect_error(proc, "takes 1 input(s) but 0 --input given")
+
+
+def test_input_without_at(files: dict[str, Path]) -> None:
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input={files['x']}")
+    expect_error(proc, "expected @FILE.npy")
+
+
+def test_too_many_outputs(files: dict[str, Path]) -> None:
+    proc = run(
+        files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--output=@a.npy", "--output=@b.npy"
+    )
+    expect_error(proc, "returns 1 result(s) but 2 --output given")
+
+
+def test_unavailable_backend(files: dict[str, Path]) -> None:
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--backend=cuda")
+    expect_error(proc, "backend 'cuda' is not available")
+
+
+def test_unknown_entry(files: dict[str, Path]) -> None:
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--entry=main")
+    expect_error(proc, "no function named @main")
+
+
+def test_missing_model(files: dict[str, Path]) -> None:
+    proc = run(files["dir"] / "absent.mlir", f"--input=@{files['x']}")
+    expect_error(proc, "absent.mlir")
+
+
+def test_unused_weights_warn(files: dict[str, Path], rng: np.random.Generator) -> None:
+    save_file(
+        {
+            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+            "conv.bias": rng.standard_normal(4).astype(np.float32),
+            "extra.weight": rng.standard_normal(2).astype(np.float32),
+        },
+        str(files["weights"]),
+    )
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    assert proc.returncode == 0, proc.stderr
+    assert "'extra.weight'" in proc.stderr

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every gpuopt test suite and ends with a summary; exits non-zero when
+# any suite fails. Called by `make check` after the build.
+#   utils/check.sh [BUILD_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
+PY=.venv/bin/python
+export GPUOPT_BUILD_DIR="$PWD/$BUILD_DIR"
+
+declare -a names results
+run_suite() {
+  local name=$1; shift
+  echo "=== $name: $*"
+  local start=$SECONDS
+  "$@"
+  local rc=$?
+  names+=("$name")
+  results+=("$([ $rc = 0 ] && echo PASS || echo "FAIL (exit $rc)") in $((SECONDS - start)) s")
+  return 0
+}
+
+run_suite "lit (IR and tool tests)" \
+  /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test"
+run_suite "pytest (reference backend vs PyTorch, bad input)" \
+  "$PY" -m pytest -q test/python
+run_suite "dialect docs generated from ODS" \
+  test -s "$BUILD_DIR/docs/Dialects/SegDialect.md"
+
+echo
+echo "=== gpuopt check summary"
+status=0
+for i in "${!names[@]}"; do
+  printf '  %-52s %s\n' "${names[$i]}" "${results[$i]}"
+  case "${results[$i]}" in FAIL*) status=1 ;; esac
+done
+[ $status = 0 ] && echo "  all suites passed" || echo "  SOME SUITES FAILED"
+exit $status
