@@ -65,6 +65,18 @@ at::ScalarType scalarTypeOf(DType dtype) {
     return at::kFloat;
   case DType::F64:
     return at::kDouble;
+  case DType::I8:
+    return at::kChar;
+  case DType::I16:
+    return at::kShort;
+  case DType::I32:
+    return at::kInt;
+  case DType::I64:
+    return at::kLong;
+  case DType::U8:
+    return at::kByte;
+  case DType::BOOL:
+    return at::kBool;
   }
   return at::kFloat;
 }
@@ -124,6 +136,11 @@ FailureOr<at::Tensor> Evaluator::param(mlir::gpuopt::seg::ParamOp op) {
     return op.emitError("parameter '")
            << op.getName() << "' is not in the weights file";
   auto type = cast<RankedTensorType>(op.getType());
+  if (!runtime::isFloat(it->second.dtype))
+    return op.emitError("parameter '")
+           << op.getName() << "' is " << runtime::dtypeName(it->second.dtype)
+           << " in the weights file; the graph expects floats (" << type
+           << ")";
   if (it->second.shape != toVector(type.getShape()))
     return op.emitError("parameter '")
            << op.getName() << "' has shape "

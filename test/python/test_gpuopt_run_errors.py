@@ -213,3 +213,39 @@ def test_unused_weights_warn(files: dict[str, Path], rng: np.random.Generator) -
     proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
     assert proc.returncode == 0, proc.stderr
     assert "'extra.weight'" in proc.stderr
+
+
+def test_integer_parameter(files: dict[str, Path], rng: np.random.Generator) -> None:
+    save_file(
+        {
+            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+            "conv.bias": np.arange(4, dtype=np.int64),
+        },
+        str(files["weights"]),
+    )
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    expect_error(proc, f"{files['model']}:3:", "parameter 'conv.bias' is I64")
+
+
+def test_full_state_dict_loads(files: dict[str, Path], tmp_path: Path) -> None:
+    """A BatchNorm state_dict holds int64 num_batches_tracked: it loads, unused."""
+    import torch
+    from safetensors.torch import save_file as save_torch
+
+    bn = torch.nn.BatchNorm2d(3)
+    save_torch({f"bn.{k}": v for k, v in bn.state_dict().items()}, str(tmp_path / "bn.safetensors"))
+    graph = """\
+func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %m = seg.param "bn.running_mean" : tensor<3xf32>
+  %v = seg.param "bn.running_var" : tensor<3xf32>
+  %g = seg.param "bn.weight" : tensor<3xf32>
+  %b = seg.param "bn.bias" : tensor<3xf32>
+  %y = seg.batch_norm %x, %m, %v, %g, %b epsilon = 1.0e-05
+       : tensor<1x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32>
+}
+"""
+    files["model"].write_text(graph)
+    proc = run(files["model"], f"--weights={tmp_path / 'bn.safetensors'}", f"--input=@{files['x']}")
+    assert proc.returncode == 0, proc.stderr
+    assert "bn.num_batches_tracked" in proc.stderr

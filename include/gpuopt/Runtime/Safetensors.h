@@ -26,7 +26,9 @@ namespace runtime {
 
 /// Limits applied while reading; exceeding one is an error.
 struct SafetensorsLimits {
-  uint64_t maxHeaderBytes = 100ull << 20; // the format's own limit
+  // The format allows 100 MiB; parsing costs ~100 bytes of memory per JSON
+  // value, so gpuopt stops at 8 MiB (tens of thousands of tensors).
+  uint64_t maxHeaderBytes = 8ull << 20;
   uint64_t maxTensors = 1u << 20;
   uint64_t maxRank = 8;
 };

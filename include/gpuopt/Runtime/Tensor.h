@@ -39,8 +39,13 @@ private:
   std::string msg;
 };
 
-/// Element types the runtime reads and writes.
-enum class DType { F16, BF16, F32, F64 };
+/// Element types the runtime reads and writes. The integer and bool types
+/// appear in real checkpoints (BatchNorm's `num_batches_tracked` is I64);
+/// they are read so that such files load, but graphs bind only float tensors.
+enum class DType { F16, BF16, F32, F64, I8, I16, I32, I64, U8, BOOL };
+
+/// Whether `dtype` is one of the floating-point types.
+bool isFloat(DType dtype);
 
 /// Bytes per element of `dtype`.
 size_t dtypeSize(DType dtype);

@@ -1,4 +1,5 @@
 // RUN: gpuopt-opt %s -split-input-file -canonicalize | FileCheck %s
+// RUN: gpuopt-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(canonicalize))" | FileCheck %s
 
 // CHECK-LABEL: func.func @roll_by_zero
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>)
