@@ -6,3 +6,7 @@ the model zoo and the benchmark front end.
 """
 
 __version__ = "0.1.0"
+
+# `gpuopt.export(module, inputs, ...)` calls the exporter; `gpuopt.export` is
+# also the module behind `python -m gpuopt.export` (it is callable).
+from gpuopt import capture, export  # noqa: E402,F401
