@@ -23,6 +23,7 @@
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -102,6 +103,44 @@ HostTensor toHost(const at::Tensor &t) {
   return out;
 }
 
+/// Shifts every channel c of the NCHW tensor `x` by `offsets[c]` along
+/// `axis` (2 or 3): out[.., i, ..] = x[.., i - offsets[c], ..], wrapping when
+/// `cyclic`, reading 0 outside the map otherwise. No offsets: `x` itself.
+at::Tensor shiftAxis(const at::Tensor &x, ArrayRef<int64_t> offsets,
+                     int64_t axis, bool cyclic) {
+  if (offsets.empty())
+    return x;
+  int64_t channels = x.size(1), length = x.size(axis);
+  at::Tensor index = at::empty({channels, length}, at::kLong);
+  at::Tensor valid = at::empty({channels, length}, at::kBool);
+  auto idx = index.accessor<int64_t, 2>();
+  auto ok = valid.accessor<bool, 2>();
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int64_t i = 0; i < length; ++i) {
+      int64_t src = i - offsets[c];
+      if (cyclic)
+        src = ((src % length) + length) % length;
+      ok[c][i] = src >= 0 && src < length;
+      idx[c][i] = std::clamp<int64_t>(src, 0, length - 1);
+    }
+  }
+  std::vector<int64_t> view = {1, channels, 1, 1};
+  view[axis] = length;
+  at::Tensor gathered =
+      x.gather(axis, index.view(view).expand(x.sizes()).contiguous());
+  if (cyclic)
+    return gathered;
+  return at::where(valid.view(view).expand(x.sizes()), gathered,
+                   at::zeros({}, x.options()));
+}
+
+/// The reference semantics of seg.channel_shift.
+at::Tensor channelShift(const at::Tensor &x, ArrayRef<int64_t> offsetsH,
+                        ArrayRef<int64_t> offsetsW, StringRef mode) {
+  bool cyclic = mode == "cyclic";
+  return shiftAxis(shiftAxis(x, offsetsH, 2, cyclic), offsetsW, 3, cyclic);
+}
+
 /// The op-by-op evaluator. Holds the value of every SSA value computed so far.
 class Evaluator {
 public:
@@ -159,6 +198,17 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
                           optional(o.getBias()), aten(o.getStride()),
                           aten(o.getPadding()), aten(o.getDilation()),
                           o.getGroupsAttr().getInt());
+      })
+      .Case([&](ChannelShiftOp o) -> FailureOr<at::Tensor> {
+        return channelShift(get(o.getInput()), o.getOffsetsH(),
+                            o.getOffsetsW(), o.getMode());
+      })
+      .Case([&](ShiftConv2dOp o) -> FailureOr<at::Tensor> {
+        at::Tensor shifted = channelShift(get(o.getInput()), o.getOffsetsH(),
+                                          o.getOffsetsW(), o.getMode());
+        return at::conv2d(shifted, get(o.getWeight()), optional(o.getBias()),
+                          aten(o.getStride()), aten(o.getPadding()),
+                          aten(o.getDilation()), o.getGroupsAttr().getInt());
       })
       .Case([&](ConvTranspose2dOp o) -> FailureOr<at::Tensor> {
         return at::conv_transpose2d(

@@ -164,6 +164,40 @@ def pad_case(name, x, low, high, value):
     return Case(name, [x], body, out, lambda a0: F.pad(a0, torch_pad, value=value))
 
 
+def torch_channel_shift(x: torch.Tensor, dh: list[int], dw: list[int], mode: str) -> torch.Tensor:
+    """seg.channel_shift written with PyTorch: per-channel rolls (cyclic) or
+    pad -> roll -> crop (zero), the idioms the op replaces."""
+    c, h, w = x.shape[1], x.shape[2], x.shape[3]
+    dh = dh or [0] * c
+    dw = dw or [0] * c
+    if mode == "cyclic":
+        return torch.cat([torch.roll(x[:, i:i + 1], (dh[i], dw[i]), (2, 3)) for i in range(c)], 1)
+    ph, pw = max(h, max(map(abs, dh))), max(w, max(map(abs, dw)))
+    padded = F.pad(x, (pw, pw, ph, ph))
+    rolled = torch.cat([torch.roll(padded[:, i:i + 1], (dh[i], dw[i]), (2, 3)) for i in range(c)], 1)
+    return rolled[:, :, ph:ph + h, pw:pw + w]
+
+
+def shift_case(name, x, dh, dw, mode):
+    body = (f"%r = seg.channel_shift %a0 offsets_h = {list(dh)} offsets_w = {list(dw)} "
+            f'mode = "{mode}" : {ty(x)}')
+    return Case(name, [x], body, x, lambda a0: torch_channel_shift(a0, list(dh), list(dw), mode))
+
+
+def shift_conv_case(name, x, w, dh, dw, mode, stride, padding, groups):
+    o = w[0]
+    ho = (x[2] + 2 * padding[0] - (w[2] - 1) - 1) // stride[0] + 1
+    wo = (x[3] + 2 * padding[1] - (w[3] - 1) - 1) // stride[1] + 1
+    out = (x[0], o, ho, wo)
+    body = (f"%r = seg.shift_conv2d %a0, %p_w, %p_b offsets_h = {list(dh)} offsets_w = {list(dw)} "
+            f'mode = "{mode}" stride = {list(stride)} padding = {list(padding)} dilation = [1, 1] '
+            f"groups = {groups} : {ty(x)}, {ty(w)}, {ty((o,))} -> {ty(out)}")
+    return Case(name, [x], body, out,
+                lambda a0, w, b: F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, b,
+                                          stride, padding, 1, groups),
+                {"w": w, "b": (o,)})
+
+
 BN = {"mean": (6,), "var": (6,), "g": (6,), "b": (6,)}
 X4 = (2, 6, 9, 11)
 
@@ -270,6 +304,14 @@ CASES = [
     roll_case("roll_negative_w", (1, 1, 8, 7), (-2,), (3,)),
     roll_case("roll_larger_than_size", (1, 2, 8, 7), (19,), (2,)),
     roll_case("roll_two_dims", (2, 3, 6, 5), (4, -7), (3, 2)),
+    shift_case("channel_shift_cyclic_h", (1, 5, 6, 7), [0, 1, 2, 3, 4], [], "cyclic"),
+    shift_case("channel_shift_cyclic_hw_negative", (2, 3, 5, 4), [-1, 7, 0], [2, -9, 1], "cyclic"),
+    shift_case("channel_shift_zero_h", (1, 5, 6, 7), [-2, -1, 0, 1, 2], [], "zero"),
+    shift_case("channel_shift_zero_beyond_size", (1, 3, 4, 5), [], [6, -1, -7], "zero"),
+    shift_conv_case("shift_conv2d_1x1_cyclic", (1, 4, 6, 6), (3, 4, 1, 1), [0, 1, 2, 3], [], "cyclic",
+                    (1, 1), (0, 0), 1),
+    shift_conv_case("shift_conv2d_3x3_zero_stride", (1, 4, 7, 6), (6, 2, 3, 3), [], [1, -1, 2, 0], "zero",
+                    (2, 1), (1, 1), 2),
     Case(
         "reshape_to_tokens",
         [(1, 8, 4, 6)],

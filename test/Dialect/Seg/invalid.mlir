@@ -479,3 +479,43 @@ func.func @permute_dims_permutation(%x: tensor<4x8xf32>) {
   %y = seg.permute %x dims = [1, 1] : tensor<4x8xf32> -> tensor<8x8xf32>
   return
 }
+
+// -----
+
+func.func @channel_shift_rank(%x: tensor<4x8x8xf32>) {
+  // expected-error @+1 {{expected 'input' of rank 4 (NCHW), got rank 3}}
+  %y = seg.channel_shift %x offsets_h = [1, 2, 3, 4] offsets_w = [] mode = "cyclic" : tensor<4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @channel_shift_offsets_per_channel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{expected 'offsets_w' to be empty or have one entry per channel (4), got 3}}
+  %y = seg.channel_shift %x offsets_h = [] offsets_w = [1, 2, 3] mode = "cyclic" : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @channel_shift_mode(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{expected 'mode' to be "cyclic" or "zero", got "reflect"}}
+  %y = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "reflect" : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_conv2d_offsets(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'offsets_h' to be empty or have one entry per channel (4), got 2}}
+  %y = seg.shift_conv2d %x, %w offsets_h = [1, 2] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_conv2d_weight(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x1x1xf32>) {
+  // expected-error @+1 {{expected weight dim 1 to be input channels / groups (4), got 2}}
+  %y = seg.shift_conv2d %x, %w offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32> -> tensor<1x4x8x8xf32>
+  return
+}

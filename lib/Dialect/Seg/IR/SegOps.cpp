@@ -466,6 +466,42 @@ LogicalResult permuteShape(const ShapeError &err, Type input,
   return success();
 }
 
+LogicalResult channelShiftShape(const ShapeError &err, Type input,
+                                ArrayRef<int64_t> offsetsH,
+                                ArrayRef<int64_t> offsetsW, StringRef mode,
+                                SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  if (in.getRank() != 4)
+    return err("expected 'input' of rank 4 (NCHW), got rank ", in.getRank());
+  int64_t channels = in.getDimSize(1);
+  for (auto [name, offsets] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"offsets_h", offsetsH},
+        {"offsets_w", offsetsW}}) {
+    if (!offsets.empty() && static_cast<int64_t>(offsets.size()) != channels)
+      return err("expected '", name, "' to be empty or have one entry per "
+                 "channel (", channels, "), got ", offsets.size());
+  }
+  if (mode != "cyclic" && mode != "zero")
+    return err("expected 'mode' to be \"cyclic\" or \"zero\", got \"", mode,
+               "\"");
+  llvm::append_range(shape, in.getShape());
+  return success();
+}
+
+LogicalResult shiftConv2dShape(const ShapeError &err, Type input, Type weight,
+                               Type bias, ArrayRef<int64_t> offsetsH,
+                               ArrayRef<int64_t> offsetsW, StringRef mode,
+                               ArrayRef<int64_t> stride,
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilation, int64_t groups,
+                               SmallVectorImpl<int64_t> &shape) {
+  SmallVector<int64_t> shifted;
+  if (failed(channelShiftShape(err, input, offsetsH, offsetsW, mode, shifted)))
+    return failure();
+  return conv2dShape(err, input, weight, bias, stride, padding, dilation,
+                     groups, shape);
+}
+
 /// Type of an optional operand, or null.
 Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
 } // namespace
@@ -566,6 +602,19 @@ SEG_SHAPE_HOOKS(PermuteOp, op.getInput().getType(),
                 permuteShape(err, op.getInput().getType(), op.getDims(),
                              shape))
 
+SEG_SHAPE_HOOKS(ChannelShiftOp, op.getInput().getType(),
+                channelShiftShape(err, op.getInput().getType(),
+                                  op.getOffsetsH(), op.getOffsetsW(),
+                                  op.getMode(), shape))
+
+SEG_SHAPE_HOOKS(ShiftConv2dOp, op.getInput().getType(),
+                shiftConv2dShape(
+                    err, op.getInput().getType(), op.getWeight().getType(),
+                    typeOrNull(op.getBias()), op.getOffsetsH(),
+                    op.getOffsetsW(), op.getMode(), op.getStride(),
+                    op.getPadding(), op.getDilation(),
+                    op.getGroupsAttr().getInt(), shape))
+
 #undef SEG_SHAPE_HOOKS
 
 //===----------------------------------------------------------------------===//
@@ -665,6 +714,34 @@ OpFoldResult RollOp::fold(FoldAdaptor) {
     return getResult();
   }
   return {};
+}
+
+OpFoldResult ChannelShiftOp::fold(FoldAdaptor) {
+  auto isZero = [](int64_t v) { return v == 0; };
+  if (llvm::all_of(getOffsetsH(), isZero) &&
+      llvm::all_of(getOffsetsW(), isZero))
+    return getInput();
+  // Cyclic shifts compose: the offsets add (mod the map's size).
+  auto prev = getInput().getDefiningOp<ChannelShiftOp>();
+  if (!prev || getMode() != "cyclic" || prev.getMode() != "cyclic")
+    return {};
+  ArrayRef<int64_t> shape = getType().getShape();
+  auto add = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b, int64_t size) {
+    SmallVector<int64_t> sum(std::max(a.size(), b.size()), 0);
+    for (auto [i, v] : llvm::enumerate(sum))
+      v = ((i < a.size() ? a[i] : 0) + (i < b.size() ? b[i] : 0)) % size;
+    for (int64_t &v : sum)
+      v = (v + size) % size;
+    return sum;
+  };
+  SmallVector<int64_t> h = add(prev.getOffsetsH(), getOffsetsH(), shape[2]);
+  SmallVector<int64_t> w = add(prev.getOffsetsW(), getOffsetsW(), shape[3]);
+  getInputMutable().assign(prev.getInput());
+  setOffsetsH(h);
+  setOffsetsW(w);
+  if (llvm::all_of(h, isZero) && llvm::all_of(w, isZero))
+    return getInput();
+  return getResult();
 }
 
 OpFoldResult PermuteOp::fold(FoldAdaptor) {

@@ -461,4 +461,72 @@ def Seg_PermuteOp : Seg_InferredOp<"permute", [SameOperandsAndResultElementType]
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Ops created by the optimization passes
+//===----------------------------------------------------------------------===//
+
+def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
+                                        [SameOperandsAndResultElementType]> {
+  let summary = "Shift every channel of an NCHW map by its own (dh, dw)";
+  let description = [{
+    `out[n, c, h, w] = in[n, c, h − offsets_h[c], w − offsets_w[c]]`.
+    With `mode = "cyclic"` the source indices wrap around (mod H, mod W): this
+    is what a group of per-channel `torch.roll`s computes. With
+    `mode = "zero"` a source index outside the map reads 0: this is what
+    pad → roll → crop computes (UNeXt's shifted MLP). An offsets array is
+    either empty (no shift along that axis) or has one entry per channel.
+
+    `--collapse-rolls` creates this op from rolls; `--fuse-roll` folds it into
+    the consumer's addressing where it can.
+
+    ```mlir
+    // Rolling-UNet: channel c rolled by c along H.
+    %y = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = []
+           mode = "cyclic" : tensor<1x4x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$offsets_h,
+                       DenseI64ArrayAttr:$offsets_w, StrAttr:$mode);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w
+    `mode` `=` $mode attr-dict `:` type($input)
+  }];
+  let hasFolder = 1;
+}
+
+def Seg_ShiftConv2dOp : Seg_InferredOp<"shift_conv2d"> {
+  let summary = "conv2d reading its input through a per-channel shift";
+  let description = [{
+    Exactly `seg.conv2d(seg.channel_shift(input, offsets_h, offsets_w, mode),
+    weight, bias)`, but the shift lives in the convolution's input addressing:
+    the shifted map is never materialized (zero extra bytes, zero extra
+    kernels). Shift attributes as in `seg.channel_shift`, convolution
+    attributes as in `seg.conv2d`. `--fuse-roll` creates it, also for a
+    `seg.linear` over the channels of an NCHW map (a 1×1 convolution).
+
+    ```mlir
+    %y = seg.shift_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
+           mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1]
+           groups = 1
+         : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>
+           -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
+                       Optional<Seg_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$offsets_h,
+                       DenseI64ArrayAttr:$offsets_w, StrAttr:$mode,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `offsets_h` `=` $offsets_h
+    `offsets_w` `=` $offsets_w `mode` `=` $mode `stride` `=` $stride
+    `padding` `=` $padding `dilation` `=` $dilation `groups` `=` $groups
+    attr-dict
+    `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+}
+
 #endif // GPUOPT_DIALECT_SEG_IR_SEGOPS_TD
