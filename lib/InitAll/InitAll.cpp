@@ -7,6 +7,7 @@
 #include "gpuopt/InitAll.h"
 
 #include "gpuopt/Dialect/Seg/IR/SegDialect.h"
+#include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,4 +26,5 @@ void mlir::gpuopt::registerAllDialects(DialectRegistry &registry) {
 void mlir::gpuopt::registerAllPasses() {
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   registerTransformsPasses();
+  seg::registerSegPasses();
 }

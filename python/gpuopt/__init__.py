@@ -7,6 +7,13 @@ the model zoo and the benchmark front end.
 
 __version__ = "0.1.0"
 
-# `gpuopt.export(module, inputs, ...)` calls the exporter; `gpuopt.export` is
-# also the module behind `python -m gpuopt.export` (it is callable).
-from gpuopt import capture, export  # noqa: E402,F401
+
+def __getattr__(name: str) -> object:
+    """Lazy submodules: ``gpuopt.export(module, inputs, ...)`` calls the exporter
+    (the module behind ``python -m gpuopt.export`` is callable), imported on
+    first use so that ``python -m gpuopt.export`` does not import it twice."""
+    if name in ("export", "capture", "models", "tools"):
+        import importlib
+
+        return importlib.import_module(f"gpuopt.{name}")
+    raise AttributeError(f"module 'gpuopt' has no attribute '{name}'")

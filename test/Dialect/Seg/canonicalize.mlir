@@ -238,3 +238,15 @@ func.func @negative_channel_shift_zero_of_zero(%x: tensor<1x2x4x6xf32>) -> tenso
   %b = seg.channel_shift %a offsets_h = [-1, 1] offsets_w = [] mode = "zero" : tensor<1x2x4x6xf32>
   return %b : tensor<1x2x4x6xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @slice_of_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x12x12xf32>)
+// CHECK: %[[S:.*]] = seg.slice %[[X]] start = [0, 1, 3, 2] size = [1, 2, 2, 8] step = [1, 1, 2, 1]
+// CHECK-NEXT: return %[[S]]
+func.func @slice_of_slice(%x: tensor<1x4x12x12xf32>) -> tensor<1x2x2x8xf32> {
+  %a = seg.slice %x start = [0, 0, 1, 2] size = [1, 4, 5, 8] step = [1, 1, 2, 1] : tensor<1x4x12x12xf32> -> tensor<1x4x5x8xf32>
+  %b = seg.slice %a start = [0, 1, 1, 0] size = [1, 2, 2, 8] step = [1, 1, 1, 1] : tensor<1x4x5x8xf32> -> tensor<1x2x2x8xf32>
+  return %b : tensor<1x2x2x8xf32>
+}

@@ -679,7 +679,23 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
   bool whole = llvm::all_of(getStart(), [](int64_t s) { return s == 0; }) &&
                llvm::all_of(getStep(), [](int64_t s) { return s == 1; }) &&
                getSize() == in.getShape();
-  return whole ? OpFoldResult(getInput()) : OpFoldResult();
+  if (whole)
+    return getInput();
+  // slice(slice(x)) -> slice(x): index i of the outer slice reads
+  // start1 + (start2 + i * step2) * step1 of x.
+  if (auto prev = getInput().getDefiningOp<SliceOp>()) {
+    SmallVector<int64_t> start, step;
+    for (auto [s1, t1, s2, t2] : llvm::zip_equal(
+             prev.getStart(), prev.getStep(), getStart(), getStep())) {
+      start.push_back(s1 + s2 * t1);
+      step.push_back(t1 * t2);
+    }
+    getInputMutable().assign(prev.getInput());
+    setStart(start);
+    setStep(step);
+    return getResult();
+  }
+  return {};
 }
 
 OpFoldResult PadOp::fold(FoldAdaptor) {

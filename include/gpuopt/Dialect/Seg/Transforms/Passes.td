@@ -1,0 +1,102 @@
+//===- Passes.td - seg transformation passes ---------------*- tablegen -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD
+#define GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CollapseRollsPass : Pass<"collapse-rolls", "::mlir::func::FuncOp"> {
+  let summary = "Collapse groups of rolls into one per-channel shift";
+  let description = [{
+    Recognizes what a group of rolls computes, however the model wrote it,
+    and replaces it with one `seg.channel_shift`:
+
+    - a `seg.roll` of an NCHW map along H and/or W is a shift of every
+      channel by the same offsets;
+    - a `seg.concat` along channels of shifted (or unshifted) channel slices
+      that partition one map, in order — any partition: one-channel slices,
+      `torch.chunk` remainders, fewer chunks than asked — is one shift with
+      per-channel offsets;
+    - a crop of a cyclic shift of a zero-padded map, where no offset exceeds
+      the padding, is a zero-filled shift of the unpadded map (UNeXt's
+      pad → chunk → roll → concat → crop).
+
+    Shifts of shifts, rolls of rolls and slices of slices fold. Rolls along
+    other dimensions (batch, channels) or of tensors of another rank stay.
+
+    ```mlir
+    %s0 = seg.slice %x start = [0, 0, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] ...
+    %s1 = seg.slice %x start = [0, 1, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] ...
+    %r1 = seg.roll %s1 shifts = [1] dims = [2] : tensor<1x1x8x8xf32>
+    %y = seg.concat %s0, %r1 dim = 1 ...
+    // becomes
+    %y = seg.channel_shift %x offsets_h = [0, 1] offsets_w = [] mode = "cyclic"
+           : tensor<1x2x8x8xf32>
+    ```
+
+    Input: any seg graph. Output: the same function; no `seg.roll` of an NCHW
+    map along its spatial dims remains.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark on the function with the pass statistics (release "
+           "builds of LLVM compile --mlir-pass-statistics out)">,
+  ];
+  let statistics = [
+    Statistic<"numRollsRemoved", "rolls-removed", "seg.roll ops removed">,
+    Statistic<"numShifts", "shift-ops", "seg.channel_shift ops in the result">,
+  ];
+}
+
+def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
+  let summary = "Fold rolls into the input addressing of the convolutions and linears that consume them";
+  let description = [{
+    Runs the roll collapsing of `--collapse-rolls`, then folds each
+    `seg.channel_shift` into its consumers:
+
+    - `seg.conv2d` (any kernel, stride, padding, dilation, groups) becomes
+      `seg.shift_conv2d`, which reads its input through the shift;
+    - `seg.linear` over the tokens of an NCHW map — reached through
+      `reshape (N, C, H·W)` + `permute [0, 2, 1]`, or `permute [0, 2, 3, 1]`
+      (+ `reshape (N, H·W, C)`) — is a 1×1 convolution over the channels: it
+      becomes a 1×1 `seg.shift_conv2d` (the weight reshaped to `(O, C, 1, 1)`)
+      followed by the same layout change of its output.
+
+    A shift with other consumers (an add, a LayerNorm, ...) stays as one
+    `seg.channel_shift` op, never as C rolls. The folded forms are exact:
+    zero extra bytes and zero extra kernels.
+
+    ```mlir
+    %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" ...
+    %y = seg.conv2d %s, %w, %b stride = [1, 1] padding = [1, 1] ...
+    // becomes
+    %y = seg.shift_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
+           mode = "cyclic" stride = [1, 1] padding = [1, 1] ...
+    ```
+
+    Input: any seg graph. Output: no `seg.roll` of an NCHW map along its
+    spatial dims remains; shifts consumed by convolutions or token linears
+    are folded into them.
+  }];
+  let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark on the function with the pass statistics (release "
+           "builds of LLVM compile --mlir-pass-statistics out)">,
+  ];
+  let statistics = [
+    Statistic<"numRollsRemoved", "rolls-removed", "seg.roll ops removed">,
+    Statistic<"numShiftsFused", "shifts-fused",
+              "shifts folded into a convolution's or linear's addressing">,
+    Statistic<"numShiftsLeft", "shift-ops-left",
+              "seg.channel_shift ops left (consumers that cannot absorb them)">,
+    Statistic<"numBytesSaved", "bytes-saved",
+              "bytes no longer moved by roll/slice/concat/pad/shift ops">,
+  ];
+}
+
+#endif // GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD

@@ -1,0 +1,32 @@
+//===- Transforms.h - seg rewrite pattern sets ------------------*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_DIALECT_SEG_TRANSFORMS_TRANSFORMS_H
+#define GPUOPT_DIALECT_SEG_TRANSFORMS_TRANSFORMS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir {
+namespace gpuopt {
+namespace seg {
+
+/// Patterns that turn rolls, groups of rolled channel slices and
+/// pad/roll/crop sequences into `seg.channel_shift` (--collapse-rolls).
+void populateCollapseRollsPatterns(RewritePatternSet &patterns);
+
+/// Patterns that fold `seg.channel_shift` into consuming convolutions and
+/// token linears (the folding half of --fuse-roll).
+void populateFuseShiftPatterns(RewritePatternSet &patterns);
+
+/// Bytes read and written by the pure data-movement ops under `root` (roll,
+/// slice, concat, pad, channel_shift): what --fuse-roll saves.
+int64_t countDataMovementBytes(Operation *root);
+
+} // namespace seg
+} // namespace gpuopt
+} // namespace mlir
+
+#endif // GPUOPT_DIALECT_SEG_TRANSFORMS_TRANSFORMS_H
