@@ -150,8 +150,9 @@ struct ConcatOfShiftedSlices : OpRewritePattern<ConcatOp> {
 };
 
 /// slice(channel_shift(pad(X, 0), cyclic)) that crops exactly the padding
-/// away, where no offset reaches past the padding -> zero-filled
-/// channel_shift(X): the wrapped-around elements are all padding zeros.
+/// away, where no offset exceeds the total padding of its axis ->
+/// zero-filled channel_shift(X): the wrapped-around elements are all padding
+/// zeros.
 struct CroppedPaddedShiftToZeroShift : OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -171,9 +172,11 @@ struct CroppedPaddedShiftToZeroShift : OpRewritePattern<SliceOp> {
       return rewriter.notifyMatchFailure(op, "does not crop the padding away");
     if (low[0] || high[0] || low[1] || high[1])
       return rewriter.notifyMatchFailure(op, "pads batch or channels");
+    // A source index that wraps around lands in the other side's padding
+    // as long as |offset| <= low + high: every wrapped element is a zero.
     auto fits = [](ArrayRef<int64_t> offsets, int64_t lo, int64_t hi) {
       return llvm::all_of(offsets,
-                          [&](int64_t s) { return s <= lo && -s <= hi; });
+                          [&](int64_t s) { return std::abs(s) <= lo + hi; });
     };
     if (!fits(shift.getOffsetsH(), low[2], high[2]) ||
         !fits(shift.getOffsetsW(), low[3], high[3]))

@@ -77,15 +77,16 @@ func.func @pad_roll_crop(%x: tensor<1x3x4x5xf32>) -> tensor<1x3x4x5xf32> {
 
 // -----
 
-// An offset larger than the padding wraps real data around: stays cyclic.
+// An offset larger than the total padding (2 + 2) wraps real data around:
+// stays cyclic.
 // CHECK-LABEL: func.func @negative_pad_roll_crop_exceeds_padding
 // CHECK: seg.pad
-// CHECK: seg.channel_shift %{{.*}} offsets_h = [3] offsets_w = [] mode = "cyclic"
+// CHECK: seg.channel_shift %{{.*}} offsets_h = [5] offsets_w = [] mode = "cyclic"
 // CHECK: seg.slice
 // expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
 func.func @negative_pad_roll_crop_exceeds_padding(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %p = seg.pad %x low = [0, 0, 2, 0] high = [0, 0, 2, 0] value = 0.0 : tensor<1x1x4x4xf32> -> tensor<1x1x8x4xf32>
-  %r = seg.roll %p shifts = [3] dims = [2] : tensor<1x1x8x4xf32>
+  %r = seg.roll %p shifts = [5] dims = [2] : tensor<1x1x8x4xf32>
   %c = seg.slice %r start = [0, 0, 2, 0] size = [1, 1, 4, 4] step = [1, 1, 1, 1] : tensor<1x1x8x4xf32> -> tensor<1x1x4x4xf32>
   return %c : tensor<1x1x4x4xf32>
 }

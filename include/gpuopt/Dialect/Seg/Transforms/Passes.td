@@ -22,7 +22,8 @@ def CollapseRollsPass : Pass<"collapse-rolls", "::mlir::func::FuncOp"> {
       `torch.chunk` remainders, fewer chunks than asked — is one shift with
       per-channel offsets;
     - a crop of a cyclic shift of a zero-padded map, where no offset exceeds
-      the padding, is a zero-filled shift of the unpadded map (UNeXt's
+      the total padding of its axis (low + high: what wraps around lands in
+      the padding), is a zero-filled shift of the unpadded map (UNeXt's
       pad → chunk → roll → concat → crop).
 
     Shifts of shifts, rolls of rolls and slices of slices fold. Rolls along

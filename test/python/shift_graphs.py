@@ -1,0 +1,215 @@
+"""A seeded generator of random shift graphs for differential testing.
+
+Each case is a small seg program over one NCHW input that shifts channels the
+way real models do — a random partition of the channels into slices, each
+rolled by its own amount along H, W, both or neither (positive, negative,
+larger than the size), rolls of rolls, whole-tensor rolls, and UNeXt-style
+zero-padding → roll → crop (sometimes with shifts larger than the padding, so
+that it is *not* a zero-filled shift) — followed by a random consumer: a
+convolution (1×1 or 3×3, stride, padding, groups), a linear over the tokens
+(flatten + transpose or channels-last), an add, several consumers at once, or
+none. Weights are extra function arguments, so a case needs no weights file.
+
+Many cases are packed into one `@forward` (one argument list, one result per
+case) so that a thousand cases cost a few tool invocations.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+
+def ty(shape: tuple[int, ...] | list[int]) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+@dataclass
+class Case:
+    """One generated case: its argument shapes, body lines and result."""
+
+    name: str
+    args: list[tuple[int, ...]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    result: str = ""
+    result_shape: tuple[int, ...] = ()
+
+
+class _Builder:
+    def __init__(self, prefix: str, first_arg: int) -> None:
+        self.prefix = prefix
+        self.counter = 0
+        self.first_arg = first_arg
+        self.case = Case(prefix)
+
+    def arg(self, shape: tuple[int, ...]) -> str:
+        self.case.args.append(shape)
+        return f"%arg{self.first_arg + len(self.case.args) - 1}"
+
+    def op(self, text: str) -> str:
+        name = f"%{self.prefix}_{self.counter}"
+        self.counter += 1
+        self.case.lines.append(f"{name} = {text}")
+        return name
+
+
+def _partition(rng: random.Random, channels: int) -> list[int]:
+    if rng.random() < 0.4:
+        return [1] * channels  # Rolling-UNet: one-channel slices
+    if rng.random() < 0.5:  # torch.chunk(x, k, 1): ceil-sized chunks, fewer than asked
+        k = rng.randint(1, channels + 2)
+        size = -(-channels // k)
+        sizes = []
+        left = channels
+        while left > 0:
+            sizes.append(min(size, left))
+            left -= size
+        return sizes
+    cuts = sorted(rng.sample(range(1, channels), rng.randint(0, channels - 1))) if channels > 1 else []
+    bounds = [0] + cuts + [channels]
+    return [b - a for a, b in zip(bounds, bounds[1:])]
+
+
+def _shift_value(rng: random.Random, size: int) -> int:
+    return rng.choice([0, 1, -1, rng.randint(-2 * size, 2 * size)])
+
+
+def _roll_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> str:
+    """Slices of x along channels, each rolled, concatenated."""
+    n, c, h, w = shape
+    parts, types = [], []
+    start = 0
+    for size in _partition(rng, c):
+        part_shape = [n, size, h, w]
+        v = b.op(f"seg.slice {x} start = [0, {start}, 0, 0] size = {part_shape} step = [1, 1, 1, 1] "
+                 f": {ty(shape)} -> {ty(part_shape)}")
+        axes = rng.choice([[2], [3], [2, 3], [3, 2], []])
+        if axes:
+            shifts = [_shift_value(rng, shape[a]) for a in axes]
+            v = b.op(f"seg.roll {v} shifts = {shifts} dims = {axes} : {ty(part_shape)}")
+            if rng.random() < 0.15:  # roll of roll
+                v = b.op(f"seg.roll {v} shifts = [{_shift_value(rng, h)}] dims = [2] : {ty(part_shape)}")
+        parts.append(v)
+        types.append(ty(part_shape))
+        start += size
+    if len(parts) == 1:
+        return parts[0]
+    order = list(range(len(parts)))
+    if rng.random() < 0.1:  # a channel permutation, not a shift
+        rng.shuffle(order)
+    elif rng.random() < 0.05:  # one slice used twice, another not at all
+        i, j = rng.sample(order, 2)
+        if types[i] == types[j]:
+            order[j] = i
+    return b.op(f"seg.concat {', '.join(parts[i] for i in order)} dim = 1 : "
+                f"{', '.join(types[i] for i in order)} -> {ty(shape)}")
+
+
+def _padded_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> str:
+    """UNeXt: zero-pad, roll channel groups along one axis, crop back."""
+    n, c, h, w = shape
+    p = rng.randint(0, 3)
+    padded = [n, c, h + 2 * p, w + 2 * p]
+    value = "0.0" if rng.random() < 0.9 else "1.5"
+    v = b.op(f"seg.pad {x} low = [0, 0, {p}, {p}] high = [0, 0, {p}, {p}] value = {value} "
+             f": {ty(shape)} -> {ty(padded)}")
+    axis = rng.choice([2, 3])
+    parts, types = [], []
+    start = 0
+    for size in _partition(rng, c):
+        part_shape = [n, size, padded[2], padded[3]]
+        s = b.op(f"seg.slice {v} start = [0, {start}, 0, 0] size = {part_shape} step = [1, 1, 1, 1] "
+                 f": {ty(padded)} -> {ty(part_shape)}")
+        # Exact while |shift| <= 2p (what wraps lands in the padding); test
+        # both sides of that boundary.
+        limit = 2 * p if rng.random() < 0.7 else 2 * p + 2
+        s = b.op(f"seg.roll {s} shifts = [{rng.randint(-limit, limit)}] dims = [{axis}] : {ty(part_shape)}")
+        parts.append(s)
+        types.append(ty(part_shape))
+        start += size
+    cat = parts[0] if len(parts) == 1 else b.op(
+        f"seg.concat {', '.join(parts)} dim = 1 : {', '.join(types)} -> {ty(padded)}")
+    if rng.random() < 0.5:  # one crop
+        return b.op(f"seg.slice {cat} start = [0, 0, {p}, {p}] size = {shape} step = [1, 1, 1, 1] "
+                    f": {ty(padded)} -> {ty(shape)}")
+    mid = [n, c, h, padded[3]]
+    v = b.op(f"seg.slice {cat} start = [0, 0, {p}, 0] size = {mid} step = [1, 1, 1, 1] "
+             f": {ty(padded)} -> {ty(mid)}")
+    return b.op(f"seg.slice {v} start = [0, 0, 0, {p}] size = {shape} step = [1, 1, 1, 1] "
+                f": {ty(mid)} -> {ty(shape)}")
+
+
+def _consume(b: _Builder, x: str, s: str, shape: list[int], rng: random.Random) -> tuple[str, tuple[int, ...]]:
+    n, c, h, w = shape
+    kind = rng.choice(["conv", "conv", "linear", "linear", "add", "none", "multi"])
+    if kind in ("conv", "multi"):
+        k = rng.choice([1, 3])
+        stride = rng.choice([1, 1, 2])
+        pad = rng.choice([0, k // 2])
+        divisors = [g for g in range(1, c + 1) if c % g == 0]
+        groups = rng.choice(divisors)
+        out = groups * rng.randint(1, 3)
+        ho = (h + 2 * pad - k) // stride + 1
+        wo = (w + 2 * pad - k) // stride + 1
+        if ho < 1 or wo < 1:
+            k, pad, stride, ho, wo = 1, 0, 1, h, w
+        wt = b.arg((out, c // groups, k, k))
+        res = [n, out, ho, wo]
+        y = b.op(f"seg.conv2d {s}, {wt} stride = [{stride}, {stride}] padding = [{pad}, {pad}] "
+                 f"dilation = [1, 1] groups = {groups} : {ty(shape)}, {ty((out, c // groups, k, k))} "
+                 f"-> {ty(res)}")
+        if kind == "conv":
+            return y, tuple(res)
+        # multi: the shift also feeds an add (it must stay, once).
+        z = b.op(f"seg.add {s}, {x} : {ty(shape)}, {ty(shape)} -> {ty(shape)}")
+        flat = b.op(f"seg.reshape {z} : {ty(shape)} -> {ty((n * c * h * w,))}")
+        yflat = b.op(f"seg.reshape {y} : {ty(res)} -> {ty((n * res[1] * ho * wo,))}")
+        total = n * c * h * w + n * res[1] * ho * wo
+        return b.op(f"seg.concat {flat}, {yflat} dim = 0 : {ty((n * c * h * w,))}, "
+                    f"{ty((n * res[1] * ho * wo,))} -> {ty((total,))}"), (total,)
+    if kind == "linear":
+        out = rng.randint(1, 5)
+        wt = b.arg((out, c))
+        if rng.random() < 0.5:
+            f = b.op(f"seg.reshape {s} : {ty(shape)} -> {ty((n, c, h * w))}")
+            t = b.op(f"seg.permute {f} dims = [0, 2, 1] : {ty((n, c, h * w))} -> {ty((n, h * w, c))}")
+        else:
+            p = b.op(f"seg.permute {s} dims = [0, 2, 3, 1] : {ty(shape)} -> {ty((n, h, w, c))}")
+            t = b.op(f"seg.reshape {p} : {ty((n, h, w, c))} -> {ty((n, h * w, c))}")
+        res = (n, h * w, out)
+        return b.op(f"seg.linear {t}, {wt} : {ty((n, h * w, c))}, {ty((out, c))} -> {ty(res)}"), res
+    if kind == "add":
+        return b.op(f"seg.add {s}, {x} : {ty(shape)}, {ty(shape)} -> {ty(shape)}"), tuple(shape)
+    return s, tuple(shape)
+
+
+def generate(seed: int, index: int, first_arg: int) -> Case:
+    """Case number ``index`` of the stream ``seed``; its arguments start at ``%arg<first_arg>``."""
+    rng = random.Random(seed * 1_000_003 + index)
+    b = _Builder(f"c{index}", first_arg)
+    shape = [rng.choice([1, 2]), rng.randint(1, 6), rng.randint(2, 6), rng.randint(2, 6)]
+    x = b.arg(tuple(shape))
+    style = rng.random()
+    if style < 0.55:
+        s = _roll_group(b, x, shape, rng)
+    elif style < 0.85:
+        s = _padded_group(b, x, shape, rng)
+    else:
+        axes = rng.choice([[2], [3], [2, 3]])
+        shifts = [_shift_value(rng, shape[a]) for a in axes]
+        s = b.op(f"seg.roll {x} shifts = {shifts} dims = {axes} : {ty(shape)}")
+    b.case.result, b.case.result_shape = _consume(b, x, s, shape, rng)
+    return b.case
+
+
+def module(cases: list[Case]) -> str:
+    """One @forward taking every case's arguments and returning every result."""
+    args = [shape for case in cases for shape in case.args]
+    sig = ", ".join(f"%arg{i}: {ty(s)}" for i, s in enumerate(args))
+    results = ", ".join(ty(c.result_shape) for c in cases)
+    lines = [f"func.func @forward({sig}) -> ({results}) {{"]
+    for case in cases:
+        lines += ["  " + line for line in case.lines]
+    lines.append(f"  return {', '.join(c.result for c in cases)} : {results}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
