@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pytest
@@ -52,27 +53,40 @@ def export_cli(spec: str, out: Path, shape: str, *extra: str) -> subprocess.Comp
         capture_output=True, text=True)
 
 
-def run_reference(out: Path, inputs: list[Path]) -> np.ndarray:
+def run_reference(out: Path, inputs: list[Path], graph: str = "m.mlir") -> np.ndarray:
     y = out / "y.npy"
     proc = subprocess.run(
-        [str(tool("gpuopt-run")), str(out / "m.mlir"), f"--weights={out / 'm.safetensors'}",
+        [str(tool("gpuopt-run")), str(out / graph), f"--weights={out / 'm.safetensors'}",
          *[f"--input=@{p}" for p in inputs], f"--output=@{y}", "--backend=reference"],
         capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return np.load(y)
 
 
-def check_module(model: torch.nn.Module, shape: tuple[int, ...], tmp_path: Path) -> str:
-    """Exports ``model`` through the Python API and compares gpuopt-run with PyTorch."""
+PIPELINES = ["--fuse-roll"]
+
+
+def check_module(model: torch.nn.Module, shape: tuple[int, ...], tmp_path: Path,
+                 pipelines: Sequence[str] = ()) -> str:
+    """Exports ``model`` through the Python API and compares gpuopt-run with
+    PyTorch, for the graph as exported and after each pass pipeline."""
     model = randomize(model.eval(), seed=7)
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(3))
     captured = gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
     np.save(tmp_path / "x.npy", x.numpy())
-    actual = run_reference(tmp_path, [tmp_path / "x.npy"])
     with torch.no_grad():
         expected = model(x).numpy()
+    actual = run_reference(tmp_path, [tmp_path / "x.npy"])
     err = rel_l2(actual, expected)
     assert err <= REL_L2, f"relative L2 error {err:.3e}"
+    for pipeline in pipelines:
+        proc = subprocess.run([str(tool("gpuopt-opt")), str(tmp_path / "m.mlir"), pipeline,
+                               "-o", str(tmp_path / "opt.mlir")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert "seg.roll" not in (tmp_path / "opt.mlir").read_text(), f"{pipeline} left a seg.roll"
+        actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph="opt.mlir")
+        err = rel_l2(actual, expected)
+        assert err <= REL_L2, f"after {pipeline}: relative L2 error {err:.3e}"
     return captured.mlir
 
 
@@ -81,12 +95,12 @@ ZOO_SMALL = [(name, 64) for name in models.names()]
 
 @pytest.mark.parametrize("name,size", ZOO_SMALL, ids=[n for n, _ in ZOO_SMALL])
 def test_zoo_model_matches_pytorch(name: str, size: int, tmp_path: Path) -> None:
-    check_module(models.build(name), (1, 3, size, size), tmp_path)
+    check_module(models.build(name), (1, 3, size, size), tmp_path, PIPELINES)
 
 
 @pytest.mark.parametrize("name", ["rolling_unet_s", "unext_s"])
 def test_small_variants_at_224(name: str, tmp_path: Path) -> None:
-    check_module(models.build(name), (1, 3, 224, 224), tmp_path)
+    check_module(models.build(name), (1, 3, 224, 224), tmp_path, PIPELINES)
 
 
 @pytest.mark.parametrize("name,rolls", [("rolling_unet_s", 2048), ("rolling_unet_m", 4096), ("unext", 40)])
@@ -150,7 +164,7 @@ def test_paper_style_random_weights(tmp_path: Path) -> None:
         import paper_style
     finally:
         sys.path.pop(0)
-    check_module(paper_style.PaperNet(dim=8), (2, 3, 16, 16), tmp_path)
+    check_module(paper_style.PaperNet(dim=8), (2, 3, 16, 16), tmp_path, PIPELINES)
 
 
 def test_factory_function_spec(tmp_path: Path) -> None:
