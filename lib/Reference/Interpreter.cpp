@@ -203,12 +203,23 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
         return channelShift(get(o.getInput()), o.getOffsetsH(),
                             o.getOffsetsW(), o.getMode());
       })
-      .Case([&](ShiftConv2dOp o) -> FailureOr<at::Tensor> {
+      .Case([&](FusedConv2dOp o) -> FailureOr<at::Tensor> {
         at::Tensor shifted = channelShift(get(o.getInput()), o.getOffsetsH(),
                                           o.getOffsetsW(), o.getMode());
-        return at::conv2d(shifted, get(o.getWeight()), optional(o.getBias()),
-                          aten(o.getStride()), aten(o.getPadding()),
-                          aten(o.getDilation()), o.getGroupsAttr().getInt());
+        at::Tensor y = at::conv2d(shifted, get(o.getWeight()),
+                                  optional(o.getBias()), aten(o.getStride()),
+                                  aten(o.getPadding()), aten(o.getDilation()),
+                                  o.getGroupsAttr().getInt());
+        StringRef act = o.getActivation();
+        if (act == "relu")
+          y = at::relu(y);
+        else if (act == "gelu")
+          y = at::gelu(y);
+        else if (act == "gelu_tanh")
+          y = at::gelu(y, "tanh");
+        if (o.getResidual())
+          y = y + get(o.getResidual());
+        return y;
       })
       .Case([&](ConvTranspose2dOp o) -> FailureOr<at::Tensor> {
         return at::conv_transpose2d(

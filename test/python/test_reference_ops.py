@@ -184,18 +184,26 @@ def shift_case(name, x, dh, dw, mode):
     return Case(name, [x], body, x, lambda a0: torch_channel_shift(a0, list(dh), list(dw), mode))
 
 
-def shift_conv_case(name, x, w, dh, dw, mode, stride, padding, groups):
+def fused_conv_case(name, x, w, dh, dw, mode, stride, padding, groups, activation, residual):
     o = w[0]
     ho = (x[2] + 2 * padding[0] - (w[2] - 1) - 1) // stride[0] + 1
     wo = (x[3] + 2 * padding[1] - (w[3] - 1) - 1) // stride[1] + 1
     out = (x[0], o, ho, wo)
-    body = (f"%r = seg.shift_conv2d %a0, %p_w, %p_b offsets_h = {list(dh)} offsets_w = {list(dw)} "
+    inputs = [x, out] if residual else [x]
+    res = " residual %a1" if residual else ""
+    types = f"{ty(x)}, {ty(w)}, {ty((o,))}" + (f", {ty(out)}" if residual else "")
+    body = (f"%r = seg.fused_conv2d %a0, %p_w, %p_b{res} offsets_h = {list(dh)} offsets_w = {list(dw)} "
             f'mode = "{mode}" stride = {list(stride)} padding = {list(padding)} dilation = [1, 1] '
-            f"groups = {groups} : {ty(x)}, {ty(w)}, {ty((o,))} -> {ty(out)}")
-    return Case(name, [x], body, out,
-                lambda a0, w, b: F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, b,
-                                          stride, padding, 1, groups),
-                {"w": w, "b": (o,)})
+            f'groups = {groups} activation = "{activation}" : ({types}) -> {ty(out)}')
+    acts = {"none": lambda t: t, "relu": F.relu, "gelu": F.gelu,
+            "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}
+
+    def fn(a0, a1=None, *, w, b):
+        y = acts[activation](F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, b,
+                                      stride, padding, 1, groups))
+        return y + a1 if residual else y
+
+    return Case(name, inputs, body, out, fn, {"w": w, "b": (o,)})
 
 
 BN = {"mean": (6,), "var": (6,), "g": (6,), "b": (6,)}
@@ -308,10 +316,14 @@ CASES = [
     shift_case("channel_shift_cyclic_hw_negative", (2, 3, 5, 4), [-1, 7, 0], [2, -9, 1], "cyclic"),
     shift_case("channel_shift_zero_h", (1, 5, 6, 7), [-2, -1, 0, 1, 2], [], "zero"),
     shift_case("channel_shift_zero_beyond_size", (1, 3, 4, 5), [], [6, -1, -7], "zero"),
-    shift_conv_case("shift_conv2d_1x1_cyclic", (1, 4, 6, 6), (3, 4, 1, 1), [0, 1, 2, 3], [], "cyclic",
-                    (1, 1), (0, 0), 1),
-    shift_conv_case("shift_conv2d_3x3_zero_stride", (1, 4, 7, 6), (6, 2, 3, 3), [], [1, -1, 2, 0], "zero",
-                    (2, 1), (1, 1), 2),
+    fused_conv_case("fused_conv2d_1x1_cyclic", (1, 4, 6, 6), (3, 4, 1, 1), [0, 1, 2, 3], [], "cyclic",
+                    (1, 1), (0, 0), 1, "none", False),
+    fused_conv_case("fused_conv2d_3x3_zero_stride_relu", (1, 4, 7, 6), (6, 2, 3, 3), [], [1, -1, 2, 0],
+                    "zero", (2, 1), (1, 1), 2, "relu", False),
+    fused_conv_case("fused_conv2d_gelu_residual", (2, 3, 5, 5), (3, 3, 3, 3), [], [], "cyclic",
+                    (1, 1), (1, 1), 1, "gelu", True),
+    fused_conv_case("fused_conv2d_gelu_tanh_shift_residual", (1, 2, 4, 6), (2, 1, 1, 1), [3, -1], [1, 1],
+                    "cyclic", (1, 1), (0, 0), 2, "gelu_tanh", True),
     Case(
         "reshape_to_tokens",
         [(1, 8, 4, 6)],

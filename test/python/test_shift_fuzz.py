@@ -63,7 +63,8 @@ def test_random_shift_graphs(batch: int, tmp_path: Path) -> None:
         text = optimized.read_text()
         assert "seg.roll" not in text, f"{pipeline} left a seg.roll"
         if pipeline == "--fuse-roll":
-            fused = len(re.findall(r"seg\.shift_conv2d", text))
+            fused = len(re.findall(r"seg\.fused_conv2d .* offsets_h = \[\d", text)) + len(
+                re.findall(r"seg\.fused_conv2d .* offsets_w = \[-?\d", text))
             assert fused >= PER_BATCH // 5, f"only {fused} shifts fused in {PER_BATCH} cases"
         actual = run_module(optimized, inputs, len(cases), tmp_path)
         for case, a, e in zip(cases, actual, expected):

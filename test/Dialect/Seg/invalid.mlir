@@ -506,16 +506,32 @@ func.func @channel_shift_mode(%x: tensor<1x4x8x8xf32>) {
 
 // -----
 
-func.func @shift_conv2d_offsets(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+func.func @fused_conv2d_offsets(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
   // expected-error @+1 {{expected 'offsets_h' to be empty or have one entry per channel (4), got 2}}
-  %y = seg.shift_conv2d %x, %w offsets_h = [1, 2] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [1, 2] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
 // -----
 
-func.func @shift_conv2d_weight(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x1x1xf32>) {
+func.func @fused_conv2d_weight(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x1x1xf32>) {
   // expected-error @+1 {{expected weight dim 1 to be input channels / groups (4), got 2}}
-  %y = seg.shift_conv2d %x, %w offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32> -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_activation(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'activation' to be "none", "relu", "gelu" or "gelu_tanh", got "silu"}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "silu" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %r: tensor<1x4x8x7xf32>) {
+  // expected-error @+1 {{expected 'residual' of the result's type, got 'tensor<1x4x8x7xf32>'}}
+  %y = seg.fused_conv2d %x, %w residual %r offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<1x4x8x7xf32>) -> tensor<1x4x8x8xf32>
   return
 }

@@ -127,13 +127,17 @@ func.func @other_float_types(%x: tensor<2x8xf16>, %y: tensor<2x8xbf16>) -> (tens
 }
 
 // CHECK-LABEL: func.func @shift_ops
-func.func @shift_ops(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: tensor<4xf32>)
-    -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+func.func @shift_ops(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: tensor<4xf32>, %w3: tensor<4x4x3x3xf32>)
+    -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
   // CHECK: seg.channel_shift %{{.*}} offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" : tensor<1x4x8x8xf32>
   %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" : tensor<1x4x8x8xf32>
-  // CHECK: seg.shift_conv2d %{{.*}}, %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
-  %c = seg.shift_conv2d %x, %w, %b offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = "zero"
-       stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1
-       : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
-  return %s, %c : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+  // CHECK: %[[C:.*]] = seg.fused_conv2d %{{.*}}, %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %c = seg.fused_conv2d %x, %w, %b offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = "zero"
+       stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none"
+       : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  // CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} residual %[[C]] offsets_h = [] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu_tanh" : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %r = seg.fused_conv2d %x, %w3 residual %c offsets_h = [] offsets_w = [] mode = "cyclic"
+       stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu_tanh"
+       : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %s, %c, %r : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }

@@ -488,18 +488,30 @@ LogicalResult channelShiftShape(const ShapeError &err, Type input,
   return success();
 }
 
-LogicalResult shiftConv2dShape(const ShapeError &err, Type input, Type weight,
-                               Type bias, ArrayRef<int64_t> offsetsH,
-                               ArrayRef<int64_t> offsetsW, StringRef mode,
-                               ArrayRef<int64_t> stride,
-                               ArrayRef<int64_t> padding,
-                               ArrayRef<int64_t> dilation, int64_t groups,
+LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
                                SmallVectorImpl<int64_t> &shape) {
+  Type input = op.getInput().getType();
+  Type bias = op.getBias() ? op.getBias().getType() : Type();
   SmallVector<int64_t> shifted;
-  if (failed(channelShiftShape(err, input, offsetsH, offsetsW, mode, shifted)))
+  if (failed(channelShiftShape(err, input, op.getOffsetsH(), op.getOffsetsW(),
+                               op.getMode(), shifted)) ||
+      failed(conv2dShape(err, input, op.getWeight().getType(), bias,
+                         op.getStride(), op.getPadding(), op.getDilation(),
+                         op.getGroupsAttr().getInt(), shape)))
     return failure();
-  return conv2dShape(err, input, weight, bias, stride, padding, dilation,
-                     groups, shape);
+  StringRef act = op.getActivation();
+  if (act != "none" && act != "relu" && act != "gelu" && act != "gelu_tanh")
+    return err("expected 'activation' to be \"none\", \"relu\", \"gelu\" or "
+               "\"gelu_tanh\", got \"",
+               act, "\"");
+  if (Value residual = op.getResidual()) {
+    auto type = cast<RankedTensorType>(residual.getType());
+    if (type.getShape() != ArrayRef<int64_t>(shape) ||
+        type.getElementType() !=
+            cast<RankedTensorType>(input).getElementType())
+      return err("expected 'residual' of the result's type, got ", type);
+  }
+  return success();
 }
 
 /// Type of an optional operand, or null.
@@ -607,13 +619,8 @@ SEG_SHAPE_HOOKS(ChannelShiftOp, op.getInput().getType(),
                                   op.getOffsetsH(), op.getOffsetsW(),
                                   op.getMode(), shape))
 
-SEG_SHAPE_HOOKS(ShiftConv2dOp, op.getInput().getType(),
-                shiftConv2dShape(
-                    err, op.getInput().getType(), op.getWeight().getType(),
-                    typeOrNull(op.getBias()), op.getOffsetsH(),
-                    op.getOffsetsW(), op.getMode(), op.getStride(),
-                    op.getPadding(), op.getDilation(),
-                    op.getGroupsAttr().getInt(), shape))
+SEG_SHAPE_HOOKS(FusedConv2dOp, op.getInput().getType(),
+                fusedConv2dShape(FusedConv2dOp::Adaptor(op), err, shape))
 
 #undef SEG_SHAPE_HOOKS
 

@@ -6,8 +6,8 @@
 //
 // After --collapse-rolls, every roll group is one seg.channel_shift. Here each
 // shift is folded into the input addressing of its consumers:
-//   conv2d(channel_shift(X))                        -> shift_conv2d(X)
-//   linear(tokens(channel_shift(X)))                -> tokens(shift_conv2d(X))
+//   conv2d(channel_shift(X))          -> fused_conv2d(X) (shifted addressing)
+//   linear(tokens(channel_shift(X)))  -> tokens(fused_conv2d(X) as 1×1)
 // where tokens(Y) is the NCHW -> (N, H·W, C) layout change, and the linear
 // becomes a 1×1 convolution over the channels.
 //
@@ -33,7 +33,7 @@ using namespace mlir::gpuopt::seg;
 
 namespace {
 
-/// conv2d(channel_shift(X)) -> shift_conv2d(X).
+/// conv2d(channel_shift(X)) -> fused_conv2d(X) reading through the shift.
 struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -42,11 +42,11 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
     auto shift = op.getInput().getDefiningOp<ChannelShiftOp>();
     if (!shift)
       return rewriter.notifyMatchFailure(op, "input is not a channel_shift");
-    rewriter.replaceOpWithNewOp<ShiftConv2dOp>(
-        op, shift.getInput(), op.getWeight(), op.getBias(),
+    rewriter.replaceOpWithNewOp<FusedConv2dOp>(
+        op, shift.getInput(), op.getWeight(), op.getBias(), /*residual=*/Value(),
         shift.getOffsetsHAttr(), shift.getOffsetsWAttr(), shift.getModeAttr(),
         op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
-        op.getGroupsAttr());
+        op.getGroupsAttr(), rewriter.getStringAttr("none"));
     return success();
   }
 };
@@ -106,7 +106,7 @@ RankedTensorType withShape(Type like, ArrayRef<int64_t> shape) {
                                cast<RankedTensorType>(like).getElementType());
 }
 
-/// linear(tokens(channel_shift(X))) -> tokens(shift_conv2d(X, w as 1×1)).
+/// linear(tokens(channel_shift(X))) -> tokens(fused_conv2d(X, w as 1×1)).
 struct ShiftIntoTokenLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -127,12 +127,13 @@ struct ShiftIntoTokenLinear : OpRewritePattern<LinearOp> {
         withShape(weightType,
                   {outChannels, weightType.getDimSize(1), 1, 1}),
         op.getWeight());
-    Value conv = ShiftConv2dOp::create(
+    Value conv = FusedConv2dOp::create(
         rewriter, loc, shift.getInput(), weight, op.getBias(),
-        shift.getOffsetsHAttr(), shift.getOffsetsWAttr(), shift.getModeAttr(),
-        rewriter.getDenseI64ArrayAttr({1, 1}),
+        /*residual=*/Value(), shift.getOffsetsHAttr(), shift.getOffsetsWAttr(),
+        shift.getModeAttr(), rewriter.getDenseI64ArrayAttr({1, 1}),
         rewriter.getDenseI64ArrayAttr({0, 0}),
-        rewriter.getDenseI64ArrayAttr({1, 1}), rewriter.getI64IntegerAttr(1));
+        rewriter.getDenseI64ArrayAttr({1, 1}), rewriter.getI64IntegerAttr(1),
+        rewriter.getStringAttr("none"));
 
     ArrayRef<int64_t> nchw = cast<RankedTensorType>(conv.getType()).getShape();
     Value tokens;
@@ -178,7 +179,12 @@ struct FuseRollPass
     Operation *root = getOperation();
     int64_t rollsBefore = countOpsOf<RollOp>(root);
     int64_t bytesBefore = countDataMovementBytes(root);
-    int64_t fusedBefore = countOpsOf<ShiftConv2dOp>(root);
+    auto countFused = [&] {
+      int64_t n = 0;
+      root->walk([&](FusedConv2dOp op) { n += op.hasShift(); });
+      return n;
+    };
+    int64_t fusedBefore = countFused();
 
     RewritePatternSet patterns(&getContext());
     populateCollapseRollsPatterns(patterns);
@@ -187,7 +193,7 @@ struct FuseRollPass
       return signalPassFailure();
 
     int64_t removed = rollsBefore - countOpsOf<RollOp>(root);
-    int64_t fused = countOpsOf<ShiftConv2dOp>(root) - fusedBefore;
+    int64_t fused = countFused() - fusedBefore;
     int64_t left = countOpsOf<ChannelShiftOp>(root);
     int64_t saved =
         std::max<int64_t>(0, bytesBefore - countDataMovementBytes(root));

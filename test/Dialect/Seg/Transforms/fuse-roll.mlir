@@ -3,7 +3,7 @@
 
 // CHECK-LABEL: func.func @conv_consumer
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>, %[[W:.*]]: tensor<6x4x3x3xf32>, %[[B:.*]]: tensor<6xf32>)
-// CHECK: %[[Y:.*]] = seg.shift_conv2d %[[X]], %[[W]], %[[B]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1
+// CHECK: %[[Y:.*]] = seg.fused_conv2d %[[X]], %[[W]], %[[B]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "none"
 // CHECK-NOT: seg.channel_shift
 // CHECK: return %[[Y]]
 // expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 2048 bytes no longer moved}}
@@ -17,7 +17,7 @@ func.func @conv_consumer(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: t
 
 // A roll group written as slices/rolls/concat, consumed by a depthwise conv.
 // CHECK-LABEL: func.func @roll_group_into_depthwise_conv
-// CHECK: seg.shift_conv2d %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [0, -1] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2
+// CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [0, -1] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.concat
 // expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 3072 bytes no longer moved}}
@@ -36,7 +36,7 @@ func.func @roll_group_into_depthwise_conv(%x: tensor<1x2x8x8xf32>, %w: tensor<2x
 // CHECK-LABEL: func.func @linear_on_flattened_tokens
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x2x3xf32>, %[[W:.*]]: tensor<5x4xf32>, %[[B:.*]]: tensor<5xf32>)
 // CHECK: %[[W4:.*]] = seg.reshape %[[W]] : tensor<5x4xf32> -> tensor<5x4x1x1xf32>
-// CHECK: %[[C:.*]] = seg.shift_conv2d %[[X]], %[[W4]], %[[B]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : {{.*}} -> tensor<1x5x2x3xf32>
+// CHECK: %[[C:.*]] = seg.fused_conv2d %[[X]], %[[W4]], %[[B]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : {{.*}} -> tensor<1x5x2x3xf32>
 // CHECK: %[[F:.*]] = seg.reshape %[[C]] : tensor<1x5x2x3xf32> -> tensor<1x5x6xf32>
 // CHECK: %[[T:.*]] = seg.permute %[[F]] dims = [0, 2, 1] : tensor<1x5x6xf32> -> tensor<1x6x5xf32>
 // CHECK-NOT: seg.linear
@@ -54,7 +54,7 @@ func.func @linear_on_flattened_tokens(%x: tensor<1x4x2x3xf32>, %w: tensor<5x4xf3
 
 // Channels-last tokens: permute [0, 2, 3, 1] then reshape (N, H*W, C).
 // CHECK-LABEL: func.func @linear_on_channels_last_tokens
-// CHECK: %[[C:.*]] = seg.shift_conv2d %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [1, -1] mode = "zero"
+// CHECK: %[[C:.*]] = seg.fused_conv2d %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [1, -1] mode = "zero"
 // CHECK: %[[P:.*]] = seg.permute %[[C]] dims = [0, 2, 3, 1] : tensor<1x3x2x2xf32> -> tensor<1x2x2x3xf32>
 // CHECK: %[[R:.*]] = seg.reshape %[[P]] : tensor<1x2x2x3xf32> -> tensor<1x4x3xf32>
 // CHECK: return %[[R]]
@@ -74,7 +74,7 @@ func.func @linear_on_channels_last_tokens(%x: tensor<1x2x2x2xf32>, %w: tensor<3x
 // CHECK-LABEL: func.func @shift_with_two_consumers
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>
 // CHECK-DAG: %[[S:.*]] = seg.channel_shift %[[X]]
-// CHECK-DAG: seg.shift_conv2d %[[X]]
+// CHECK-DAG: seg.fused_conv2d %[[X]]
 // CHECK: seg.add %[[S]]
 // expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 1 seg.channel_shift left, 0 bytes no longer moved}}
 func.func @shift_with_two_consumers(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {

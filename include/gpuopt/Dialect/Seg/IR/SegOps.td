@@ -477,7 +477,7 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
     either empty (no shift along that axis) or has one entry per channel.
 
     `--collapse-rolls` creates this op from rolls; `--fuse-roll` folds it into
-    the consumer's addressing where it can.
+    the consumer's addressing (`seg.fused_conv2d`) where it can.
 
     ```mlir
     // Rolling-UNet: channel c rolled by c along H.
@@ -495,37 +495,57 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
   let hasFolder = 1;
 }
 
-def Seg_ShiftConv2dOp : Seg_InferredOp<"shift_conv2d"> {
-  let summary = "conv2d reading its input through a per-channel shift";
+def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments]> {
+  let summary = "conv2d with a shifted input, an activation and a residual add";
   let description = [{
-    Exactly `seg.conv2d(seg.channel_shift(input, offsets_h, offsets_w, mode),
-    weight, bias)`, but the shift lives in the convolution's input addressing:
-    the shifted map is never materialized (zero extra bytes, zero extra
-    kernels). Shift attributes as in `seg.channel_shift`, convolution
-    attributes as in `seg.conv2d`. `--fuse-roll` creates it, also for a
-    `seg.linear` over the channels of an NCHW map (a 1×1 convolution).
+    One convolution kernel with everything the passes fold into it:
+
+    `result = activation(conv2d(channel_shift(input), weight, bias)) + residual`
+
+    - the input is read through `seg.channel_shift` semantics (`offsets_h`,
+      `offsets_w`, `mode`; empty offsets: no shift) — the shifted map is never
+      materialized (zero extra bytes, zero extra kernels); `--fuse-roll`
+      creates this, also for a `seg.linear` over the channels of an NCHW map
+      (a 1×1 convolution);
+    - convolution attributes and the optional `bias` as in `seg.conv2d`;
+    - `activation` is `"none"`, `"relu"`, `"gelu"` (erf) or `"gelu_tanh"`;
+    - the optional `residual` (the result's shape) is added last.
+
+    `--fuse-conv-bn-relu` folds BatchNorm into `weight`/`bias` and fuses the
+    activation and the residual add.
 
     ```mlir
-    %y = seg.shift_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
+    %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
            mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1]
-           groups = 1
-         : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>
+           groups = 1 activation = "none"
+         : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>)
            -> tensor<1x4x8x8xf32>
+    %z = seg.fused_conv2d %x, %w3, %b residual %y offsets_h = [] offsets_w = []
+           mode = "zero" stride = [1, 1] padding = [1, 1] dilation = [1, 1]
+           groups = 1 activation = "relu"
+         : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>,
+            tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     ```
   }];
   let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
                        Optional<Seg_FloatTensor>:$bias,
+                       Optional<Seg_FloatTensor>:$residual,
                        DenseI64ArrayAttr:$offsets_h,
                        DenseI64ArrayAttr:$offsets_w, StrAttr:$mode,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       StrAttr:$activation);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? `offsets_h` `=` $offsets_h
-    `offsets_w` `=` $offsets_w `mode` `=` $mode `stride` `=` $stride
-    `padding` `=` $padding `dilation` `=` $dilation `groups` `=` $groups
-    attr-dict
-    `:` type($input) `,` type($weight) (`,` type($bias)^)? `->` type($result)
+    $input `,` $weight (`,` $bias^)? (`residual` $residual^)?
+    `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` $mode
+    `stride` `=` $stride `padding` `=` $padding `dilation` `=` $dilation
+    `groups` `=` $groups `activation` `=` $activation attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the input is read through a shift.
+    bool hasShift() { return !getOffsetsH().empty() || !getOffsetsW().empty(); }
   }];
 }
 

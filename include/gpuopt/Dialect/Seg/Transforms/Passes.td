@@ -60,11 +60,11 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
     `seg.channel_shift` into its consumers:
 
     - `seg.conv2d` (any kernel, stride, padding, dilation, groups) becomes
-      `seg.shift_conv2d`, which reads its input through the shift;
+      `seg.fused_conv2d`, which reads its input through the shift;
     - `seg.linear` over the tokens of an NCHW map — reached through
       `reshape (N, C, H·W)` + `permute [0, 2, 1]`, or `permute [0, 2, 3, 1]`
       (+ `reshape (N, H·W, C)`) — is a 1×1 convolution over the channels: it
-      becomes a 1×1 `seg.shift_conv2d` (the weight reshaped to `(O, C, 1, 1)`)
+      becomes a 1×1 `seg.fused_conv2d` (the weight reshaped to `(O, C, 1, 1)`)
       followed by the same layout change of its output.
 
     A shift with other consumers (an add, a LayerNorm, ...) stays as one
@@ -75,8 +75,8 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
     %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" ...
     %y = seg.conv2d %s, %w, %b stride = [1, 1] padding = [1, 1] ...
     // becomes
-    %y = seg.shift_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
-           mode = "cyclic" stride = [1, 1] padding = [1, 1] ...
+    %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
+           mode = "cyclic" stride = [1, 1] padding = [1, 1] ... activation = "none"
     ```
 
     Input: any seg graph. Output: no `seg.roll` of an NCHW map along its
