@@ -768,9 +768,20 @@ OpFoldResult ChannelShiftOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult PermuteOp::fold(FoldAdaptor) {
+  // permute(permute(x, p), q) -> permute(x, p ∘ q): result dim i is dim
+  // p[q[i]] of x.
+  bool changed = false;
+  if (auto prev = getInput().getDefiningOp<PermuteOp>()) {
+    SmallVector<int64_t> composed;
+    for (int64_t d : getDims())
+      composed.push_back(prev.getDims()[d]);
+    getInputMutable().assign(prev.getInput());
+    setDims(composed);
+    changed = true;
+  }
   for (auto [i, d] : llvm::enumerate(getDims()))
     if (static_cast<int64_t>(i) != d)
-      return {};
+      return changed ? OpFoldResult(getResult()) : OpFoldResult();
   return getInput();
 }
 

@@ -8,13 +8,13 @@
 // shift is folded into the input addressing of its consumers:
 //   conv2d(channel_shift(X))          -> fused_conv2d(X) (shifted addressing)
 //   linear(tokens(channel_shift(X)))  -> tokens(fused_conv2d(X) as 1×1)
-// where tokens(Y) is the NCHW -> (N, H·W, C) layout change, and the linear
-// becomes a 1×1 convolution over the channels.
+// where tokens(Y) is the NCHW -> (N, H·W, C) layout change (TokenLayout.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Transforms.h"
+#include "TokenLayout.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -51,62 +51,8 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
   }
 };
 
-/// How the tokens a linear consumes were made from an NCHW map.
-enum class TokenLayout {
-  /// reshape (N, C, H·W) then permute [0, 2, 1]: tokens (N, H·W, C).
-  FlattenTranspose,
-  /// permute [0, 2, 3, 1], then optionally reshape (N, H·W, C).
-  ChannelsLast,
-};
-
-struct TokenView {
-  Value nchw;
-  TokenLayout layout;
-};
-
-/// Matches `tokens` as a channels-last view of an NCHW value.
-FailureOr<TokenView> matchTokenView(Value tokens) {
-  auto type = cast<RankedTensorType>(tokens.getType());
-  if (auto permute = tokens.getDefiningOp<PermuteOp>()) {
-    // (N, C, H·W) -> (N, H·W, C), from a reshape of an NCHW map.
-    if (permute.getDims() == ArrayRef<int64_t>{0, 2, 1}) {
-      auto reshape = permute.getInput().getDefiningOp<ReshapeOp>();
-      if (!reshape)
-        return failure();
-      auto src = cast<RankedTensorType>(reshape.getInput().getType());
-      if (src.getRank() != 4 ||
-          type.getShape() !=
-              ArrayRef<int64_t>{src.getDimSize(0),
-                                src.getDimSize(2) * src.getDimSize(3),
-                                src.getDimSize(1)})
-        return failure();
-      return TokenView{reshape.getInput(), TokenLayout::FlattenTranspose};
-    }
-    if (permute.getDims() == ArrayRef<int64_t>{0, 2, 3, 1})
-      return TokenView{permute.getInput(), TokenLayout::ChannelsLast};
-    return failure();
-  }
-  if (auto reshape = tokens.getDefiningOp<ReshapeOp>()) {
-    // (N, H, W, C) -> (N, H·W, C).
-    auto permute = reshape.getInput().getDefiningOp<PermuteOp>();
-    if (!permute || permute.getDims() != ArrayRef<int64_t>{0, 2, 3, 1})
-      return failure();
-    ArrayRef<int64_t> nhwc =
-        cast<RankedTensorType>(permute.getType()).getShape();
-    if (type.getShape() !=
-        ArrayRef<int64_t>{nhwc[0], nhwc[1] * nhwc[2], nhwc[3]})
-      return failure();
-    return TokenView{permute.getInput(), TokenLayout::ChannelsLast};
-  }
-  return failure();
-}
-
-RankedTensorType withShape(Type like, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape,
-                               cast<RankedTensorType>(like).getElementType());
-}
-
-/// linear(tokens(channel_shift(X))) -> tokens(fused_conv2d(X, w as 1×1)).
+/// linear(tokens(channel_shift(X))) -> tokens(conv2d 1×1(channel_shift(X))),
+/// which ShiftIntoConv then folds.
 struct ShiftIntoTokenLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -115,44 +61,9 @@ struct ShiftIntoTokenLinear : OpRewritePattern<LinearOp> {
     FailureOr<TokenView> view = matchTokenView(op.getInput());
     if (failed(view))
       return rewriter.notifyMatchFailure(op, "input is not a token view");
-    auto shift = view->nchw.getDefiningOp<ChannelShiftOp>();
-    if (!shift)
+    if (!view->nchw.getDefiningOp<ChannelShiftOp>())
       return rewriter.notifyMatchFailure(op, "tokens are not of a shift");
-
-    Location loc = op.getLoc();
-    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
-    int64_t outChannels = weightType.getDimSize(0);
-    Value weight = ReshapeOp::create(
-        rewriter, loc,
-        withShape(weightType,
-                  {outChannels, weightType.getDimSize(1), 1, 1}),
-        op.getWeight());
-    Value conv = FusedConv2dOp::create(
-        rewriter, loc, shift.getInput(), weight, op.getBias(),
-        /*residual=*/Value(), shift.getOffsetsHAttr(), shift.getOffsetsWAttr(),
-        shift.getModeAttr(), rewriter.getDenseI64ArrayAttr({1, 1}),
-        rewriter.getDenseI64ArrayAttr({0, 0}),
-        rewriter.getDenseI64ArrayAttr({1, 1}), rewriter.getI64IntegerAttr(1),
-        rewriter.getStringAttr("none"));
-
-    ArrayRef<int64_t> nchw = cast<RankedTensorType>(conv.getType()).getShape();
-    Value tokens;
-    if (view->layout == TokenLayout::FlattenTranspose) {
-      Value flat = ReshapeOp::create(
-          rewriter, loc,
-          withShape(conv.getType(), {nchw[0], nchw[1], nchw[2] * nchw[3]}),
-          conv);
-      tokens = PermuteOp::create(rewriter, loc, flat,
-                                 ArrayRef<int64_t>{0, 2, 1});
-    } else {
-      Value nhwc =
-          PermuteOp::create(rewriter, loc, conv, ArrayRef<int64_t>{0, 2, 3, 1});
-      tokens = nhwc.getType() == op.getType()
-                   ? nhwc
-                   : ReshapeOp::create(rewriter, loc, op.getType(), nhwc)
-                         .getResult();
-    }
-    rewriter.replaceOp(op, tokens);
+    rewriteTokenLinearAsConv(op, *view, rewriter);
     return success();
   }
 };

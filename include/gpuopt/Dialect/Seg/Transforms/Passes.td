@@ -100,4 +100,43 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
   ];
 }
 
+def SimplifyTokenLayoutPass : Pass<"simplify-token-layout", "::mlir::func::FuncOp"> {
+  let summary = "Remove token/NCHW layout round trips and turn token linears into 1x1 convolutions";
+  let description = [{
+    Segmentation transformers switch between NCHW maps and tokens
+    `(N, H·W, C)` around every Linear and LayerNorm (`flatten(2).transpose(1,
+    2)`, `transpose(1, 2).view(N, C, H, W)`), and each switch is a full copy
+    in PyTorch. This pass removes the switches that cancel:
+
+    - a `seg.linear` over the tokens of an NCHW map is a 1×1 convolution over
+      its channels: it becomes `seg.conv2d` on the NCHW map, followed by the
+      layout change of its result;
+    - elementwise ops (`relu`, `gelu`, `sigmoid`, and `add`/`mul` of two
+      operands with the same layout change) move below layout changes;
+    - permutes of permutes compose, reshapes of reshapes fold, and round
+      trips cancel.
+
+    Afterwards the only layout changes left are those a token-layout op (a
+    LayerNorm over channels, a Linear over concatenated tokens) needs.
+
+    ```mlir
+    %f = seg.reshape %x : tensor<1x4x2x3xf32> -> tensor<1x4x6xf32>
+    %t = seg.permute %f dims = [0, 2, 1] : tensor<1x4x6xf32> -> tensor<1x6x4xf32>
+    %y = seg.linear %t, %w, %b : ... -> tensor<1x6x5xf32>
+    %g = seg.gelu %y : tensor<1x6x5xf32>
+    %u = seg.permute %g dims = [0, 2, 1] : ... -> tensor<1x5x6xf32>
+    %z = seg.reshape %u : tensor<1x5x6xf32> -> tensor<1x5x2x3xf32>
+    // becomes
+    %w4 = seg.reshape %w : tensor<5x4xf32> -> tensor<5x4x1x1xf32>
+    %c = seg.conv2d %x, %w4, %b stride = [1, 1] padding = [0, 0] ...
+    %z = seg.gelu %c : tensor<1x5x2x3xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
+  let statistics = [
+    Statistic<"numLinearsToConv", "linears-to-conv",
+              "token linears rewritten as 1x1 convolutions">,
+  ];
+}
+
 #endif // GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD

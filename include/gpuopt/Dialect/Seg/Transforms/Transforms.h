@@ -21,6 +21,11 @@ void populateCollapseRollsPatterns(RewritePatternSet &patterns);
 /// token linears (the folding half of --fuse-roll).
 void populateFuseShiftPatterns(RewritePatternSet &patterns);
 
+/// Patterns that move elementwise ops below NCHW/token layout changes so
+/// that round trips meet and fold (--simplify-token-layout, without the
+/// linear-to-convolution rewrite).
+void populateSimplifyTokenLayoutPatterns(RewritePatternSet &patterns);
+
 /// Bytes read and written by the pure data-movement ops under `root` (roll,
 /// slice, concat, pad, channel_shift): what --fuse-roll saves.
 int64_t countDataMovementBytes(Operation *root);
