@@ -127,7 +127,7 @@ def main() -> int:
             actual = np.load(out)
             err = np.linalg.norm(actual - expected) / np.linalg.norm(expected)
             status = "OK" if err <= 1e-5 else "MISMATCH"
-            took = re.search(r"backend reference: ([\d.]+) ms", proc.stdout)
+            took = re.search(r"inference ([\d.]+) ms", proc.stdout)
             print(f"      {label:14s} output {actual.shape}  rel. L2 error vs PyTorch {err:.2e}  "
                   f"[{status}]  ({took.group(1) if took else '?'} ms in gpuopt-run)")
             if status != "OK":

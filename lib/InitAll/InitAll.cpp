@@ -8,6 +8,7 @@
 
 #include "gpuopt/Dialect/Seg/IR/SegDialect.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
+#include "gpuopt/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,4 +28,5 @@ void mlir::gpuopt::registerAllPasses() {
   // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
   registerTransformsPasses();
   seg::registerSegPasses();
+  registerPipelines();
 }

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -24,6 +25,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 using namespace mlir;
@@ -158,6 +160,7 @@ private:
   /// Computes the result of a single-result seg op.
   FailureOr<at::Tensor> compute(Operation *op);
   FailureOr<at::Tensor> param(mlir::gpuopt::seg::ParamOp op);
+  LogicalResult foldBatchNorm(mlir::gpuopt::seg::FoldBatchNormOp op);
 
   std::optional<at::Tensor> optional(Value v) {
     if (!v)
@@ -187,6 +190,24 @@ FailureOr<at::Tensor> Evaluator::param(mlir::gpuopt::seg::ParamOp op) {
            << " in the weights file, but the graph expects " << type;
   at::Tensor t = toAten(it->second);
   return t.to(*scalarTypeOf(type.getElementType()));
+}
+
+LogicalResult Evaluator::foldBatchNorm(mlir::gpuopt::seg::FoldBatchNormOp op) {
+  try {
+    at::Tensor scale =
+        get(op.getGamma()) /
+        at::sqrt(get(op.getVar()) + op.getEpsilon().convertToDouble());
+    const at::Tensor &weight = get(op.getWeight());
+    std::vector<int64_t> view(weight.dim(), 1);
+    view[0] = -1;
+    at::Tensor bias = op.getBias() ? get(op.getBias())
+                                   : at::zeros_like(get(op.getMean()));
+    bind(op.getNewWeight(), weight * scale.view(view));
+    bind(op.getNewBias(), (bias - get(op.getMean())) * scale + get(op.getBeta()));
+  } catch (const std::exception &e) {
+    return op.emitError("reference backend: ") << e.what();
+  }
+  return success();
 }
 
 FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
@@ -313,6 +334,8 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
 }
 
 LogicalResult Evaluator::run(Operation *op) {
+  if (auto fold = dyn_cast<mlir::gpuopt::seg::FoldBatchNormOp>(op))
+    return foldBatchNorm(fold);
   if (op->getNumResults() != 1)
     return op->emitError("the reference backend cannot execute '")
            << op->getName() << "'";
@@ -340,10 +363,10 @@ LogicalResult Evaluator::run(Operation *op) {
 
 } // namespace
 
-LogicalResult mlir::gpuopt::reference::runReference(func::FuncOp func,
-                                      const runtime::SafetensorsFile &weights,
-                                      ArrayRef<HostTensor> inputs,
-                                      SmallVectorImpl<HostTensor> &outputs) {
+LogicalResult mlir::gpuopt::reference::runReference(
+    func::FuncOp func, const runtime::SafetensorsFile &weights,
+    ArrayRef<HostTensor> inputs, SmallVectorImpl<HostTensor> &outputs,
+    const RunOptions &options) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("the reference backend needs a function with a "
                           "single block");
@@ -352,8 +375,6 @@ LogicalResult mlir::gpuopt::reference::runReference(func::FuncOp func,
     return func.emitError("@")
            << func.getSymName() << " takes " << fnType.getNumInputs()
            << " input(s), " << inputs.size() << " given";
-
-  Evaluator eval(weights);
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || !type.hasStaticShape() ||
@@ -366,28 +387,69 @@ LogicalResult mlir::gpuopt::reference::runReference(func::FuncOp func,
       return func.emitError("input ")
              << i << " has shape " << runtime::formatShape(inputs[i].shape)
              << ", but @" << func.getSymName() << " expects " << type;
-    try {
-      eval.bind(arg, toAten(inputs[i]).to(*scalarTypeOf(type.getElementType())));
-    } catch (const std::exception &e) {
-      return func.emitError("reference backend: ") << e.what();
+  }
+
+  // Load-time ops: those computed from parameters only (seg.param and, e.g.,
+  // seg.fold_batch_norm of parameters). They run once, before any inference.
+  Block &body = func.getBody().front();
+  llvm::DenseSet<Value> loadTimeValues;
+  SmallVector<Operation *> loadTime, perRun;
+  for (Operation &op : body) {
+    bool fromParams = isa<seg::ParamOp>(op) ||
+                      (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
+                       llvm::all_of(op.getOperands(), [&](Value v) {
+                         return loadTimeValues.contains(v);
+                       }));
+    if (fromParams) {
+      loadTimeValues.insert(op.getResults().begin(), op.getResults().end());
+      loadTime.push_back(&op);
+    } else {
+      perRun.push_back(&op);
     }
   }
 
-  for (Operation &op : func.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value v : ret.getOperands()) {
-        try {
-          outputs.push_back(toHost(eval.get(v)));
-        } catch (const std::exception &e) {
-          return ret.emitError("reference backend: ") << e.what();
-        }
-      }
-      return success();
-    }
-    if (failed(eval.run(&op)))
+  Evaluator eval(weights);
+  auto clock = [] { return std::chrono::steady_clock::now(); };
+  auto ms = [](auto d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  auto start = clock();
+  for (Operation *op : loadTime)
+    if (failed(eval.run(op)))
       return failure();
+  if (options.loadMs)
+    *options.loadMs = ms(clock() - start);
+
+  for (unsigned run = 0; run < std::max(1u, options.runs); ++run) {
+    outputs.clear();
+    auto runStart = clock();
+    for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+      auto type = cast<RankedTensorType>(arg.getType());
+      try {
+        eval.bind(arg,
+                  toAten(inputs[i]).to(*scalarTypeOf(type.getElementType())));
+      } catch (const std::exception &e) {
+        return func.emitError("reference backend: ") << e.what();
+      }
+    }
+    for (Operation *op : perRun) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (Value v : ret.getOperands()) {
+          try {
+            outputs.push_back(toHost(eval.get(v)));
+          } catch (const std::exception &e) {
+            return ret.emitError("reference backend: ") << e.what();
+          }
+        }
+        break;
+      }
+      if (failed(eval.run(op)))
+        return failure();
+    }
+    if (options.runMs)
+      options.runMs->push_back(ms(clock() - runStart));
   }
-  return func.emitError("function has no terminator");
+  return success();
 }
 
 SmallVector<std::string>

@@ -30,7 +30,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <chrono>
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -72,6 +71,12 @@ llvm::cl::opt<std::string>
           llvm::cl::desc("function to run (default: @forward, or the only "
                          "function in the module)"),
           llvm::cl::init(""), llvm::cl::cat(category));
+
+llvm::cl::opt<unsigned>
+    runs("runs",
+         llvm::cl::desc("inferences to run; load-time computations (weight "
+                        "folding) run once; prints the median time"),
+         llvm::cl::init(1), llvm::cl::cat(category));
 
 llvm::cl::opt<bool> quiet("quiet",
                           llvm::cl::desc("do not print the run summary"),
@@ -167,13 +172,18 @@ int runMain() {
                 " result(s) but " + llvm::Twine(outputArgs.size()) +
                 " --output given");
 
+  if (runs < 1)
+    return fail("--runs must be at least 1");
   SmallVector<rt::HostTensor> outputs;
-  auto start = std::chrono::steady_clock::now();
-  if (failed(mlir::gpuopt::reference::runReference(*fn, weights, inputs, outputs)))
+  double loadMs = 0;
+  SmallVector<double> runMs;
+  mlir::gpuopt::reference::RunOptions options;
+  options.runs = runs;
+  options.loadMs = &loadMs;
+  options.runMs = &runMs;
+  if (failed(mlir::gpuopt::reference::runReference(*fn, weights, inputs,
+                                                    outputs, options)))
     return 1;
-  double ms = std::chrono::duration<double, std::milli>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
 
   if (!quiet) {
     SmallVector<std::string> unused = mlir::gpuopt::reference::unusedWeights(*fn, weights);
@@ -198,8 +208,12 @@ int runMain() {
       llvm::outs() << "output " << i << ": " << rt::formatShape(out.shape)
                    << " f32 -> " << dest << "\n";
   }
-  if (!quiet)
-    llvm::outs() << llvm::format("backend %s: %.1f ms\n", backend.c_str(), ms);
+  if (!quiet) {
+    llvm::sort(runMs);
+    llvm::outs() << llvm::format(
+        "backend %s: load-time %.1f ms, inference %.1f ms (median of %u)\n",
+        backend.c_str(), loadMs, runMs[runMs.size() / 2], unsigned(runs));
+  }
   return 0;
 }
 } // namespace

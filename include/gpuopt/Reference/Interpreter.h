@@ -23,16 +23,31 @@ namespace mlir {
 namespace gpuopt {
 namespace reference {
 
+/// How often to run and where to report the timings.
+struct RunOptions {
+  /// Inferences to run (the outputs are those of the last one).
+  unsigned runs = 1;
+  /// Receives the time of the load-time computations, in milliseconds.
+  double *loadMs = nullptr;
+  /// Receives the time of each inference, in milliseconds.
+  SmallVectorImpl<double> *runMs = nullptr;
+};
+
 /// Runs `func` on `inputs` (one per argument, shapes checked against the
 /// argument types), binding every `seg.param` to the tensor of the same name
 /// in `weights` (converted to the declared element type when they differ).
 /// Results are returned as float32 host tensors. Every failure is reported as
 /// a diagnostic located at the offending op (or at `func` for bad inputs) and
 /// yields failure; no exception escapes.
+///
+/// Ops computed from parameters only (`seg.param`, `seg.fold_batch_norm` of
+/// parameters, ...) are load-time computations: they run once, before the
+/// first inference, however many `options.runs` there are.
 LogicalResult runReference(func::FuncOp func,
                            const ::gpuopt::runtime::SafetensorsFile &weights,
                            ArrayRef<::gpuopt::runtime::HostTensor> inputs,
-                           SmallVectorImpl<::gpuopt::runtime::HostTensor> &outputs);
+                           SmallVectorImpl<::gpuopt::runtime::HostTensor> &outputs,
+                           const RunOptions &options = {});
 
 /// Names in `weights` that no `seg.param` in `func` uses.
 SmallVector<std::string> unusedWeights(func::FuncOp func,

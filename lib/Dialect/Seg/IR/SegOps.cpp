@@ -625,6 +625,61 @@ SEG_SHAPE_HOOKS(FusedConv2dOp, op.getInput().getType(),
 #undef SEG_SHAPE_HOOKS
 
 //===----------------------------------------------------------------------===//
+// FoldBatchNormOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult checkFoldBatchNorm(const ShapeError &err, Type weight, Type bias,
+                                 TypeRange stats, double epsilon) {
+  auto w = cast<RankedTensorType>(weight);
+  if (w.getRank() < 1)
+    return err("expected 'weight' of rank 1 or more");
+  if (!(epsilon > 0.0))
+    return err("expected a positive 'epsilon', got ", epsilon);
+  int64_t channels = w.getDimSize(0);
+  if (bias && failed(checkVector(err, "bias", bias, channels)))
+    return failure();
+  const char *names[] = {"mean", "var", "gamma", "beta"};
+  for (auto [name, type] : llvm::zip_equal(names, stats))
+    if (failed(checkVector(err, name, type, channels)))
+      return failure();
+  return checkElementTypes(err, weight,
+                           {{"bias", bias},
+                            {"mean", stats[0]},
+                            {"var", stats[1]},
+                            {"gamma", stats[2]},
+                            {"beta", stats[3]}});
+}
+} // namespace
+
+LogicalResult FoldBatchNormOp::verify() {
+  auto emit = [&]() { return emitOpError(); };
+  Type bias = getBias() ? getBias().getType() : Type();
+  if (failed(checkFoldBatchNorm(
+          ShapeError(emit), getWeight().getType(), bias,
+          TypeRange{getMean().getType(), getVar().getType(),
+                    getGamma().getType(), getBeta().getType()},
+          getEpsilon().convertToDouble())))
+    return failure();
+  if (getNewWeight().getType() != getWeight().getType() ||
+      getNewBias().getType() != getMean().getType())
+    return emitOpError("expected results of the weight's and the mean's types");
+  return success();
+}
+
+LogicalResult FoldBatchNormOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  // Operands: weight, [bias], mean, var, gamma, beta.
+  if (operands.size() < 5)
+    return failure();
+  inferred.push_back(operands.front().getType());
+  inferred.push_back(operands[operands.size() - 4].getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ParamOp
 //===----------------------------------------------------------------------===//
 

@@ -549,4 +549,36 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
   }];
 }
 
+def Seg_FoldBatchNormOp : Seg_Op<"fold_batch_norm", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Fold inference BatchNorm parameters into a convolution's weight and bias";
+  let description = [{
+    With `scale = gamma / sqrt(var + epsilon)` per output channel:
+    `new_weight = weight · scale` (broadcast over all but dim 0) and
+    `new_bias = (bias − mean) · scale + beta` (`bias` = 0 when absent).
+    `conv(x, new_weight, new_bias)` equals `batch_norm(conv(x, weight, bias))`.
+
+    Its operands are parameters, so every backend evaluates it once per
+    loaded checkpoint (a load-time computation), never per inference.
+
+    ```mlir
+    %w2, %b2 = seg.fold_batch_norm %w bias %b, %mean, %var, %gamma, %beta
+                 epsilon = 1.0e-05
+               : (tensor<16x3x3x3xf32>, tensor<16xf32>, tensor<16xf32>,
+                  tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+                 -> (tensor<16x3x3x3xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$weight, Optional<Seg_FloatTensor>:$bias,
+                       Seg_FloatTensor:$mean, Seg_FloatTensor:$var,
+                       Seg_FloatTensor:$gamma, Seg_FloatTensor:$beta,
+                       F64Attr:$epsilon);
+  let results = (outs Seg_FloatTensor:$new_weight, Seg_FloatTensor:$new_bias);
+  let assemblyFormat = [{
+    $weight (`bias` $bias^)? `,` $mean `,` $var `,` $gamma `,` $beta
+    `epsilon` `=` $epsilon attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GPUOPT_DIALECT_SEG_IR_SEGOPS_TD

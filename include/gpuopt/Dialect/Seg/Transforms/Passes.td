@@ -139,4 +139,44 @@ def SimplifyTokenLayoutPass : Pass<"simplify-token-layout", "::mlir::func::FuncO
   ];
 }
 
+def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
+  let summary = "Fold inference BatchNorm into convolutions and fuse activations and residual adds";
+  let description = [{
+    - `batch_norm(conv(x))` → `conv(x)` with folded weight and bias: a
+      `seg.fold_batch_norm` of the parameters computes them once per loaded
+      checkpoint (a load-time computation, never per inference);
+    - `relu` / `gelu` of a convolution → the convolution's `activation`;
+    - `relu(max_pool2d(conv))` → `max_pool2d(conv + relu)`: ReLU commutes with
+      max-pooling (both monotone; every window holds a real element), which is
+      UNeXt's Conv → BN → MaxPool → ReLU;
+    - `add(conv, r)` → the convolution's `residual`.
+
+    Everything is exact. An activation after a bilinear upsample stays there
+    (it does not commute); a BatchNorm after a ReLU (Rolling-UNet's DSC
+    branch) is left alone. Convolutions become `seg.fused_conv2d`.
+
+    ```mlir
+    %c = seg.conv2d %x, %w, %b ...
+    %n = seg.batch_norm %c, %mean, %var, %gamma, %beta epsilon = 1.0e-05 ...
+    %r = seg.relu %n ...
+    // becomes
+    %w2, %b2 = seg.fold_batch_norm %w bias %b, %mean, %var, %gamma, %beta ...
+    %r = seg.fused_conv2d %x, %w2, %b2 ... activation = "relu" ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark on the function with the pass statistics">,
+  ];
+  let statistics = [
+    Statistic<"numBatchNormsFolded", "batch-norms-folded",
+              "BatchNorms folded into convolutions">,
+    Statistic<"numActivationsFused", "activations-fused",
+              "activations fused into convolutions">,
+    Statistic<"numResidualsFused", "residuals-fused",
+              "residual adds fused into convolutions">,
+  ];
+}
+
 #endif // GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD

@@ -1,0 +1,45 @@
+//===- Pipelines.h - gpuopt pass pipelines ----------------------*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_PIPELINES_PIPELINES_H
+#define GPUOPT_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+namespace gpuopt {
+
+/// Options of --gpuopt-optimize.
+struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
+  Option<bool> fuseRoll{*this, "fuse-roll",
+                        llvm::cl::desc("Fold roll groups into conv/linear "
+                                       "addressing (--fuse-roll)"),
+                        llvm::cl::init(true)};
+  Option<bool> simplifyTokenLayout{
+      *this, "simplify-token-layout",
+      llvm::cl::desc("Turn token linears into 1x1 convolutions and cancel "
+                     "layout round trips (--simplify-token-layout)"),
+      llvm::cl::init(true)};
+  Option<bool> fuseConvBnRelu{
+      *this, "fuse-conv-bn-relu",
+      llvm::cl::desc("Fold BatchNorm and fuse activations/residuals into "
+                     "convolutions (--fuse-conv-bn-relu)"),
+      llvm::cl::init(true)};
+};
+
+/// Adds gpuopt's graph optimizations, in order, to a module-level `pm`:
+/// --fuse-roll, --simplify-token-layout, --fuse-conv-bn-relu on every
+/// function, then canonicalization and CSE.
+void buildOptimizePipeline(OpPassManager &pm, const OptimizeOptions &options);
+
+/// Registers --gpuopt-optimize.
+void registerPipelines();
+
+} // namespace gpuopt
+} // namespace mlir
+
+#endif // GPUOPT_PIPELINES_PIPELINES_H
