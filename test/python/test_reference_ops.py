@@ -229,6 +229,20 @@ CASES = [
         positive={"var"},
     ),
     Case(
+        "fold_batch_norm_then_conv",
+        [(1, 3, 7, 7)],
+        "%w2, %b2 = seg.fold_batch_norm %p_w bias %p_cb, %p_mean, %p_var, %p_g, %p_b epsilon = 1.0e-03 : "
+        "(tensor<6x3x3x3xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) "
+        "-> (tensor<6x3x3x3xf32>, tensor<6xf32>)\n"
+        "%r = seg.conv2d %a0, %w2, %b2 stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : "
+        "tensor<1x3x7x7xf32>, tensor<6x3x3x3xf32>, tensor<6xf32> -> tensor<1x6x7x7xf32>",
+        (1, 6, 7, 7),
+        lambda a0, w, cb, mean, var, g, b: F.batch_norm(F.conv2d(a0, w, cb, 1, 1), mean, var, g, b,
+                                                        False, 0.0, 1e-3),
+        {"w": (6, 3, 3, 3), "cb": (6,)} | BN,
+        positive={"var"},
+    ),
+    Case(
         "batch_norm_tokens",
         [(3, 6)],
         "%r = seg.batch_norm %a0, %p_mean, %p_var, %p_g, %p_b epsilon = 1.0e-03 : "

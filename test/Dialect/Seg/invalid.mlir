@@ -535,3 +535,35 @@ func.func @fused_conv2d_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32
   %y = seg.fused_conv2d %x, %w residual %r offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<1x4x8x7xf32>) -> tensor<1x4x8x8xf32>
   return
 }
+
+// -----
+
+func.func @fold_batch_norm_stats(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>, %m: tensor<3xf32>) {
+  // expected-error @+1 {{expected 'mean' of shape [4], got [3]}}
+  %a, %b = seg.fold_batch_norm %w, %m, %v, %v, %v epsilon = 1.0e-05 : (tensor<4x3x3x3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @fold_batch_norm_epsilon(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{expected a positive 'epsilon', got 0}}
+  %a, %b = seg.fold_batch_norm %w, %v, %v, %v, %v epsilon = 0.0 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @fold_batch_norm_rank(%w: tensor<f32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{expected 'weight' of rank 1 or more}}
+  %a, %b = seg.fold_batch_norm %w, %v, %v, %v, %v epsilon = 1.0e-05 : (tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @fold_batch_norm_results(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) {
+  // expected-error @+1 {{expected results of the weight's and the mean's types}}
+  %a, %b = seg.fold_batch_norm %w, %v, %v, %v, %v epsilon = 1.0e-05 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<3xf32>)
+  return
+}

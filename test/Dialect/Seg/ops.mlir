@@ -141,3 +141,14 @@ func.func @shift_ops(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: tenso
        : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %s, %c, %r : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
+
+// CHECK-LABEL: func.func @fold_batch_norm
+func.func @fold_batch_norm(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4x3x3x3xf32>) {
+  // CHECK: seg.fold_batch_norm %{{.*}} bias %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon = 1.000000e-03 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
+  %a, %b = seg.fold_batch_norm %w bias %v, %v, %v, %v, %v epsilon = 1.0e-03
+      : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
+  // CHECK: seg.fold_batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon = 1.000000e-05 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
+  %c, %d = seg.fold_batch_norm %w, %v, %v, %v, %v epsilon = 1.0e-05
+      : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
+  return %a, %b, %c : tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4x3x3x3xf32>
+}
