@@ -143,6 +143,116 @@ at::Tensor channelShift(const at::Tensor &x, ArrayRef<int64_t> offsetsH,
   return shiftAxis(shiftAxis(x, offsetsH, 2, cyclic), offsetsW, 3, cyclic);
 }
 
+/// The reference semantics of seg.shift_offsets (see its description).
+at::Tensor shiftOffsets(mlir::gpuopt::seg::ShiftOffsetsOp op) {
+  ArrayRef<int64_t> dh = op.getOffsetsH(), dw = op.getOffsetsW();
+  int64_t channels = std::max(dh.size(), dw.size());
+  int64_t height = op.getInputSize()[0], width = op.getInputSize()[1];
+  int64_t kh = op.getKernel()[0], kw = op.getKernel()[1];
+  auto shape = cast<RankedTensorType>(op.getType()).getShape();
+  int64_t outH = shape[2], outW = shape[3];
+  bool cyclic = op.getMode() == "cyclic";
+  at::Tensor result = at::empty(aten(shape), at::kFloat);
+  auto off = result.accessor<float, 4>();
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t sh = dh.empty() ? 0 : dh[c], sw = dw.empty() ? 0 : dw[c];
+    for (int64_t i = 0; i < kh; ++i) {
+      for (int64_t j = 0; j < kw; ++j) {
+        int64_t tap = 2 * ((c * kh + i) * kw + j);
+        for (int64_t y = 0; y < outH; ++y) {
+          for (int64_t x = 0; x < outW; ++x) {
+            int64_t py = y * op.getStride()[0] - op.getPadding()[0] +
+                         i * op.getDilation()[0];
+            int64_t px = x * op.getStride()[1] - op.getPadding()[1] +
+                         j * op.getDilation()[1];
+            int64_t sy = py - sh, sx = px - sw;
+            if (cyclic) {
+              sy = ((sy % height) + height) % height;
+              sx = ((sx % width) + width) % width;
+            }
+            bool inside = py >= 0 && py < height && px >= 0 && px < width &&
+                          sy >= 0 && sy < height && sx >= 0 && sx < width;
+            // Outside: sample at (-2, -2), where bilinear sampling reads 0.
+            off[0][tap][y][x] = static_cast<float>((inside ? sy : -2) - py);
+            off[0][tap + 1][y][x] = static_cast<float>((inside ? sx : -2) - px);
+          }
+        }
+      }
+    }
+  }
+  return result;
+}
+
+/// Bilinear samples of `input` (N, C, H, W) at rows `y` and columns `x`
+/// (N, L), reading 0 outside the map: (N, C, L).
+at::Tensor bilinearSample(const at::Tensor &input, const at::Tensor &y,
+                          const at::Tensor &x) {
+  int64_t height = input.size(2), width = input.size(3);
+  at::Tensor flat = input.reshape({input.size(0), input.size(1), -1});
+  at::Tensor y0 = at::floor(y), x0 = at::floor(x);
+  at::Tensor ly = y - y0, lx = x - x0;
+  at::Tensor result = at::zeros({input.size(0), input.size(1), y.size(1)},
+                                input.options());
+  for (int dy = 0; dy < 2; ++dy) {
+    for (int dx = 0; dx < 2; ++dx) {
+      at::Tensor yi = y0 + dy, xi = x0 + dx;
+      at::Tensor weight = (dy ? ly : 1 - ly) * (dx ? lx : 1 - lx);
+      at::Tensor valid = (yi >= 0) & (yi < height) & (xi >= 0) & (xi < width);
+      at::Tensor index = (yi.clamp(0, height - 1) * width +
+                          xi.clamp(0, width - 1))
+                             .to(at::kLong)
+                             .unsqueeze(1)
+                             .expand({-1, input.size(1), -1});
+      at::Tensor w = at::where(valid, weight, at::zeros({}, weight.options()));
+      result = result + flat.gather(2, index) * w.unsqueeze(1);
+    }
+  }
+  return result;
+}
+
+/// The reference semantics of seg.deform_conv2d (torchvision's
+/// deform_conv2d without mask): bilinear im2col, then a grouped matmul.
+at::Tensor deformConv2d(const at::Tensor &input, const at::Tensor &offset,
+                        const at::Tensor &weight,
+                        const std::optional<at::Tensor> &bias,
+                        ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                        ArrayRef<int64_t> dilation, int64_t groups,
+                        int64_t offsetGroups) {
+  int64_t n = input.size(0), channels = input.size(1);
+  int64_t kh = weight.size(2), kw = weight.size(3);
+  int64_t outH = offset.size(2), outW = offset.size(3), taps = kh * kw;
+  at::Tensor off = offset.expand({n, -1, -1, -1}).reshape({n, -1, outH * outW});
+  at::Tensor base = at::arange(outH * outW, input.options());
+  at::Tensor baseY = at::floor(base / outW) * stride[0] - padding[0];
+  at::Tensor baseX = at::remainder(base, outW) * stride[1] - padding[1];
+  int64_t perGroup = channels / offsetGroups;
+  // columns[n][c][tap][l]
+  std::vector<at::Tensor> groupsCols;
+  for (int64_t g = 0; g < offsetGroups; ++g) {
+    at::Tensor part = input.narrow(1, g * perGroup, perGroup);
+    std::vector<at::Tensor> tapCols;
+    for (int64_t i = 0; i < kh; ++i) {
+      for (int64_t j = 0; j < kw; ++j) {
+        int64_t k = 2 * (g * taps + i * kw + j);
+        at::Tensor y = baseY + i * dilation[0] + off.select(1, k);
+        at::Tensor x = baseX + j * dilation[1] + off.select(1, k + 1);
+        tapCols.push_back(bilinearSample(part, y, x));
+      }
+    }
+    groupsCols.push_back(at::stack(tapCols, 2)); // (N, C/G, taps, L)
+  }
+  at::Tensor cols = at::cat(groupsCols, 1);     // (N, C, taps, L)
+  int64_t outC = weight.size(0);
+  at::Tensor colsG =
+      cols.reshape({n, groups, (channels / groups) * taps, outH * outW});
+  at::Tensor w = weight.reshape({groups, outC / groups, -1});
+  at::Tensor out = at::einsum("gok,ngkl->ngol", {w, colsG})
+                       .reshape({n, outC, outH, outW});
+  if (bias)
+    out = out + bias->view({1, -1, 1, 1});
+  return out;
+}
+
 /// The op-by-op evaluator. Holds the value of every SSA value computed so far.
 class Evaluator {
 public:
@@ -241,6 +351,16 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
         if (o.getResidual())
           y = y + get(o.getResidual());
         return y;
+      })
+      .Case([&](ShiftOffsetsOp o) -> FailureOr<at::Tensor> {
+        return shiftOffsets(o);
+      })
+      .Case([&](DeformConv2dOp o) -> FailureOr<at::Tensor> {
+        return deformConv2d(get(o.getInput()), get(o.getOffset()),
+                            get(o.getWeight()), optional(o.getBias()),
+                            o.getStride(), o.getPadding(), o.getDilation(),
+                            o.getGroupsAttr().getInt(),
+                            o.getOffsetGroupsAttr().getInt());
       })
       .Case([&](ConvTranspose2dOp o) -> FailureOr<at::Tensor> {
         return at::conv_transpose2d(
@@ -389,13 +509,14 @@ LogicalResult mlir::gpuopt::reference::runReference(
              << ", but @" << func.getSymName() << " expects " << type;
   }
 
-  // Load-time ops: those computed from parameters only (seg.param and, e.g.,
-  // seg.fold_batch_norm of parameters). They run once, before any inference.
+  // Load-time ops: those computed from parameters and constants only
+  // (seg.param, seg.shift_offsets, and e.g. seg.fold_batch_norm of
+  // parameters). They run once, before any inference.
   Block &body = func.getBody().front();
   llvm::DenseSet<Value> loadTimeValues;
   SmallVector<Operation *> loadTime, perRun;
   for (Operation &op : body) {
-    bool fromParams = isa<seg::ParamOp>(op) ||
+    bool fromParams = isa<seg::ParamOp, seg::ShiftOffsetsOp>(op) ||
                       (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
                        llvm::all_of(op.getOperands(), [&](Value v) {
                          return loadTimeValues.contains(v);

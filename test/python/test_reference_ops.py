@@ -206,6 +206,48 @@ def fused_conv_case(name, x, w, dh, dw, mode, stride, padding, groups, activatio
     return Case(name, inputs, body, out, fn, {"w": w, "b": (o,)})
 
 
+def deform_case(name, x, w, stride, padding, dilation, groups, offset_groups, offset_batch):
+    """seg.deform_conv2d vs torchvision.ops.deform_conv2d. The offsets are a
+    random input times a random parameter `scale`, so that they reach a few
+    pixels (and outside the map at the borders)."""
+    from torchvision.ops import deform_conv2d
+
+    o = w[0]
+    ho = (x[2] + 2 * padding[0] - dilation[0] * (w[2] - 1) - 1) // stride[0] + 1
+    wo = (x[3] + 2 * padding[1] - dilation[1] * (w[3] - 1) - 1) // stride[1] + 1
+    off = (offset_batch, 2 * offset_groups * w[2] * w[3], ho, wo)
+    out = (x[0], o, ho, wo)
+    body = (f"%s = seg.mul %a1, %p_scale : {ty(off)}, tensor<1xf32> -> {ty(off)}\n"
+            f"%r = seg.deform_conv2d %a0, %s, %p_w, %p_b stride = {list(stride)} "
+            f"padding = {list(padding)} dilation = {list(dilation)} groups = {groups} "
+            f"offset_groups = {offset_groups} : ({ty(x)}, {ty(off)}, {ty(w)}, {ty((o,))}) -> {ty(out)}")
+
+    def fn(a0, a1, scale, w, b):
+        offsets = (a1 * scale).expand(x[0], -1, -1, -1)
+        return deform_conv2d(a0, offsets, w, b, stride, padding, dilation)
+
+    return Case(name, [x, off], body, out, fn, {"scale": (1,), "w": w, "b": (o,)},
+                positive={"scale"})
+
+
+def shift_by_deform_case(name, x, w, dh, dw, mode, stride, padding):
+    o = w[0]
+    ho = (x[2] + 2 * padding[0] - (w[2] - 1) - 1) // stride[0] + 1
+    wo = (x[3] + 2 * padding[1] - (w[3] - 1) - 1) // stride[1] + 1
+    c = x[1]
+    off = (1, 2 * c * w[2] * w[3], ho, wo)
+    out = (x[0], o, ho, wo)
+    body = (f"%off = seg.shift_offsets offsets_h = {list(dh)} offsets_w = {list(dw)} mode = \"{mode}\" "
+            f"input_size = [{x[2]}, {x[3]}] kernel = [{w[2]}, {w[3]}] stride = {list(stride)} "
+            f"padding = {list(padding)} dilation = [1, 1] : {ty(off)}\n"
+            f"%r = seg.deform_conv2d %a0, %off, %p_w stride = {list(stride)} padding = {list(padding)} "
+            f"dilation = [1, 1] groups = 1 offset_groups = {c} : ({ty(x)}, {ty(off)}, {ty(w)}) -> {ty(out)}")
+    return Case(name, [x], body, out,
+                lambda a0, w: F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, None,
+                                       stride, padding),
+                {"w": w})
+
+
 BN = {"mean": (6,), "var": (6,), "g": (6,), "b": (6,)}
 X4 = (2, 6, 9, 11)
 
@@ -338,6 +380,15 @@ CASES = [
                     (1, 1), (1, 1), 1, "gelu", True),
     fused_conv_case("fused_conv2d_gelu_tanh_shift_residual", (1, 2, 4, 6), (2, 1, 1, 1), [3, -1], [1, 1],
                     "cyclic", (1, 1), (0, 0), 2, "gelu_tanh", True),
+    deform_case("deform_conv2d_3x3_groups", (2, 4, 6, 7), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1), 2, 2, 2),
+    deform_case("deform_conv2d_stride_dilation_batch1_offsets", (2, 3, 9, 8), (4, 3, 3, 2), (2, 1),
+                (2, 0), (2, 1), 1, 3, 1),
+    shift_by_deform_case("shift_offsets_cyclic_3x3", (1, 4, 5, 6), (3, 4, 3, 3), [0, 1, 2, 3],
+                         [1, -1, 7, 0], "cyclic", (1, 1), (1, 1)),
+    shift_by_deform_case("shift_offsets_zero_stride", (2, 3, 7, 5), (2, 3, 3, 3), [-1, 0, 2], [],
+                         "zero", (2, 2), (1, 1)),
+    shift_by_deform_case("shift_offsets_cyclic_1x1", (1, 5, 4, 4), (2, 5, 1, 1), [], [0, 1, 2, 3, 4],
+                         "cyclic", (1, 1), (0, 0)),
     Case(
         "reshape_to_tokens",
         [(1, 8, 4, 6)],

@@ -514,6 +514,35 @@ LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
   return success();
 }
 
+LogicalResult deformConv2dShape(DeformConv2dOp::Adaptor op,
+                                const ShapeError &err,
+                                SmallVectorImpl<int64_t> &shape) {
+  Type bias = op.getBias() ? op.getBias().getType() : Type();
+  if (failed(conv2dShape(err, op.getInput().getType(),
+                         op.getWeight().getType(), bias, op.getStride(),
+                         op.getPadding(), op.getDilation(),
+                         op.getGroupsAttr().getInt(), shape)))
+    return failure();
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  auto off = cast<RankedTensorType>(op.getOffset().getType());
+  int64_t groups = op.getOffsetGroupsAttr().getInt();
+  if (groups < 1 || in.getDimSize(1) % groups != 0)
+    return err("expected 'offset_groups' (", groups,
+               ") to be positive and divide the input channels (",
+               in.getDimSize(1), ")");
+  SmallVector<int64_t> expected = {
+      in.getDimSize(0), 2 * groups * w.getDimSize(2) * w.getDimSize(3),
+      shape[2], shape[3]};
+  if (off.getRank() != 4 ||
+      (off.getDimSize(0) != 1 && off.getDimSize(0) != expected[0]) ||
+      off.getShape().drop_front() != ArrayRef<int64_t>(expected).drop_front())
+    return err("expected 'offset' of shape ", fmt(expected),
+               " (or a batch of 1), got ", fmt(off.getShape()));
+  return checkElementTypes(err, op.getInput().getType(),
+                           {{"offset", op.getOffset().getType()}});
+}
+
 /// Type of an optional operand, or null.
 Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
 } // namespace
@@ -622,6 +651,9 @@ SEG_SHAPE_HOOKS(ChannelShiftOp, op.getInput().getType(),
 SEG_SHAPE_HOOKS(FusedConv2dOp, op.getInput().getType(),
                 fusedConv2dShape(FusedConv2dOp::Adaptor(op), err, shape))
 
+SEG_SHAPE_HOOKS(DeformConv2dOp, op.getInput().getType(),
+                deformConv2dShape(DeformConv2dOp::Adaptor(op), err, shape))
+
 #undef SEG_SHAPE_HOOKS
 
 //===----------------------------------------------------------------------===//
@@ -676,6 +708,45 @@ LogicalResult FoldBatchNormOp::inferReturnTypes(
     return failure();
   inferred.push_back(operands.front().getType());
   inferred.push_back(operands[operands.size() - 4].getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ShiftOffsetsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShiftOffsetsOp::verify() {
+  auto emit = [&]() { return emitOpError(); };
+  ShapeError err(emit);
+  if (failed(checkArray(err, "input_size", getInputSize(), 2, 1)) ||
+      failed(checkArray(err, "kernel", getKernel(), 2, 1)) ||
+      failed(checkArray(err, "stride", getStride(), 2, 1)) ||
+      failed(checkArray(err, "padding", getPadding(), 2, 0)) ||
+      failed(checkArray(err, "dilation", getDilation(), 2, 1)))
+    return failure();
+  size_t channels = std::max(getOffsetsH().size(), getOffsetsW().size());
+  if (channels == 0)
+    return emitOpError("expected per-channel offsets along H or W");
+  for (ArrayRef<int64_t> offsets : {getOffsetsH(), getOffsetsW()})
+    if (!offsets.empty() && offsets.size() != channels)
+      return emitOpError("expected 'offsets_h' and 'offsets_w' of the same "
+                         "length when both are given");
+  if (getMode() != "cyclic" && getMode() != "zero")
+    return emitOpError("expected 'mode' to be \"cyclic\" or \"zero\", got \"")
+           << getMode() << "\"";
+  SmallVector<int64_t> shape = {1, static_cast<int64_t>(2 * channels) *
+                                       getKernel()[0] * getKernel()[1]};
+  for (int i = 0; i < 2; ++i) {
+    int64_t out = windowOutSize(getInputSize()[i], getKernel()[i],
+                                getStride()[i], getPadding()[i],
+                                getDilation()[i]);
+    if (out < 1)
+      return emitOpError("the kernel does not fit the padded input");
+    shape.push_back(out);
+  }
+  if (getType().getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError("expected result shape ")
+           << fmt(shape) << ", got " << fmt(getType().getShape());
   return success();
 }
 

@@ -581,4 +581,75 @@ def Seg_FoldBatchNormOp : Seg_Op<"fold_batch_norm", [Pure,
   let hasVerifier = 1;
 }
 
+def Seg_DeformConv2dOp : Seg_InferredOp<"deform_conv2d"> {
+  let summary = "Deformable 2-D convolution (torchvision.ops.deform_conv2d)";
+  let description = [{
+    For output position `(y, x)`, kernel tap `(i, j)` and input channel `c`
+    in offset group `g = c / (C / offset_groups)`, samples the input
+    bilinearly (zero outside the map) at
+    `(y·sH − pH + i·dH + Δy, x·sW − pW + j·dW + Δx)` where
+    `Δy = offset[n, 2·(g·kH·kW + i·kW + j), y, x]` and `Δx` is the next
+    channel. `offset` is `(N or 1, 2·offset_groups·kH·kW, Ho, Wo)` (a batch
+    of 1 applies to every image); weight, bias, stride, padding, dilation and
+    groups as in `seg.conv2d`.
+
+    `--roll-to-deform-conv` expresses a shift followed by a convolution this
+    way, with constant offsets from `seg.shift_offsets`.
+
+    ```mlir
+    %y = seg.deform_conv2d %x, %off, %w, %b stride = [1, 1] padding = [0, 0]
+           dilation = [1, 1] groups = 1 offset_groups = 4
+         : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>,
+            tensor<6xf32>) -> tensor<1x6x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$offset,
+                       Seg_FloatTensor:$weight, Optional<Seg_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       I64Attr:$offset_groups);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $offset `,` $weight (`,` $bias^)? `stride` `=` $stride
+    `padding` `=` $padding `dilation` `=` $dilation `groups` `=` $groups
+    `offset_groups` `=` $offset_groups attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Seg_ShiftOffsetsOp : Seg_Op<"shift_offsets", [Pure]> {
+  let summary = "Constant deformable-conv offsets that make a convolution read a shifted map";
+  let description = [{
+    The `offset` operand of a `seg.deform_conv2d` (one offset group per
+    channel) for which it computes exactly
+    `conv2d(channel_shift(x, offsets_h, offsets_w, mode))` over an input of
+    spatial size `input_size`, with the given kernel geometry: every tap's
+    offset points at the integer position the shifted map would read —
+    across the wrap-around for `"cyclic"`, outside the map (so reading 0)
+    where the convolution's zero padding or a zero-filled shift reads 0.
+    The result is `(1, 2·C·kH·kW, Ho, Wo)`; it has no operands, so backends
+    compute it once (load time).
+
+    ```mlir
+    %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = []
+             mode = "cyclic" input_size = [8, 8] kernel = [1, 1]
+             stride = [1, 1] padding = [0, 0] dilation = [1, 1]
+           : tensor<1x8x8x8xf32>
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$offsets_h,
+                       DenseI64ArrayAttr:$offsets_w, StrAttr:$mode,
+                       DenseI64ArrayAttr:$input_size, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` $mode
+    `input_size` `=` $input_size `kernel` `=` $kernel `stride` `=` $stride
+    `padding` `=` $padding `dilation` `=` $dilation attr-dict
+    `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GPUOPT_DIALECT_SEG_IR_SEGOPS_TD
