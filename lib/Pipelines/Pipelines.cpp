@@ -19,13 +19,18 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
   OpPassManager &fn = pm.nest<func::FuncOp>();
   // Rolls first: collapsing them needs the exporter's slice/roll/concat
   // shapes, and folding them needs the token linears still in place.
-  if (options.fuseRoll)
-    fn.addPass(seg::createFuseRollPass());
-  if (options.simplifyTokenLayout)
+  auto addRollPass = [&] {
+    if (options.deformConv)
+      fn.addPass(seg::createRollToDeformConvPass());
+    else if (options.fuseRoll)
+      fn.addPass(seg::createFuseRollPass());
+  };
+  addRollPass();
+  if (options.simplifyTokenLayout) {
     fn.addPass(seg::createSimplifyTokenLayoutPass());
-  // Token linears are now convolutions: shifts in front of them fold too.
-  if (options.fuseRoll && options.simplifyTokenLayout)
-    fn.addPass(seg::createFuseRollPass());
+    // Token linears are now convolutions: shifts in front of them fold too.
+    addRollPass();
+  }
   if (options.fuseConvBnRelu)
     fn.addPass(seg::createFuseConvBnReluPass());
   fn.addPass(createCanonicalizerPass());
@@ -35,7 +40,8 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
 void mlir::gpuopt::registerPipelines() {
   PassPipelineRegistration<OptimizeOptions>(
       "gpuopt-optimize",
-      "Run gpuopt's graph optimizations: --fuse-roll, "
-      "--simplify-token-layout, --fuse-conv-bn-relu, canonicalize, cse",
+      "Run gpuopt's graph optimizations: --fuse-roll (or, with deform-conv, "
+      "--roll-to-deform-conv), --simplify-token-layout, --fuse-conv-bn-relu, "
+      "canonicalize, cse",
       buildOptimizePipeline);
 }

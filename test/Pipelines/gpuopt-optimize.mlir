@@ -1,5 +1,6 @@
 // RUN: gpuopt-opt %s --gpuopt-optimize | FileCheck %s
 // RUN: gpuopt-opt %s --gpuopt-optimize=fuse-conv-bn-relu=false | FileCheck %s --check-prefix=NOFUSE
+// RUN: gpuopt-opt %s --gpuopt-optimize=deform-conv=true | FileCheck %s --check-prefix=DEFORM
 // RUN: gpuopt-opt %s --gpuopt-optimize --verify-each --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
 
 // A Rolling-UNet OR-MLP on a BN-ReLU'd map: roll group -> tokens -> fc1 ->
@@ -12,6 +13,10 @@
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.permute
 // CHECK: return %[[B]]
+// DEFORM-LABEL: func.func @or_mlp
+// DEFORM: seg.shift_offsets offsets_h = [0, 1]
+// DEFORM: seg.deform_conv2d
+// DEFORM-NOT: seg.roll
 // NOFUSE-LABEL: func.func @or_mlp
 // NOFUSE: seg.batch_norm
 // NOFUSE: seg.fused_conv2d {{.*}} offsets_h = [0, 1]

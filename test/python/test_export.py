@@ -63,7 +63,7 @@ def run_reference(out: Path, inputs: list[Path], graph: str = "m.mlir") -> np.nd
     return np.load(y)
 
 
-PIPELINES = ["--fuse-roll", "--gpuopt-optimize"]
+PIPELINES = ["--fuse-roll", "--gpuopt-optimize", "--gpuopt-optimize=deform-conv=true"]
 
 
 def check_module(model: torch.nn.Module, shape: tuple[int, ...], tmp_path: Path,

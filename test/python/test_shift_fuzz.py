@@ -23,7 +23,7 @@ from gpuopt.tools import tool
 SEED = 20261130
 BATCHES = 10
 PER_BATCH = 100
-PIPELINES = ["--fuse-roll", "--collapse-rolls", "--gpuopt-optimize"]
+PIPELINES = ["--fuse-roll", "--collapse-rolls", "--gpuopt-optimize", "--roll-to-deform-conv"]
 
 
 def run_module(mlir: Path, inputs: list[Path], n_out: int, out_dir: Path) -> list[np.ndarray]:

@@ -19,6 +19,11 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
                         llvm::cl::desc("Fold roll groups into conv/linear "
                                        "addressing (--fuse-roll)"),
                         llvm::cl::init(true)};
+  Option<bool> deformConv{
+      *this, "deform-conv",
+      llvm::cl::desc("Express roll+conv as deformable convolutions "
+                     "(--roll-to-deform-conv) instead of --fuse-roll"),
+      llvm::cl::init(false)};
   Option<bool> simplifyTokenLayout{
       *this, "simplify-token-layout",
       llvm::cl::desc("Turn token linears into 1x1 convolutions and cancel "
@@ -32,8 +37,8 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
 };
 
 /// Adds gpuopt's graph optimizations, in order, to a module-level `pm`:
-/// --fuse-roll, --simplify-token-layout, --fuse-conv-bn-relu on every
-/// function, then canonicalization and CSE.
+/// --fuse-roll (or --roll-to-deform-conv), --simplify-token-layout,
+/// --fuse-conv-bn-relu on every function, then canonicalization and CSE.
 void buildOptimizePipeline(OpPassManager &pm, const OptimizeOptions &options);
 
 /// Registers --gpuopt-optimize.

@@ -567,3 +567,67 @@ func.func @fold_batch_norm_results(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) {
   %a, %b = seg.fold_batch_norm %w, %v, %v, %v, %v epsilon = 1.0e-05 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<3xf32>)
   return
 }
+
+// -----
+
+func.func @deform_conv2d_offset_groups(%x: tensor<1x4x8x8xf32>, %o: tensor<1x6x8x8xf32>, %w: tensor<2x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'offset_groups' (3) to be positive and divide the input channels (4)}}
+  %y = seg.deform_conv2d %x, %o, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 3 : (tensor<1x4x8x8xf32>, tensor<1x6x8x8xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @deform_conv2d_offset_shape(%x: tensor<2x4x8x8xf32>, %o: tensor<2x4x8x7xf32>, %w: tensor<2x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'offset' of shape [2, 4, 8, 8] (or a batch of 1), got [2, 4, 8, 7]}}
+  %y = seg.deform_conv2d %x, %o, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 2 : (tensor<2x4x8x8xf32>, tensor<2x4x8x7xf32>, tensor<2x4x1x1xf32>) -> tensor<2x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_no_channels() {
+  // expected-error @+1 {{expected per-channel offsets along H or W}}
+  %o = seg.shift_offsets offsets_h = [] offsets_w = [] mode = "cyclic" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x0x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_lengths() {
+  // expected-error @+1 {{expected 'offsets_h' and 'offsets_w' of the same length when both are given}}
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [1] mode = "cyclic" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_mode() {
+  // expected-error @+1 {{expected 'mode' to be "cyclic" or "zero", got "wrap"}}
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "wrap" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_kernel_fits() {
+  // expected-error @+1 {{the kernel does not fit the padded input}}
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "zero" input_size = [2, 2] kernel = [5, 5] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x100x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_result() {
+  // expected-error @+1 {{expected result shape [1, 4, 4, 4], got [1, 4, 4, 3]}}
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "zero" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_kernel_entries() {
+  // expected-error @+1 {{expected 'kernel' to have 2 entries, got 1}}
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "zero" input_size = [4, 4] kernel = [1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
+  return
+}

@@ -152,3 +152,14 @@ func.func @fold_batch_norm(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) -> (tenso
       : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
   return %a, %b, %c : tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4x3x3x3xf32>
 }
+
+// CHECK-LABEL: func.func @deform
+func.func @deform(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>, %b: tensor<6xf32>) -> tensor<1x6x8x8xf32> {
+  // CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
+  %o = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8]
+         kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
+  // CHECK: seg.deform_conv2d %{{.*}}, %[[O]], %{{.*}}, %{{.*}} stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4 : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
+  %y = seg.deform_conv2d %x, %o, %w, %b stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4
+       : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
+  return %y : tensor<1x6x8x8xf32>
+}

@@ -121,8 +121,14 @@ struct FuseRollPass
 };
 } // namespace
 
+void mlir::gpuopt::seg::populateShiftedTokenLinearToConvPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ShiftIntoTokenLinear>(patterns.getContext());
+}
+
 void mlir::gpuopt::seg::populateFuseShiftPatterns(RewritePatternSet &patterns) {
-  patterns.add<ShiftIntoConv, ShiftIntoTokenLinear>(patterns.getContext());
+  patterns.add<ShiftIntoConv>(patterns.getContext());
+  populateShiftedTokenLinearToConvPatterns(patterns);
 }
 
 int64_t mlir::gpuopt::seg::countDataMovementBytes(Operation *root) {

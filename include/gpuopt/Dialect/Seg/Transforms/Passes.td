@@ -179,4 +179,37 @@ def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
   ];
 }
 
+def RollToDeformConvPass : Pass<"roll-to-deform-conv", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite rolls consumed by convolutions or token linears as deformable convolutions with constant offsets";
+  let description = [{
+    The textbook alternative to `--fuse-roll`: after the roll collapsing of
+    `--collapse-rolls`, a `seg.conv2d` of a `seg.channel_shift` (or a token
+    `seg.linear`, as a 1×1 convolution) becomes a `seg.deform_conv2d` of the
+    unshifted map whose offsets, one offset group per channel, come from a
+    constant `seg.shift_offsets`. It is exact, including the wrap-around of
+    cyclic shifts (per-position offsets jump across the border) and the
+    zeros of zero-filled shifts and of the convolution's padding (offsets
+    that point outside the map).
+
+    The trade-off against `--fuse-roll` (which the benchmarks measure): the
+    offsets are a tensor of `2·C·kH·kW·Ho·Wo` floats read by every inference,
+    and bilinear sampling with per-tap offsets defeats the dense, vectorizable
+    access pattern of a convolution; `--fuse-roll` needs neither.
+
+    ```mlir
+    %s = seg.channel_shift %x offsets_h = [0, 1] offsets_w = [] mode = "cyclic" ...
+    %y = seg.conv2d %s, %w stride = [1, 1] padding = [0, 0] ...
+    // becomes
+    %off = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic"
+             input_size = [8, 8] kernel = [1, 1] ... : tensor<1x4x8x8xf32>
+    %y = seg.deform_conv2d %x, %off, %w ... offset_groups = 2 ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
+  let statistics = [
+    Statistic<"numDeformConvs", "deform-convs",
+              "convolutions rewritten as deformable convolutions">,
+  ];
+}
+
 #endif // GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD

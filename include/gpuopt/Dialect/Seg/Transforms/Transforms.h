@@ -26,6 +26,14 @@ void populateFuseShiftPatterns(RewritePatternSet &patterns);
 /// linear-to-convolution rewrite).
 void populateSimplifyTokenLayoutPatterns(RewritePatternSet &patterns);
 
+/// Patterns that rewrite a linear over the tokens of a shifted NCHW map as a
+/// 1×1 convolution of the shifted map (so that a shift+conv pattern applies).
+void populateShiftedTokenLinearToConvPatterns(RewritePatternSet &patterns);
+
+/// Patterns that rewrite conv2d(channel_shift(X)) as a deformable
+/// convolution of X with constant offsets (--roll-to-deform-conv).
+void populateShiftToDeformConvPatterns(RewritePatternSet &patterns);
+
 /// Bytes read and written by the pure data-movement ops under `root` (roll,
 /// slice, concat, pad, channel_shift): what --fuse-roll saves.
 int64_t countDataMovementBytes(Operation *root);
