@@ -134,7 +134,12 @@ void mlir::gpuopt::seg::populateFuseShiftPatterns(RewritePatternSet &patterns) {
 int64_t mlir::gpuopt::seg::countDataMovementBytes(Operation *root) {
   int64_t bytes = 0;
   root->walk([&](Operation *op) {
-    if (!isa<RollOp, SliceOp, ConcatOp, PadOp, ChannelShiftOp>(op))
+    if (isa<SliceOp>(op)) {
+      // A slice reads only what it copies.
+      bytes += 2 * bytesOf(op->getResult(0));
+      return;
+    }
+    if (!isa<RollOp, ConcatOp, PadOp, ChannelShiftOp>(op))
       return;
     for (Value v : op->getOperands())
       bytes += bytesOf(v);

@@ -20,7 +20,7 @@ func.func @conv_consumer(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: t
 // CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [0, -1] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.concat
-// expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 3072 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 2560 bytes no longer moved}}
 func.func @roll_group_into_depthwise_conv(%x: tensor<1x2x8x8xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x2x8x8xf32> {
   %a = seg.slice %x start = [0, 0, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] : tensor<1x2x8x8xf32> -> tensor<1x1x8x8xf32>
   %b = seg.slice %x start = [0, 1, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] : tensor<1x2x8x8xf32> -> tensor<1x1x8x8xf32>

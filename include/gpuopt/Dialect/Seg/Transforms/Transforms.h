@@ -35,7 +35,8 @@ void populateShiftedTokenLinearToConvPatterns(RewritePatternSet &patterns);
 void populateShiftToDeformConvPatterns(RewritePatternSet &patterns);
 
 /// Bytes read and written by the pure data-movement ops under `root` (roll,
-/// slice, concat, pad, channel_shift): what --fuse-roll saves.
+/// slice, concat, pad, channel_shift; a slice reads only what it copies):
+/// what --fuse-roll saves.
 int64_t countDataMovementBytes(Operation *root);
 
 } // namespace seg
