@@ -24,8 +24,8 @@ run_suite "lit (IR and tool tests)" \
   /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test"
 run_suite "pytest (reference backend vs PyTorch, bad input)" \
   "$PY" -m pytest -q test/python
-run_suite "dialect docs generated from ODS" \
-  test -s "$BUILD_DIR/docs/Dialects/SegDialect.md"
+run_suite "dialect and pass docs generated from ODS" \
+  test -s "$BUILD_DIR/docs/Dialects/SegDialect.md" -a -s "$BUILD_DIR/docs/SegPasses.md"
 
 echo
 echo "=== gpuopt check summary"
