@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import save_file
+from torch import nn
 
 HERE = Path(__file__).resolve().parent
 
@@ -67,7 +67,7 @@ def fmt_counts(counts: collections.Counter) -> str:
 
 
 def run(cmd: list[str]) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"demo: {' '.join(cmd)} failed:\n{proc.stderr}")
     return proc
@@ -97,8 +97,10 @@ def main() -> int:
         print(f"[2/3] gpuopt-opt --canonicalize ({ms:.0f} ms)")
         print(f"      {fmt_counts(after)}")
         removed = sum((before - after).values())
-        print(f"      {removed} op(s) folded away (seg.roll {before['seg.roll']} -> {after['seg.roll']});"
-              " fusing the roll group into the Linear is --fuse-roll's job (a later milestone)")
+        print(
+            f"      {removed} op(s) folded away (seg.roll {before['seg.roll']} -> {after['seg.roll']});"
+            " fusing the roll group into the Linear is --fuse-roll's job (a later milestone)"
+        )
 
         torch.manual_seed(args.seed)
         block = DemoBlock().eval()
@@ -110,8 +112,9 @@ def main() -> int:
                     m.weight.uniform_(0.5, 1.5)
                     m.bias.uniform_(-0.2, 0.2)
         weights = tmpdir / "weights.safetensors"
-        save_file({k: v.contiguous() for k, v in block.state_dict().items() if v.is_floating_point()},
-                  str(weights))
+        save_file(
+            {k: v.contiguous() for k, v in block.state_dict().items() if v.is_floating_point()}, str(weights)
+        )
         x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(args.seed + 1))
         np.save(tmpdir / "x.npy", x.numpy())
 
@@ -122,14 +125,24 @@ def main() -> int:
         print(f"[3/3] gpuopt-run --backend=reference vs PyTorch eager (random input {tuple(x.shape)})")
         for label, graph in (("as written", model), ("canonicalized", canon)):
             out = tmpdir / "y.npy"
-            proc = run([runner, str(graph), f"--weights={weights}", f"--input=@{tmpdir / 'x.npy'}",
-                        f"--output=@{out}", "--backend=reference"])
+            proc = run(
+                [
+                    runner,
+                    str(graph),
+                    f"--weights={weights}",
+                    f"--input=@{tmpdir / 'x.npy'}",
+                    f"--output=@{out}",
+                    "--backend=reference",
+                ]
+            )
             actual = np.load(out)
             err = np.linalg.norm(actual - expected) / np.linalg.norm(expected)
             status = "OK" if err <= 1e-5 else "MISMATCH"
             took = re.search(r"inference ([\d.]+) ms", proc.stdout)
-            print(f"      {label:14s} output {actual.shape}  rel. L2 error vs PyTorch {err:.2e}  "
-                  f"[{status}]  ({took.group(1) if took else '?'} ms in gpuopt-run)")
+            print(
+                f"      {label:14s} output {actual.shape}  rel. L2 error vs PyTorch {err:.2e}  "
+                f"[{status}]  ({took.group(1) if took else '?'} ms in gpuopt-run)"
+            )
             if status != "OK":
                 return 1
         print(f"      PyTorch eager took {torch_ms:.1f} ms (first call, one thread pool; not a benchmark)")

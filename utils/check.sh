@@ -24,6 +24,9 @@ run_suite "lit (IR and tool tests)" \
   /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test"
 run_suite "pytest (reference backend vs PyTorch, bad input)" \
   "$PY" -m pytest -q test/python
+run_suite "ruff (Python lint and format)" \
+  sh -c ".venv/bin/ruff check --config python/pyproject.toml python test/python examples && \
+         .venv/bin/ruff format --check --config python/pyproject.toml python test/python examples"
 run_suite "dialect and pass docs generated from ODS" \
   test -s "$BUILD_DIR/docs/Dialects/SegDialect.md" -a -s "$BUILD_DIR/docs/SegPasses.md"
 

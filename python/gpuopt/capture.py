@@ -19,16 +19,18 @@ torch function, the ATen ops it runs, and the model's source line.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -121,9 +123,7 @@ class GraphBuilder:
         self.keep_alive.append(tensor)
 
     def is_traced(self, obj: Any) -> bool:
-        return isinstance(obj, torch.Tensor) and (
-            id(obj) in self.values or id(obj) in self.param_names
-        )
+        return isinstance(obj, torch.Tensor) and (id(obj) in self.values or id(obj) in self.param_names)
 
     def value(self, tensor: Any, what: str) -> Value:
         """The SSA value of ``tensor``; parameters are materialized on first use."""
@@ -158,8 +158,14 @@ class GraphBuilder:
 
     # -- emission -------------------------------------------------------------
 
-    def emit(self, op: str, operands: Sequence[Value], attrs: str, result: torch.Tensor,
-             type_sig: str | None = None) -> Value:
+    def emit(
+        self,
+        op: str,
+        operands: Sequence[Value],
+        attrs: str,
+        result: torch.Tensor,
+        type_sig: str | None = None,
+    ) -> Value:
         """Appends ``%r = seg.<op> operands attrs : types`` and binds ``result``."""
         if not isinstance(result, torch.Tensor):
             raise CaptureError(f"{self.loc}: seg.{op} expected a tensor result")
@@ -191,17 +197,20 @@ class GraphBuilder:
         if tuple(result.shape) == value.shape:
             self.bind(result, value)
             return value
-        return self.emit("reshape", [value], "", result,
-                         f"{tensor_type(value.shape)} -> {tensor_type(result.shape)}")
+        return self.emit(
+            "reshape", [value], "", result, f"{tensor_type(value.shape)} -> {tensor_type(result.shape)}"
+        )
 
-    def slice(self, value: Value, start: list[int], size: list[int], step: list[int],
-              result: torch.Tensor) -> Value:
+    def slice(
+        self, value: Value, start: list[int], size: list[int], step: list[int], result: torch.Tensor
+    ) -> Value:
         if list(size) == list(value.shape) and all(s == 0 for s in start):
             self.bind(result, value)
             return value
         attrs = f"start = {_ints(start)} size = {_ints(size)} step = {_ints(step)}"
-        return self.emit("slice", [value], attrs, result,
-                         f"{tensor_type(value.shape)} -> {tensor_type(size)}")
+        return self.emit(
+            "slice", [value], attrs, result, f"{tensor_type(value.shape)} -> {tensor_type(size)}"
+        )
 
     def text(self, inputs: Sequence[Value], outputs: Sequence[Value], header: str = "") -> str:
         args = ", ".join(f"{v.name}: {tensor_type(v.shape)}" for v in inputs)
@@ -263,15 +272,17 @@ def _conv2d(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
         else:  # "same": symmetric only
             total = [dilation[i] * (w.shape[2 + i] - 1) for i in range(2)]
             if any(t % 2 for t in total):
-                raise CaptureError(f"{b.loc}: conv2d padding='same' with an even kernel pads "
-                                   "asymmetrically; not supported")
+                raise CaptureError(
+                    f"{b.loc}: conv2d padding='same' with an even kernel pads asymmetrically; not supported"
+                )
             padding = tuple(t // 2 for t in total)
     padding = _pair(padding, "padding")
     ops = [b.value(x, "conv2d input"), b.value(w, "conv2d weight")]
     if bias is not None:
         ops.append(b.value(bias, "conv2d bias"))
-    attrs = (f"stride = {_ints(stride)} padding = {_ints(padding)} "
-             f"dilation = {_ints(dilation)} groups = {groups}")
+    attrs = (
+        f"stride = {_ints(stride)} padding = {_ints(padding)} dilation = {_ints(dilation)} groups = {groups}"
+    )
     b.emit("conv2d", ops, attrs, result)
 
 
@@ -287,9 +298,11 @@ def _conv_transpose2d(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> 
     ops = [b.value(x, "conv_transpose2d input"), b.value(w, "conv_transpose2d weight")]
     if bias is not None:
         ops.append(b.value(bias, "conv_transpose2d bias"))
-    attrs = (f"stride = {_ints(stride)} padding = {_ints(padding)} "
-             f"output_padding = {_ints(output_padding)} dilation = {_ints(dilation)} "
-             f"groups = {groups}")
+    attrs = (
+        f"stride = {_ints(stride)} padding = {_ints(padding)} "
+        f"output_padding = {_ints(output_padding)} dilation = {_ints(dilation)} "
+        f"groups = {groups}"
+    )
     b.emit("conv_transpose2d", ops, attrs, result)
 
 
@@ -313,11 +326,16 @@ def _batch_norm(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if training:
         raise CaptureError(f"{b.loc}: batch_norm in training mode; call model.eval() before export")
     if mean is None or var is None or weight is None or bias is None:
-        raise CaptureError(f"{b.loc}: batch_norm without running statistics or affine parameters "
-                           "is not supported")
-    ops = [b.value(x, "batch_norm input"), b.value(mean, "running_mean"),
-           b.value(var, "running_var"), b.value(weight, "batch_norm weight"),
-           b.value(bias, "batch_norm bias")]
+        raise CaptureError(
+            f"{b.loc}: batch_norm without running statistics or affine parameters is not supported"
+        )
+    ops = [
+        b.value(x, "batch_norm input"),
+        b.value(mean, "running_mean"),
+        b.value(var, "running_var"),
+        b.value(weight, "batch_norm weight"),
+        b.value(bias, "batch_norm bias"),
+    ]
     b.emit("batch_norm", ops, f"epsilon = {_float(eps)}", result)
 
 
@@ -328,8 +346,11 @@ def _layer_norm(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     eps = float(_arg(args, kwargs, 4, "eps", 1e-5))
     if weight is None or bias is None:
         raise CaptureError(f"{b.loc}: layer_norm without elementwise affine parameters is not supported")
-    ops = [b.value(x, "layer_norm input"), b.value(weight, "layer_norm weight"),
-           b.value(bias, "layer_norm bias")]
+    ops = [
+        b.value(x, "layer_norm input"),
+        b.value(weight, "layer_norm weight"),
+        b.value(bias, "layer_norm bias"),
+    ]
     b.emit("layer_norm", ops, f"epsilon = {_float(eps)}", result)
 
 
@@ -362,16 +383,24 @@ def _broadcast_binary(op: str, b: GraphBuilder, result: T, lhs: Any, rhs: Any, a
         raise CaptureError(f"{b.loc}: {op} with alpha={alpha} is not supported")
     for side in (lhs, rhs):
         if not isinstance(side, torch.Tensor):
-            raise CaptureError(f"{b.loc}: {op} with a Python scalar operand ({side!r}) is not "
-                               "supported; seg.{op} takes two tensors")
+            raise CaptureError(
+                f"{b.loc}: {op} with a Python scalar operand ({side!r}) is not "
+                "supported; seg.{op} takes two tensors"
+            )
     # x += y returns x itself: binding the result rebinds x to the sum.
     b.emit(op, [b.value(lhs, f"{op} lhs"), b.value(rhs, f"{op} rhs")], "", result)
 
 
 @_register(torch.add, T.add, T.__add__, T.__radd__, T.add_, T.__iadd__)
 def _add(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
-    _broadcast_binary("add", b, result, _arg(args, kwargs, 0, "input"),
-                      _arg(args, kwargs, 1, "other"), kwargs.get("alpha", 1))
+    _broadcast_binary(
+        "add",
+        b,
+        result,
+        _arg(args, kwargs, 0, "input"),
+        _arg(args, kwargs, 1, "other"),
+        kwargs.get("alpha", 1),
+    )
 
 
 @_register(torch.mul, T.mul, T.__mul__, T.__rmul__, T.mul_, T.__imul__)
@@ -391,8 +420,10 @@ def _max_pool2d(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if _arg(args, kwargs, 6, "return_indices", False):
         raise CaptureError(f"{b.loc}: max_pool2d with return_indices=True is not supported")
     v = b.value(x, "max_pool2d input")
-    attrs = (f"kernel = {_ints(kernel)} stride = {_ints(stride)} padding = {_ints(padding)} "
-             f"dilation = {_ints(dilation)} ceil_mode = {str(ceil_mode).lower()}")
+    attrs = (
+        f"kernel = {_ints(kernel)} stride = {_ints(stride)} padding = {_ints(padding)} "
+        f"dilation = {_ints(dilation)} ceil_mode = {str(ceil_mode).lower()}"
+    )
     b.emit("max_pool2d", [v], attrs, result, f"{tensor_type(v.shape)} -> {tensor_type(result.shape)}")
 
 
@@ -416,7 +447,8 @@ def _interpolate(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
                 raise CaptureError(
                     f"{b.loc}: interpolate with scale_factor={s} on size {x.shape[2 + i]} gives "
                     f"{out[i]}, whose ratio is not the scale; pass size= or "
-                    "recompute_scale_factor=True")
+                    "recompute_scale_factor=True"
+                )
     v = b.value(x, "interpolate input")
     sig = f"{tensor_type(v.shape)} -> {tensor_type(result.shape)}"
     if mode == "bilinear":
@@ -492,7 +524,7 @@ def _getitem(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     x, index = args[0], args[1]
     if not isinstance(index, tuple):
         index = (index,)
-    if any(isinstance(i, torch.Tensor) or isinstance(i, (list, bool)) for i in index):
+    if any(isinstance(i, (torch.Tensor, list, bool)) for i in index):
         raise CaptureError(f"{b.loc}: advanced (tensor/list/bool) indexing is not supported")
     explicit = sum(1 for i in index if i is not None and i is not Ellipsis)
     expanded: list[Any] = []
@@ -565,8 +597,13 @@ def _roll(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if dims is None or dims == () or dims == []:
         # torch.roll without dims rolls the flattened tensor.
         flat = b.reshape(v, torch.empty(x.numel()))
-        rolled = b.emit("roll", [flat], f"shifts = {_ints(shifts)} dims = [0]", torch.empty(x.numel()),
-                        tensor_type(flat.shape))
+        rolled = b.emit(
+            "roll",
+            [flat],
+            f"shifts = {_ints(shifts)} dims = [0]",
+            torch.empty(x.numel()),
+            tensor_type(flat.shape),
+        )
         b.reshape(rolled, result)
         return
     dims = [int(dims)] if isinstance(dims, int) else [int(d) for d in dims]
@@ -574,9 +611,23 @@ def _roll(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     b.emit("roll", [v], f"shifts = {_ints(shifts)} dims = {_ints(dims)}", result, tensor_type(v.shape))
 
 
-@_register(T.view, T.reshape, torch.reshape, T.flatten, torch.flatten, T.unflatten,
-           torch.unflatten, T.squeeze, torch.squeeze, T.unsqueeze, torch.unsqueeze,
-           T.view_as, T.reshape_as, T.squeeze_, T.unsqueeze_)
+@_register(
+    T.view,
+    T.reshape,
+    torch.reshape,
+    T.flatten,
+    torch.flatten,
+    T.unflatten,
+    torch.unflatten,
+    T.squeeze,
+    torch.squeeze,
+    T.unsqueeze,
+    torch.unsqueeze,
+    T.view_as,
+    T.reshape_as,
+    T.squeeze_,
+    T.unsqueeze_,
+)
 def _reshape(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     b.reshape(b.value(_arg(args, kwargs, 0, "input"), "reshape input"), result)
 
@@ -587,8 +638,13 @@ def _permute_to(b: GraphBuilder, x: T, perm: Sequence[int], result: T) -> None:
     if perm == list(range(x.dim())):
         b.bind(result, v)
         return
-    b.emit("permute", [v], f"dims = {_ints(perm)}", result,
-           f"{tensor_type(v.shape)} -> {tensor_type(result.shape)}")
+    b.emit(
+        "permute",
+        [v],
+        f"dims = {_ints(perm)}",
+        result,
+        f"{tensor_type(v.shape)} -> {tensor_type(result.shape)}",
+    )
 
 
 @_register(T.transpose, torch.transpose, T.swapaxes, torch.swapaxes, T.swapdims, torch.swapdims)
@@ -604,8 +660,11 @@ def _transpose(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
 @_register(T.permute, torch.permute)
 def _permute(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     x = args[0]
-    dims = args[1:] if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else (
-        _arg(args, kwargs, 1, "dims"))
+    dims = (
+        args[1:]
+        if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int))
+        else (_arg(args, kwargs, 1, "dims"))
+    )
     _permute_to(b, x, list(dims), result)
 
 
@@ -615,8 +674,7 @@ def _t(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     _permute_to(b, x, list(reversed(range(x.dim()))), result)
 
 
-@_register(T.contiguous, T.clone, torch.clone, T.detach, torch.detach, T.float,
-           T.to, T.cpu, T.requires_grad_)
+@_register(T.contiguous, T.clone, torch.clone, T.detach, torch.detach, T.float, T.to, T.cpu, T.requires_grad_)
 def _identity(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     x = args[0]
     if isinstance(result, torch.Tensor) and result.dtype != x.dtype:
@@ -645,7 +703,7 @@ def _tensors_in(obj: Any) -> list[torch.Tensor]:
 
 def _func_name(func: Any) -> str:
     qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
-    if qual.startswith("TensorBase.") or qual.startswith("_TensorBase."):
+    if qual.startswith(("TensorBase.", "_TensorBase.")):
         return "torch.Tensor." + qual.split(".", 1)[1]
     if qual.startswith("_VariableFunctionsClass."):
         return "torch." + qual.split(".", 1)[1]
@@ -691,15 +749,14 @@ class _CaptureMode(TorchFunctionMode):
 
     def _unsupported(self, func: Any, args: tuple, kwargs: dict) -> CaptureError:
         recorder = _AtenRecorder()
-        try:
-            with recorder:
-                func(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - only used to name the ATen ops
-            pass
+        # Only to name the ATen ops in the message: a failure just names fewer.
+        with contextlib.suppress(Exception), recorder:
+            func(*args, **kwargs)
         aten = ", ".join(dict.fromkeys(recorder.ops)) or "no ATen op"
         return CaptureError(
             f"{self.b.loc}: unsupported operator {_func_name(func)} ({aten}); gpuopt's seg dialect "
-            "has no equivalent (see docs/Export.md for the supported operators)")
+            "has no equivalent (see docs/Export.md for the supported operators)"
+        )
 
 
 _COLUMNS: dict[tuple[Any, int], int] = {}
@@ -742,8 +799,9 @@ class Captured:
     seconds: float
 
 
-def capture(module: nn.Module, example_inputs: Sequence[torch.Tensor], header: str = "",
-            progress: bool = False) -> Captured:
+def capture(
+    module: nn.Module, example_inputs: Sequence[torch.Tensor], header: str = "", progress: bool = False
+) -> Captured:
     """Runs ``module`` on ``example_inputs`` and returns its `seg` graph.
 
     The module should be in eval mode. Inputs must be float32 tensors; their
@@ -781,5 +839,4 @@ def capture(module: nn.Module, example_inputs: Sequence[torch.Tensor], header: s
     builder.loc = None
     out_values = [builder.value(t, f"output {i}") for i, t in enumerate(outputs)]
     text = builder.text([v for _, v in inputs], out_values, header)
-    return Captured(text, builder.param_tensors, outputs, builder.op_counts,
-                    time.perf_counter() - start)
+    return Captured(text, builder.param_tensors, outputs, builder.op_counts, time.perf_counter() - start)

@@ -25,23 +25,29 @@ import resource
 import sys
 import time
 import types
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
-import torch.nn as nn
+from torch import nn
 
-from gpuopt.capture import CaptureError, Captured, capture
+from gpuopt.capture import Captured, CaptureError, capture
 
 
 class ExportError(Exception):
     """Bad SPEC, kwargs or input shape: reported without a traceback."""
 
 
-def export(module: nn.Module, example_inputs: Sequence[torch.Tensor] | torch.Tensor,
-           output: str | Path | None = None, weights: str | Path | None = None,
-           progress: bool = False, header: str = "") -> Captured:
+def export(
+    module: nn.Module,
+    example_inputs: Sequence[torch.Tensor] | torch.Tensor,
+    output: str | Path | None = None,
+    weights: str | Path | None = None,
+    progress: bool = False,
+    header: str = "",
+) -> Captured:
     """Captures ``module`` (put in eval mode) and writes the graph and weights.
 
     Returns the capture (graph text, parameters by name, PyTorch's outputs).
@@ -89,8 +95,9 @@ def load_spec(spec: str, kwargs: dict[str, Any]) -> nn.Module:
         raise ExportError(f"SPEC '{spec}': {path} defines no '{name}'")
     model = factory(**kwargs)
     if not isinstance(model, nn.Module):
-        raise ExportError(f"SPEC '{spec}': {name}(**kwargs) returned {type(model).__name__}, "
-                          "not an nn.Module")
+        raise ExportError(
+            f"SPEC '{spec}': {name}(**kwargs) returned {type(model).__name__}, not an nn.Module"
+        )
     return model
 
 
@@ -109,11 +116,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("spec", help="zoo:NAME or path/to/file.py:NAME")
     parser.add_argument("-o", "--output", required=True, help="the seg graph (.mlir) to write")
     parser.add_argument("--weights", required=True, help="the safetensors file to write")
-    parser.add_argument("--input-shape", required=True, action="append",
-                        help="comma-separated shape of the (next) input, e.g. 1,3,256,256")
+    parser.add_argument(
+        "--input-shape",
+        required=True,
+        action="append",
+        help="comma-separated shape of the (next) input, e.g. 1,3,256,256",
+    )
     parser.add_argument("--kwargs", default="{}", help="JSON object of constructor keyword arguments")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the weights' initialization and of the reference input")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the weights' initialization and of the reference input"
+    )
     parser.add_argument("--reference-dir", help="write input.npy and PyTorch's output.npy here")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = parser.parse_args(argv)
@@ -141,14 +153,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"built {args.spec} ({sum(p.numel() for p in model.parameters()):,} parameters)")
         gen = torch.Generator().manual_seed(args.seed)
         inputs = [torch.randn(*s, generator=gen) for s in shapes]
-        header = (f"// Exported by gpuopt.export from {args.spec} "
-                  f"with input shape(s) {' '.join('x'.join(map(str, s)) for s in shapes)}.")
+        header = (
+            f"// Exported by gpuopt.export from {args.spec} "
+            f"with input shape(s) {' '.join('x'.join(map(str, s)) for s in shapes)}."
+        )
         try:
-            captured = export(model, inputs, args.output, args.weights, progress=not args.quiet,
-                              header=header)
+            captured = export(
+                model, inputs, args.output, args.weights, progress=not args.quiet, header=header
+            )
         except RuntimeError as e:  # PyTorch rejected the input (wrong shape for the model)
-            raise ExportError(f"running {args.spec} on input shape(s) {shapes} failed: "
-                              f"{str(e).splitlines()[0]}") from None
+            raise ExportError(
+                f"running {args.spec} on input shape(s) {shapes} failed: {str(e).splitlines()[0]}"
+            ) from None
     except (ExportError, CaptureError) as e:
         print(f"export: error: {e}", file=sys.stderr)
         return 1

@@ -44,7 +44,7 @@ class ToolError(RuntimeError):
 def run_tool(args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess:
     """Runs ``args`` (first element a tool name) and raises ToolError on failure."""
     cmd = [str(tool(args[0]))] + [str(a) for a in args[1:]]
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise ToolError(cmd, proc.returncode, proc.stderr)
     return proc

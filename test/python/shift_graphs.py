@@ -16,6 +16,7 @@ case) so that a thousand cases cost a few tool invocations.
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass, field
 
@@ -67,7 +68,7 @@ def _partition(rng: random.Random, channels: int) -> list[int]:
         return sizes
     cuts = sorted(rng.sample(range(1, channels), rng.randint(0, channels - 1))) if channels > 1 else []
     bounds = [0] + cuts + [channels]
-    return [b - a for a, b in zip(bounds, bounds[1:])]
+    return [b - a for a, b in itertools.pairwise(bounds)]
 
 
 def _shift_value(rng: random.Random, size: int) -> int:
@@ -81,8 +82,10 @@ def _roll_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> st
     start = 0
     for size in _partition(rng, c):
         part_shape = [n, size, h, w]
-        v = b.op(f"seg.slice {x} start = [0, {start}, 0, 0] size = {part_shape} step = [1, 1, 1, 1] "
-                 f": {ty(shape)} -> {ty(part_shape)}")
+        v = b.op(
+            f"seg.slice {x} start = [0, {start}, 0, 0] size = {part_shape} step = [1, 1, 1, 1] "
+            f": {ty(shape)} -> {ty(part_shape)}"
+        )
         axes = rng.choice([[2], [3], [2, 3], [3, 2], []])
         if axes:
             shifts = [_shift_value(rng, shape[a]) for a in axes]
@@ -101,8 +104,10 @@ def _roll_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> st
         i, j = rng.sample(order, 2)
         if types[i] == types[j]:
             order[j] = i
-    return b.op(f"seg.concat {', '.join(parts[i] for i in order)} dim = 1 : "
-                f"{', '.join(types[i] for i in order)} -> {ty(shape)}")
+    return b.op(
+        f"seg.concat {', '.join(parts[i] for i in order)} dim = 1 : "
+        f"{', '.join(types[i] for i in order)} -> {ty(shape)}"
+    )
 
 
 def _padded_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> str:
@@ -111,15 +116,19 @@ def _padded_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> 
     p = rng.randint(0, 3)
     padded = [n, c, h + 2 * p, w + 2 * p]
     value = "0.0" if rng.random() < 0.9 else "1.5"
-    v = b.op(f"seg.pad {x} low = [0, 0, {p}, {p}] high = [0, 0, {p}, {p}] value = {value} "
-             f": {ty(shape)} -> {ty(padded)}")
+    v = b.op(
+        f"seg.pad {x} low = [0, 0, {p}, {p}] high = [0, 0, {p}, {p}] value = {value} "
+        f": {ty(shape)} -> {ty(padded)}"
+    )
     axis = rng.choice([2, 3])
     parts, types = [], []
     start = 0
     for size in _partition(rng, c):
         part_shape = [n, size, padded[2], padded[3]]
-        s = b.op(f"seg.slice {v} start = [0, {start}, 0, 0] size = {part_shape} step = [1, 1, 1, 1] "
-                 f": {ty(padded)} -> {ty(part_shape)}")
+        s = b.op(
+            f"seg.slice {v} start = [0, {start}, 0, 0] size = {part_shape} step = [1, 1, 1, 1] "
+            f": {ty(padded)} -> {ty(part_shape)}"
+        )
         # Exact while |shift| <= 2p (what wraps lands in the padding); test
         # both sides of that boundary.
         limit = 2 * p if rng.random() < 0.7 else 2 * p + 2
@@ -127,19 +136,28 @@ def _padded_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> 
         parts.append(s)
         types.append(ty(part_shape))
         start += size
-    cat = parts[0] if len(parts) == 1 else b.op(
-        f"seg.concat {', '.join(parts)} dim = 1 : {', '.join(types)} -> {ty(padded)}")
+    cat = (
+        parts[0]
+        if len(parts) == 1
+        else b.op(f"seg.concat {', '.join(parts)} dim = 1 : {', '.join(types)} -> {ty(padded)}")
+    )
     if rng.random() < 0.5:  # one crop
-        return b.op(f"seg.slice {cat} start = [0, 0, {p}, {p}] size = {shape} step = [1, 1, 1, 1] "
-                    f": {ty(padded)} -> {ty(shape)}")
+        return b.op(
+            f"seg.slice {cat} start = [0, 0, {p}, {p}] size = {shape} step = [1, 1, 1, 1] "
+            f": {ty(padded)} -> {ty(shape)}"
+        )
     mid = [n, c, h, padded[3]]
-    v = b.op(f"seg.slice {cat} start = [0, 0, {p}, 0] size = {mid} step = [1, 1, 1, 1] "
-             f": {ty(padded)} -> {ty(mid)}")
-    return b.op(f"seg.slice {v} start = [0, 0, 0, {p}] size = {shape} step = [1, 1, 1, 1] "
-                f": {ty(mid)} -> {ty(shape)}")
+    v = b.op(
+        f"seg.slice {cat} start = [0, 0, {p}, 0] size = {mid} step = [1, 1, 1, 1] : {ty(padded)} -> {ty(mid)}"
+    )
+    return b.op(
+        f"seg.slice {v} start = [0, 0, 0, {p}] size = {shape} step = [1, 1, 1, 1] : {ty(mid)} -> {ty(shape)}"
+    )
 
 
-def _consume(b: _Builder, x: str, s: str, shape: list[int], rng: random.Random) -> tuple[str, tuple[int, ...]]:
+def _consume(
+    b: _Builder, x: str, s: str, shape: list[int], rng: random.Random
+) -> tuple[str, tuple[int, ...]]:
     n, c, h, w = shape
     kind = rng.choice(["conv", "conv", "linear", "linear", "add", "none", "multi"])
     if kind in ("conv", "multi"):
@@ -155,9 +173,11 @@ def _consume(b: _Builder, x: str, s: str, shape: list[int], rng: random.Random) 
             k, pad, stride, ho, wo = 1, 0, 1, h, w
         wt = b.arg((out, c // groups, k, k))
         res = [n, out, ho, wo]
-        y = b.op(f"seg.conv2d {s}, {wt} stride = [{stride}, {stride}] padding = [{pad}, {pad}] "
-                 f"dilation = [1, 1] groups = {groups} : {ty(shape)}, {ty((out, c // groups, k, k))} "
-                 f"-> {ty(res)}")
+        y = b.op(
+            f"seg.conv2d {s}, {wt} stride = [{stride}, {stride}] padding = [{pad}, {pad}] "
+            f"dilation = [1, 1] groups = {groups} : {ty(shape)}, {ty((out, c // groups, k, k))} "
+            f"-> {ty(res)}"
+        )
         if kind == "conv":
             return y, tuple(res)
         # multi: the shift also feeds an add (it must stay, once).
@@ -165,8 +185,10 @@ def _consume(b: _Builder, x: str, s: str, shape: list[int], rng: random.Random) 
         flat = b.op(f"seg.reshape {z} : {ty(shape)} -> {ty((n * c * h * w,))}")
         yflat = b.op(f"seg.reshape {y} : {ty(res)} -> {ty((n * res[1] * ho * wo,))}")
         total = n * c * h * w + n * res[1] * ho * wo
-        return b.op(f"seg.concat {flat}, {yflat} dim = 0 : {ty((n * c * h * w,))}, "
-                    f"{ty((n * res[1] * ho * wo,))} -> {ty((total,))}"), (total,)
+        return b.op(
+            f"seg.concat {flat}, {yflat} dim = 0 : {ty((n * c * h * w,))}, "
+            f"{ty((n * res[1] * ho * wo,))} -> {ty((total,))}"
+        ), (total,)
     if kind == "linear":
         out = rng.randint(1, 5)
         wt = b.arg((out, c))

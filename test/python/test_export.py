@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ def randomize(model: torch.nn.Module, seed: int) -> torch.nn.Module:
                 continue
             if name.endswith("running_var"):
                 t.copy_(torch.rand(t.shape, generator=gen) + 0.5)
-            elif name.endswith("running_mean") or name.endswith("bias"):
+            elif name.endswith(("running_mean", "bias")):
                 t.add_(0.1 * torch.randn(t.shape, generator=gen))
             else:
                 t.mul_(1.0 + 0.2 * torch.randn(t.shape, generator=gen))
@@ -48,17 +48,40 @@ def randomize(model: torch.nn.Module, seed: int) -> torch.nn.Module:
 
 def export_cli(spec: str, out: Path, shape: str, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "gpuopt.export", spec, "-o", str(out / "m.mlir"),
-         "--weights", str(out / "m.safetensors"), "--input-shape", shape, *extra],
-        capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "gpuopt.export",
+            spec,
+            "-o",
+            str(out / "m.mlir"),
+            "--weights",
+            str(out / "m.safetensors"),
+            "--input-shape",
+            shape,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def run_reference(out: Path, inputs: list[Path], graph: str = "m.mlir") -> np.ndarray:
     y = out / "y.npy"
     proc = subprocess.run(
-        [str(tool("gpuopt-run")), str(out / graph), f"--weights={out / 'm.safetensors'}",
-         *[f"--input=@{p}" for p in inputs], f"--output=@{y}", "--backend=reference"],
-        capture_output=True, text=True)
+        [
+            str(tool("gpuopt-run")),
+            str(out / graph),
+            f"--weights={out / 'm.safetensors'}",
+            *[f"--input=@{p}" for p in inputs],
+            f"--output=@{y}",
+            "--backend=reference",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     return np.load(y)
 
@@ -66,8 +89,9 @@ def run_reference(out: Path, inputs: list[Path], graph: str = "m.mlir") -> np.nd
 PIPELINES = ["--fuse-roll", "--gpuopt-optimize", "--gpuopt-optimize=deform-conv=true"]
 
 
-def check_module(model: torch.nn.Module, shape: tuple[int, ...], tmp_path: Path,
-                 pipelines: Sequence[str] = ()) -> str:
+def check_module(
+    model: torch.nn.Module, shape: tuple[int, ...], tmp_path: Path, pipelines: Sequence[str] = ()
+) -> str:
     """Exports ``model`` through the Python API and compares gpuopt-run with
     PyTorch, for the graph as exported and after each pass pipeline."""
     model = randomize(model.eval(), seed=7)
@@ -80,8 +104,12 @@ def check_module(model: torch.nn.Module, shape: tuple[int, ...], tmp_path: Path,
     err = rel_l2(actual, expected)
     assert err <= REL_L2, f"relative L2 error {err:.3e}"
     for pipeline in pipelines:
-        proc = subprocess.run([str(tool("gpuopt-opt")), str(tmp_path / "m.mlir"), pipeline,
-                               "-o", str(tmp_path / "opt.mlir")], capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(tool("gpuopt-opt")), str(tmp_path / "m.mlir"), pipeline, "-o", str(tmp_path / "opt.mlir")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         assert "seg.roll" not in (tmp_path / "opt.mlir").read_text(), f"{pipeline} left a seg.roll"
         actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph="opt.mlir")
@@ -127,8 +155,9 @@ def test_roll_counts_equal_eager(name: str, rolls: int) -> None:
 
 
 def test_cli_reference_dir(tmp_path: Path) -> None:
-    proc = export_cli("zoo:unext", tmp_path, "1,3,64,64", "--seed", "5",
-                      "--reference-dir", str(tmp_path / "ref"))
+    proc = export_cli(
+        "zoo:unext", tmp_path, "1,3,64,64", "--seed", "5", "--reference-dir", str(tmp_path / "ref")
+    )
     assert proc.returncode == 0, proc.stderr
     assert "captured" in proc.stderr and "peak memory" in proc.stderr
     x = np.load(tmp_path / "ref" / "input.npy")
@@ -147,8 +176,15 @@ def test_graph_is_readable_and_located(tmp_path: Path) -> None:
 
 
 def test_paper_style_file_imports_unmodified(tmp_path: Path) -> None:
-    proc = export_cli(f"{PAPER}:PaperNet", tmp_path, "1,3,32,32", "--kwargs", '{"dim": 8}',
-                      "--reference-dir", str(tmp_path / "ref"))
+    proc = export_cli(
+        f"{PAPER}:PaperNet",
+        tmp_path,
+        "1,3,32,32",
+        "--kwargs",
+        '{"dim": 8}',
+        "--reference-dir",
+        str(tmp_path / "ref"),
+    )
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "m.mlir").read_text()
     # UNeXt-style shift: torch.chunk(8 channels, 5) gives 4 chunks; then 8 channel rolls.

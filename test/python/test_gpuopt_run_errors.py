@@ -47,7 +47,7 @@ def files(tmp_path: Path, rng: np.random.Generator) -> dict[str, Path]:
 
 def run(*args: object) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(tool("gpuopt-run")), *[str(a) for a in args]], capture_output=True, text=True
+        [str(tool("gpuopt-run")), *[str(a) for a in args]], capture_output=True, text=True, check=False
     )
 
 
@@ -181,7 +181,11 @@ def test_input_without_at(files: dict[str, Path]) -> None:
 
 def test_too_many_outputs(files: dict[str, Path]) -> None:
     proc = run(
-        files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--output=@a.npy", "--output=@b.npy"
+        files["model"],
+        f"--weights={files['weights']}",
+        f"--input=@{files['x']}",
+        "--output=@a.npy",
+        "--output=@b.npy",
     )
     expect_error(proc, "returns 1 result(s) but 2 --output given")
 

@@ -9,8 +9,8 @@ so the only differences come from the file round trip and thread scheduling).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import pytest
@@ -51,7 +51,7 @@ class Case:
 
 
 def conv_case(name, x, w, bias, stride, padding, dilation, groups):
-    n, c, h, wd = x
+    n, _, h, wd = x
     o = w[0]
     ho = (h + 2 * padding[0] - dilation[0] * (w[2] - 1) - 1) // stride[0] + 1
     wo = (wd + 2 * padding[1] - dilation[1] * (w[3] - 1) - 1) // stride[1] + 1
@@ -74,7 +74,7 @@ def conv_case(name, x, w, bias, stride, padding, dilation, groups):
 
 
 def conv_t_case(name, x, w, bias, stride, padding, output_padding, dilation, groups):
-    n, c, h, wd = x
+    n, _, h, wd = x
     o = w[1] * groups
     hs = [
         (d - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w[2 + i] - 1) + output_padding[i] + 1
@@ -94,9 +94,7 @@ def conv_t_case(name, x, w, bias, stride, padding, output_padding, dilation, gro
         [x],
         body,
         out,
-        lambda a0, w, b=None: F.conv_transpose2d(
-            a0, w, b, stride, padding, output_padding, groups, dilation
-        ),
+        lambda a0, w, b=None: F.conv_transpose2d(a0, w, b, stride, padding, output_padding, groups, dilation),
         params,
     )
 
@@ -127,10 +125,10 @@ def upsample_case(name, x, size, mode, align=None):
             f"%r = seg.upsample_bilinear %a0 size = {list(size)} "
             f"align_corners = {str(align).lower()} : {ty(x)} -> {ty(out)}"
         )
-        fn = lambda a0: F.interpolate(a0, size=size, mode="bilinear", align_corners=align)  # noqa: E731
+        fn = lambda a0: F.interpolate(a0, size=size, mode="bilinear", align_corners=align)
     else:
         body = f"%r = seg.upsample_nearest %a0 size = {list(size)} : {ty(x)} -> {ty(out)}"
-        fn = lambda a0: F.interpolate(a0, size=size, mode="nearest")  # noqa: E731
+        fn = lambda a0: F.interpolate(a0, size=size, mode="nearest")
     return Case(name, [x], body, out, fn)
 
 
@@ -154,10 +152,7 @@ def roll_case(name, x, shifts, dims):
 
 def pad_case(name, x, low, high, value):
     out = tuple(d + lo + hi for d, lo, hi in zip(x, low, high))
-    body = (
-        f"%r = seg.pad %a0 low = {list(low)} high = {list(high)} value = {value!r} "
-        f": {ty(x)} -> {ty(out)}"
-    )
+    body = f"%r = seg.pad %a0 low = {list(low)} high = {list(high)} value = {value!r} : {ty(x)} -> {ty(out)}"
     torch_pad = []
     for lo, hi in zip(reversed(low), reversed(high)):
         torch_pad += [lo, hi]
@@ -171,16 +166,17 @@ def torch_channel_shift(x: torch.Tensor, dh: list[int], dw: list[int], mode: str
     dh = dh or [0] * c
     dw = dw or [0] * c
     if mode == "cyclic":
-        return torch.cat([torch.roll(x[:, i:i + 1], (dh[i], dw[i]), (2, 3)) for i in range(c)], 1)
+        return torch.cat([torch.roll(x[:, i : i + 1], (dh[i], dw[i]), (2, 3)) for i in range(c)], 1)
     ph, pw = max(h, max(map(abs, dh))), max(w, max(map(abs, dw)))
     padded = F.pad(x, (pw, pw, ph, ph))
-    rolled = torch.cat([torch.roll(padded[:, i:i + 1], (dh[i], dw[i]), (2, 3)) for i in range(c)], 1)
-    return rolled[:, :, ph:ph + h, pw:pw + w]
+    rolled = torch.cat([torch.roll(padded[:, i : i + 1], (dh[i], dw[i]), (2, 3)) for i in range(c)], 1)
+    return rolled[:, :, ph : ph + h, pw : pw + w]
 
 
 def shift_case(name, x, dh, dw, mode):
-    body = (f"%r = seg.channel_shift %a0 offsets_h = {list(dh)} offsets_w = {list(dw)} "
-            f'mode = "{mode}" : {ty(x)}')
+    body = (
+        f'%r = seg.channel_shift %a0 offsets_h = {list(dh)} offsets_w = {list(dw)} mode = "{mode}" : {ty(x)}'
+    )
     return Case(name, [x], body, x, lambda a0: torch_channel_shift(a0, list(dh), list(dw), mode))
 
 
@@ -192,15 +188,22 @@ def fused_conv_case(name, x, w, dh, dw, mode, stride, padding, groups, activatio
     inputs = [x, out] if residual else [x]
     res = " residual %a1" if residual else ""
     types = f"{ty(x)}, {ty(w)}, {ty((o,))}" + (f", {ty(out)}" if residual else "")
-    body = (f"%r = seg.fused_conv2d %a0, %p_w, %p_b{res} offsets_h = {list(dh)} offsets_w = {list(dw)} "
-            f'mode = "{mode}" stride = {list(stride)} padding = {list(padding)} dilation = [1, 1] '
-            f'groups = {groups} activation = "{activation}" : ({types}) -> {ty(out)}')
-    acts = {"none": lambda t: t, "relu": F.relu, "gelu": F.gelu,
-            "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}
+    body = (
+        f"%r = seg.fused_conv2d %a0, %p_w, %p_b{res} offsets_h = {list(dh)} offsets_w = {list(dw)} "
+        f'mode = "{mode}" stride = {list(stride)} padding = {list(padding)} dilation = [1, 1] '
+        f'groups = {groups} activation = "{activation}" : ({types}) -> {ty(out)}'
+    )
+    acts = {
+        "none": lambda t: t,
+        "relu": F.relu,
+        "gelu": F.gelu,
+        "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"),
+    }
 
     def fn(a0, a1=None, *, w, b):
-        y = acts[activation](F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, b,
-                                      stride, padding, 1, groups))
+        y = acts[activation](
+            F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, b, stride, padding, 1, groups)
+        )
         return y + a1 if residual else y
 
     return Case(name, inputs, body, out, fn, {"w": w, "b": (o,)})
@@ -217,17 +220,18 @@ def deform_case(name, x, w, stride, padding, dilation, groups, offset_groups, of
     wo = (x[3] + 2 * padding[1] - dilation[1] * (w[3] - 1) - 1) // stride[1] + 1
     off = (offset_batch, 2 * offset_groups * w[2] * w[3], ho, wo)
     out = (x[0], o, ho, wo)
-    body = (f"%s = seg.mul %a1, %p_scale : {ty(off)}, tensor<1xf32> -> {ty(off)}\n"
-            f"%r = seg.deform_conv2d %a0, %s, %p_w, %p_b stride = {list(stride)} "
-            f"padding = {list(padding)} dilation = {list(dilation)} groups = {groups} "
-            f"offset_groups = {offset_groups} : ({ty(x)}, {ty(off)}, {ty(w)}, {ty((o,))}) -> {ty(out)}")
+    body = (
+        f"%s = seg.mul %a1, %p_scale : {ty(off)}, tensor<1xf32> -> {ty(off)}\n"
+        f"%r = seg.deform_conv2d %a0, %s, %p_w, %p_b stride = {list(stride)} "
+        f"padding = {list(padding)} dilation = {list(dilation)} groups = {groups} "
+        f"offset_groups = {offset_groups} : ({ty(x)}, {ty(off)}, {ty(w)}, {ty((o,))}) -> {ty(out)}"
+    )
 
     def fn(a0, a1, scale, w, b):
         offsets = (a1 * scale).expand(x[0], -1, -1, -1)
         return deform_conv2d(a0, offsets, w, b, stride, padding, dilation)
 
-    return Case(name, [x, off], body, out, fn, {"scale": (1,), "w": w, "b": (o,)},
-                positive={"scale"})
+    return Case(name, [x, off], body, out, fn, {"scale": (1,), "w": w, "b": (o,)}, positive={"scale"})
 
 
 def shift_by_deform_case(name, x, w, dh, dw, mode, stride, padding):
@@ -237,15 +241,21 @@ def shift_by_deform_case(name, x, w, dh, dw, mode, stride, padding):
     c = x[1]
     off = (1, 2 * c * w[2] * w[3], ho, wo)
     out = (x[0], o, ho, wo)
-    body = (f"%off = seg.shift_offsets offsets_h = {list(dh)} offsets_w = {list(dw)} mode = \"{mode}\" "
-            f"input_size = [{x[2]}, {x[3]}] kernel = [{w[2]}, {w[3]}] stride = {list(stride)} "
-            f"padding = {list(padding)} dilation = [1, 1] : {ty(off)}\n"
-            f"%r = seg.deform_conv2d %a0, %off, %p_w stride = {list(stride)} padding = {list(padding)} "
-            f"dilation = [1, 1] groups = 1 offset_groups = {c} : ({ty(x)}, {ty(off)}, {ty(w)}) -> {ty(out)}")
-    return Case(name, [x], body, out,
-                lambda a0, w: F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, None,
-                                       stride, padding),
-                {"w": w})
+    body = (
+        f'%off = seg.shift_offsets offsets_h = {list(dh)} offsets_w = {list(dw)} mode = "{mode}" '
+        f"input_size = [{x[2]}, {x[3]}] kernel = [{w[2]}, {w[3]}] stride = {list(stride)} "
+        f"padding = {list(padding)} dilation = [1, 1] : {ty(off)}\n"
+        f"%r = seg.deform_conv2d %a0, %off, %p_w stride = {list(stride)} padding = {list(padding)} "
+        f"dilation = [1, 1] groups = 1 offset_groups = {c} : ({ty(x)}, {ty(off)}, {ty(w)}) -> {ty(out)}"
+    )
+    return Case(
+        name,
+        [x],
+        body,
+        out,
+        lambda a0, w: F.conv2d(torch_channel_shift(a0, list(dh), list(dw), mode), w, None, stride, padding),
+        {"w": w},
+    )
 
 
 BN = {"mean": (6,), "var": (6,), "g": (6,), "b": (6,)}
@@ -257,9 +267,15 @@ CASES = [
     conv_case("conv2d_depthwise", (1, 8, 10, 10), (8, 1, 3, 3), True, (1, 1), (1, 1), (1, 1), 8),
     conv_case("conv2d_groups_dilation", (1, 6, 17, 12), (9, 2, 3, 2), True, (1, 2), (2, 0), (2, 3), 3),
     conv_case("conv2d_1x1", (1, 16, 7, 7), (4, 16, 1, 1), True, (1, 1), (0, 0), (1, 1), 1),
-    conv_t_case("conv_transpose2d_2x2_s2", (1, 8, 5, 6), (8, 4, 2, 2), True, (2, 2), (0, 0), (0, 0), (1, 1), 1),
-    conv_t_case("conv_transpose2d_3x3_op", (2, 4, 5, 5), (4, 3, 3, 3), False, (2, 2), (1, 1), (1, 0), (1, 1), 1),
-    conv_t_case("conv_transpose2d_groups", (1, 6, 4, 4), (6, 2, 3, 3), True, (1, 1), (1, 1), (0, 0), (2, 2), 3),
+    conv_t_case(
+        "conv_transpose2d_2x2_s2", (1, 8, 5, 6), (8, 4, 2, 2), True, (2, 2), (0, 0), (0, 0), (1, 1), 1
+    ),
+    conv_t_case(
+        "conv_transpose2d_3x3_op", (2, 4, 5, 5), (4, 3, 3, 3), False, (2, 2), (1, 1), (1, 0), (1, 1), 1
+    ),
+    conv_t_case(
+        "conv_transpose2d_groups", (1, 6, 4, 4), (6, 2, 3, 3), True, (1, 1), (1, 1), (0, 0), (2, 2), 3
+    ),
     Case(
         "batch_norm",
         [X4],
@@ -279,8 +295,9 @@ CASES = [
         "%r = seg.conv2d %a0, %w2, %b2 stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : "
         "tensor<1x3x7x7xf32>, tensor<6x3x3x3xf32>, tensor<6xf32> -> tensor<1x6x7x7xf32>",
         (1, 6, 7, 7),
-        lambda a0, w, cb, mean, var, g, b: F.batch_norm(F.conv2d(a0, w, cb, 1, 1), mean, var, g, b,
-                                                        False, 0.0, 1e-3),
+        lambda a0, w, cb, mean, var, g, b: F.batch_norm(
+            F.conv2d(a0, w, cb, 1, 1), mean, var, g, b, False, 0.0, 1e-3
+        ),
         {"w": (6, 3, 3, 3), "cb": (6,)} | BN,
         positive={"var"},
     ),
@@ -372,23 +389,86 @@ CASES = [
     shift_case("channel_shift_cyclic_hw_negative", (2, 3, 5, 4), [-1, 7, 0], [2, -9, 1], "cyclic"),
     shift_case("channel_shift_zero_h", (1, 5, 6, 7), [-2, -1, 0, 1, 2], [], "zero"),
     shift_case("channel_shift_zero_beyond_size", (1, 3, 4, 5), [], [6, -1, -7], "zero"),
-    fused_conv_case("fused_conv2d_1x1_cyclic", (1, 4, 6, 6), (3, 4, 1, 1), [0, 1, 2, 3], [], "cyclic",
-                    (1, 1), (0, 0), 1, "none", False),
-    fused_conv_case("fused_conv2d_3x3_zero_stride_relu", (1, 4, 7, 6), (6, 2, 3, 3), [], [1, -1, 2, 0],
-                    "zero", (2, 1), (1, 1), 2, "relu", False),
-    fused_conv_case("fused_conv2d_gelu_residual", (2, 3, 5, 5), (3, 3, 3, 3), [], [], "cyclic",
-                    (1, 1), (1, 1), 1, "gelu", True),
-    fused_conv_case("fused_conv2d_gelu_tanh_shift_residual", (1, 2, 4, 6), (2, 1, 1, 1), [3, -1], [1, 1],
-                    "cyclic", (1, 1), (0, 0), 2, "gelu_tanh", True),
+    fused_conv_case(
+        "fused_conv2d_1x1_cyclic",
+        (1, 4, 6, 6),
+        (3, 4, 1, 1),
+        [0, 1, 2, 3],
+        [],
+        "cyclic",
+        (1, 1),
+        (0, 0),
+        1,
+        "none",
+        False,
+    ),
+    fused_conv_case(
+        "fused_conv2d_3x3_zero_stride_relu",
+        (1, 4, 7, 6),
+        (6, 2, 3, 3),
+        [],
+        [1, -1, 2, 0],
+        "zero",
+        (2, 1),
+        (1, 1),
+        2,
+        "relu",
+        False,
+    ),
+    fused_conv_case(
+        "fused_conv2d_gelu_residual",
+        (2, 3, 5, 5),
+        (3, 3, 3, 3),
+        [],
+        [],
+        "cyclic",
+        (1, 1),
+        (1, 1),
+        1,
+        "gelu",
+        True,
+    ),
+    fused_conv_case(
+        "fused_conv2d_gelu_tanh_shift_residual",
+        (1, 2, 4, 6),
+        (2, 1, 1, 1),
+        [3, -1],
+        [1, 1],
+        "cyclic",
+        (1, 1),
+        (0, 0),
+        2,
+        "gelu_tanh",
+        True,
+    ),
     deform_case("deform_conv2d_3x3_groups", (2, 4, 6, 7), (6, 2, 3, 3), (1, 1), (1, 1), (1, 1), 2, 2, 2),
-    deform_case("deform_conv2d_stride_dilation_batch1_offsets", (2, 3, 9, 8), (4, 3, 3, 2), (2, 1),
-                (2, 0), (2, 1), 1, 3, 1),
-    shift_by_deform_case("shift_offsets_cyclic_3x3", (1, 4, 5, 6), (3, 4, 3, 3), [0, 1, 2, 3],
-                         [1, -1, 7, 0], "cyclic", (1, 1), (1, 1)),
-    shift_by_deform_case("shift_offsets_zero_stride", (2, 3, 7, 5), (2, 3, 3, 3), [-1, 0, 2], [],
-                         "zero", (2, 2), (1, 1)),
-    shift_by_deform_case("shift_offsets_cyclic_1x1", (1, 5, 4, 4), (2, 5, 1, 1), [], [0, 1, 2, 3, 4],
-                         "cyclic", (1, 1), (0, 0)),
+    deform_case(
+        "deform_conv2d_stride_dilation_batch1_offsets",
+        (2, 3, 9, 8),
+        (4, 3, 3, 2),
+        (2, 1),
+        (2, 0),
+        (2, 1),
+        1,
+        3,
+        1,
+    ),
+    shift_by_deform_case(
+        "shift_offsets_cyclic_3x3",
+        (1, 4, 5, 6),
+        (3, 4, 3, 3),
+        [0, 1, 2, 3],
+        [1, -1, 7, 0],
+        "cyclic",
+        (1, 1),
+        (1, 1),
+    ),
+    shift_by_deform_case(
+        "shift_offsets_zero_stride", (2, 3, 7, 5), (2, 3, 3, 3), [-1, 0, 2], [], "zero", (2, 2), (1, 1)
+    ),
+    shift_by_deform_case(
+        "shift_offsets_cyclic_1x1", (1, 5, 4, 4), (2, 5, 1, 1), [], [0, 1, 2, 3, 4], "cyclic", (1, 1), (0, 0)
+    ),
     Case(
         "reshape_to_tokens",
         [(1, 8, 4, 6)],

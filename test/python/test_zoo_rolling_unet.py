@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import collections
 
-import gpuopt.models as zoo
 import pytest
 import torch
-from gpuopt.models.rolling_unet import Lo2, _roll_channels
 from torch import nn
 from torch.overrides import TorchFunctionMode
+
+import gpuopt.models as zoo
+from gpuopt.models.rolling_unet import Lo2, _roll_channels
 
 PARAMS = {
     "rolling_unet_s": 1_783_185,
@@ -123,9 +124,7 @@ def test_linear_inputs_are_transposed_views() -> None:
     contiguous: dict[str, bool] = {}
     for name in ("fc1", "fc2", "fc3", "fc4"):
         getattr(block, name).register_forward_pre_hook(
-            lambda mod, args, name=name: contiguous.__setitem__(
-                name, args[0].is_contiguous()
-            )
+            lambda mod, args, name=name: contiguous.__setitem__(name, args[0].is_contiguous())
         )
     with torch.no_grad():
         block(torch.randn(2, 4 * 4, 8), 4, 4)

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 import torch
-from gpuopt.models import build
 from torch import nn
 from torch.overrides import TorchFunctionMode
+
+from gpuopt.models import build
 
 
 class CallCounter(TorchFunctionMode):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import torch.nn as nn
+from torch import nn
 
 # name -> (module, constructor). Imported lazily so that one broken model file
 # cannot make the whole zoo unusable.

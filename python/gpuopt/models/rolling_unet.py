@@ -26,30 +26,15 @@ parameters. The input side must be divisible by 16.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from gpuopt.models._init import init_token_layers
+
 __all__ = ["RollingUNet", "rolling_unet_l", "rolling_unet_m", "rolling_unet_s"]
-
-
-def _init_token_layers(m: nn.Module) -> None:
-    """The reference initialisation of the token-mixing parts (feature incentive and Lo2)."""
-    if isinstance(m, nn.Linear):
-        nn.init.trunc_normal_(m.weight, std=0.02)
-        if m.bias is not None:
-            nn.init.zeros_(m.bias)
-    elif isinstance(m, nn.LayerNorm):
-        nn.init.ones_(m.weight)
-        nn.init.zeros_(m.bias)
-    elif isinstance(m, nn.Conv2d):
-        fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
-        nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
-        if m.bias is not None:
-            nn.init.zeros_(m.bias)
 
 
 def _roll_channels(x: torch.Tensor, sign: int, dim: int) -> torch.Tensor:
@@ -97,7 +82,7 @@ class FeatureIncentive(nn.Module):
         self.proj = nn.Conv2d(in_ch, out_ch, 3, stride=1, padding=1)
         self.act = nn.GELU()
         self.norm = nn.LayerNorm(out_ch)
-        self.apply(_init_token_layers)
+        self.apply(init_token_layers)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, int, int]:
         x = self.proj(x)
@@ -128,7 +113,7 @@ class Lo2(nn.Module):
         # The reference block constructs a pre-norm LayerNorm(C) that its forward never applies.
         # It is kept (unused) so that parameter counts and checkpoints match the published model.
         self.unused_norm = nn.LayerNorm(dim)
-        self.apply(_init_token_layers)
+        self.apply(init_token_layers)
 
     @staticmethod
     def _to_map(tokens: torch.Tensor, h: int, w: int) -> torch.Tensor:

@@ -31,27 +31,11 @@ Unlike the reference code, ``input_channels`` is honoured (the original hard-cod
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-def _init_token_weights(m: nn.Module) -> None:
-    """The reference initialisation of the token-stage modules."""
-    if isinstance(m, nn.Linear):
-        nn.init.trunc_normal_(m.weight, std=0.02)
-        if m.bias is not None:
-            nn.init.zeros_(m.bias)
-    elif isinstance(m, nn.LayerNorm):
-        nn.init.ones_(m.weight)
-        nn.init.zeros_(m.bias)
-    elif isinstance(m, nn.Conv2d):
-        fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
-        nn.init.normal_(m.weight, 0.0, math.sqrt(2.0 / fan_out))
-        if m.bias is not None:
-            nn.init.zeros_(m.bias)
+from gpuopt.models._init import init_token_layers
 
 
 class DWConv(nn.Module):
@@ -113,7 +97,7 @@ class ShiftedBlock(nn.Module):
         super().__init__()
         self.norm2 = nn.LayerNorm(dim)
         self.mlp = ShiftMLP(dim)
-        self.apply(_init_token_weights)
+        self.apply(init_token_layers)
 
     def forward(self, x: torch.Tensor, H: int, W: int) -> torch.Tensor:
         """Maps tokens ``x`` (B, H*W, C) to tokens of the same shape."""
@@ -127,7 +111,7 @@ class OverlapPatchEmbed(nn.Module):
         super().__init__()
         self.proj = nn.Conv2d(in_channels, embed_dim, kernel_size=3, stride=2, padding=1)
         self.norm = nn.LayerNorm(embed_dim)
-        self.apply(_init_token_weights)
+        self.apply(init_token_layers)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, int, int]:
         """Returns tokens (B, H/2 * W/2, embed_dim) and the token grid's H and W."""
