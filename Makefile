@@ -1,7 +1,8 @@
 # gpuopt front door. Two commands for a new user:
 #   make demo    install what is missing, build, run the demo
 #   make check   install what is missing, build, run every test
-# Both are idempotent. Other targets: build, venv, apt, docs, clean.
+# Both are idempotent. Other targets: build, venv, apt, docs, clean,
+# fuzz and check-asan (docs/Reliability.md).
 
 BUILD_DIR ?= build
 LLVM_DIR  ?= /usr/lib/llvm-22
@@ -9,6 +10,7 @@ PYTHON    := $(CURDIR)/.venv/bin/python
 JOBS      ?= $(shell nproc)
 
 .PHONY: all demo check build venv apt configure docs check-lit check-python clean
+.PHONY: fuzz check-asan
 
 all: build
 
@@ -41,3 +43,26 @@ check: build docs
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# libFuzzer targets, built with clang in build-fuzz/; FUZZ_SECONDS per target
+# (default 300). Prints executions, coverage and crashes per target.
+fuzz: venv
+	@fuzz/run.sh
+
+# The tools built with ASan and UBSan in build-asan/, then the lit and pytest
+# suites against them. Slow, so not part of `make check`. LibTorch is not
+# instrumented; docs/Reliability.md explains the options.
+ASAN_BUILD_DIR ?= build-asan
+SANITIZER_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
+  UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
+check-asan: venv
+	cmake -G Ninja -S . -B $(ASAN_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUOPT_ENABLE_SANITIZERS=ON \
+	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_DIR)/bin/lit \
+	  -DGPUOPT_PYTHON=$(PYTHON)
+	ninja -C $(ASAN_BUILD_DIR) -j $(JOBS)
+	$(SANITIZER_ENV) $(LLVM_DIR)/bin/lit -sv $(ASAN_BUILD_DIR)/test
+	$(SANITIZER_ENV) GPUOPT_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD_DIR) \
+	  $(PYTHON) -m pytest -q test/python

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what gpuopt needs on a Debian bookworm machine, only when missing:
-#   utils/bootstrap.sh apt    Debian packages (LLVM/MLIR 22, ninja, cmake, ...)
+#   utils/bootstrap.sh apt    Debian packages (LLVM/MLIR 22, clang 22, ninja, ...)
 #   utils/bootstrap.sh venv   the Python virtual environment .venv
 # Idempotent: a second run does nothing but check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-              ninja-build cmake g++ make)
+              ninja-build cmake g++ make
+              clang-22 libclang-rt-22-dev)  # libFuzzer and sanitizer runtimes
 
 apt_missing() {
   local missing=()

@@ -27,8 +27,11 @@ run_suite "pytest (reference backend vs PyTorch, bad input)" \
 run_suite "ruff (Python lint and format)" \
   sh -c ".venv/bin/ruff check --config python/pyproject.toml python test/python examples && \
          .venv/bin/ruff format --check --config python/pyproject.toml python test/python examples"
+run_suite "fuzz smoke (libFuzzer, 5 s per target)" \
+  fuzz/run.sh --smoke
 run_suite "dialect and pass docs generated from ODS" \
-  test -s "$BUILD_DIR/docs/Dialects/SegDialect.md" -a -s "$BUILD_DIR/docs/SegPasses.md"
+  test -s "$BUILD_DIR/docs/Dialects/SegDialect.md" -a -s "$BUILD_DIR/docs/SegPasses.md" \
+    -a -s "$BUILD_DIR/docs/AnalysisPasses.md"
 
 echo
 echo "=== gpuopt check summary"

@@ -11,12 +11,13 @@ namespace mlir {
 class DialectRegistry;
 namespace gpuopt {
 
-/// Adds the seg dialect and the upstream dialects gpuopt's graphs and
-/// pipelines use (func, arith, tensor, linalg, ...) to `registry`.
+/// Adds the seg dialect and the upstream dialects (with their extensions and
+/// interface models, which the bufferization and LLVM lowerings need) to
+/// `registry`.
 void registerAllDialects(DialectRegistry &registry);
 
-/// Registers gpuopt's passes and the upstream passes its pipelines use, so
-/// that they are available on the command line and in `--pass-pipeline`.
+/// Registers gpuopt's passes and pipelines and the upstream passes, so that
+/// they are available on the command line and in `--pass-pipeline`.
 void registerAllPasses();
 
 } // namespace gpuopt

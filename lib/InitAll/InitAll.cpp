@@ -6,27 +6,29 @@
 
 #include "gpuopt/InitAll.h"
 
+#include "gpuopt/Analysis/Passes.h"
+#include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/IR/SegDialect.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Pipelines/Pipelines.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 
 void mlir::gpuopt::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<seg::SegDialect, func::FuncDialect, arith::ArithDialect,
-                  tensor::TensorDialect, linalg::LinalgDialect,
-                  math::MathDialect>();
+  registry.insert<seg::SegDialect>();
+  // The upstream dialects, with their bufferization and to-LLVM interfaces:
+  // the CPU and NVPTX pipelines run over all of them.
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
 }
 
 void mlir::gpuopt::registerAllPasses() {
-  // Generic transformations: canonicalize, cse, inline, symbol-dce, ...
-  registerTransformsPasses();
+  mlir::registerAllPasses();
   seg::registerSegPasses();
+  registerAnalysisPasses();
+  registerConversionPasses();
   registerPipelines();
 }

@@ -6,6 +6,7 @@
 
 #include "gpuopt/Pipelines/Pipelines.h"
 
+#include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,7 +38,35 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
   fn.addPass(createCSEPass());
 }
 
+LogicalResult mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertSegToLinalgPass());
+  // Upstream passes, by their registered names (the pipeline reads as the
+  // textual form a user would type).
+  const char *upstream =
+      "canonicalize,cse,"
+      "one-shot-bufferize{bufferize-function-boundaries=1 "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "buffer-results-to-out-params{modify-public-functions=1 "
+      "hoist-static-allocs=1},"
+      "func.func(llvm-request-c-wrappers),"
+      "ownership-based-buffer-deallocation,canonicalize,"
+      "buffer-deallocation-simplification,bufferization-lower-deallocations,"
+      "func.func(convert-linalg-to-loops),"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "convert-math-to-libm,"
+      "convert-to-llvm,reconcile-unrealized-casts";
+  return parsePassPipeline(upstream, pm);
+}
+
 void mlir::gpuopt::registerPipelines() {
+  PassPipelineRegistration<>(
+      "gpuopt-cpu-lowering",
+      "Lower a seg module to the LLVM dialect for the CPU (seg -> linalg -> "
+      "buffers -> loops -> LLVM), with C interfaces",
+      [](OpPassManager &pm) {
+        // gpuopt-opt registers every pass the pipeline names.
+        (void)buildCpuLoweringPipeline(pm);
+      });
   PassPipelineRegistration<OptimizeOptions>(
       "gpuopt-optimize",
       "Run gpuopt's graph optimizations: --fuse-roll (or, with deform-conv, "

@@ -145,42 +145,9 @@ at::Tensor channelShift(const at::Tensor &x, ArrayRef<int64_t> offsetsH,
 
 /// The reference semantics of seg.shift_offsets (see its description).
 at::Tensor shiftOffsets(mlir::gpuopt::seg::ShiftOffsetsOp op) {
-  ArrayRef<int64_t> dh = op.getOffsetsH(), dw = op.getOffsetsW();
-  int64_t channels = std::max(dh.size(), dw.size());
-  int64_t height = op.getInputSize()[0], width = op.getInputSize()[1];
-  int64_t kh = op.getKernel()[0], kw = op.getKernel()[1];
+  SmallVector<float> values = op.computeOffsets();
   auto shape = cast<RankedTensorType>(op.getType()).getShape();
-  int64_t outH = shape[2], outW = shape[3];
-  bool cyclic = op.getMode() == "cyclic";
-  at::Tensor result = at::empty(aten(shape), at::kFloat);
-  auto off = result.accessor<float, 4>();
-  for (int64_t c = 0; c < channels; ++c) {
-    int64_t sh = dh.empty() ? 0 : dh[c], sw = dw.empty() ? 0 : dw[c];
-    for (int64_t i = 0; i < kh; ++i) {
-      for (int64_t j = 0; j < kw; ++j) {
-        int64_t tap = 2 * ((c * kh + i) * kw + j);
-        for (int64_t y = 0; y < outH; ++y) {
-          for (int64_t x = 0; x < outW; ++x) {
-            int64_t py = y * op.getStride()[0] - op.getPadding()[0] +
-                         i * op.getDilation()[0];
-            int64_t px = x * op.getStride()[1] - op.getPadding()[1] +
-                         j * op.getDilation()[1];
-            int64_t sy = py - sh, sx = px - sw;
-            if (cyclic) {
-              sy = ((sy % height) + height) % height;
-              sx = ((sx % width) + width) % width;
-            }
-            bool inside = py >= 0 && py < height && px >= 0 && px < width &&
-                          sy >= 0 && sy < height && sx >= 0 && sx < width;
-            // Outside: sample at (-2, -2), where bilinear sampling reads 0.
-            off[0][tap][y][x] = static_cast<float>((inside ? sy : -2) - py);
-            off[0][tap + 1][y][x] = static_cast<float>((inside ? sx : -2) - px);
-          }
-        }
-      }
-    }
-  }
-  return result;
+  return at::from_blob(values.data(), aten(shape), at::kFloat).clone();
 }
 
 /// Bilinear samples of `input` (N, C, H, W) at rows `y` and columns `x`

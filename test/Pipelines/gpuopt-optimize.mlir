@@ -2,6 +2,8 @@
 // RUN: gpuopt-opt %s --gpuopt-optimize=fuse-conv-bn-relu=false | FileCheck %s --check-prefix=NOFUSE
 // RUN: gpuopt-opt %s --gpuopt-optimize=deform-conv=true | FileCheck %s --check-prefix=DEFORM
 // RUN: gpuopt-opt %s --gpuopt-optimize --verify-each --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
+// RUN: gpuopt-opt %s --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
+// RUN: gpuopt-opt %s --gpuopt-optimize=fuse-conv-bn-relu=false --verify-each -o /dev/null
 
 // A Rolling-UNet OR-MLP on a BN-ReLU'd map: roll group -> tokens -> fc1 ->
 // GELU -> NCHW. Everything folds into two fused convolutions.

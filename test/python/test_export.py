@@ -67,11 +67,14 @@ def export_cli(spec: str, out: Path, shape: str, *extra: str) -> subprocess.Comp
     )
 
 
-def run_reference(out: Path, inputs: list[Path], graph: str = "m.mlir") -> np.ndarray:
+def run_reference(
+    out: Path, inputs: list[Path], graph: str = "m.mlir", backend: str = "reference"
+) -> np.ndarray:
     y = out / "y.npy"
     proc = subprocess.run(
         [
             str(tool("gpuopt-run")),
+            f"--backend={backend}",
             str(out / graph),
             f"--weights={out / 'm.safetensors'}",
             *[f"--input=@{p}" for p in inputs],
@@ -256,3 +259,43 @@ def test_constant_tensor_is_an_error() -> None:
 
     with pytest.raises(gpuopt.capture.CaptureError, match="neither a model input"):
         gpuopt.export(Const(), torch.randn(2, 3))
+
+
+CPU_ZOO = [
+    ("unet", False),
+    ("unext", False),
+    ("rolling_unet_s", True),
+    ("unext_s", True),
+    ("unext_stripe", True),
+]
+
+
+@pytest.mark.parametrize(("name", "optimize"), CPU_ZOO, ids=[n for n, _ in CPU_ZOO])
+def test_zoo_model_on_cpu_backend(name: str, optimize: bool, tmp_path: Path) -> None:
+    """The compiled CPU backend (seg -> linalg -> LLVM, JIT) equals PyTorch, for
+    the graph after --gpuopt-optimize and, where it is quick, also as exported.
+    Rolling-UNet-M/L differ from S only in widths."""
+    model = randomize(models.build(name).eval(), seed=11)
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
+    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    proc = subprocess.run(
+        [
+            str(tool("gpuopt-opt")),
+            str(tmp_path / "m.mlir"),
+            "--gpuopt-optimize",
+            "-o",
+            str(tmp_path / "opt.mlir"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    graphs = ["opt.mlir"] + ([] if optimize else ["m.mlir"])
+    for graph in graphs:
+        actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph=graph, backend="cpu")
+        err = rel_l2(actual, expected)
+        assert err <= REL_L2, f"{graph} on the CPU backend: relative L2 error {err:.3e}"

@@ -6,6 +6,8 @@
 //
 //   gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy
 //              [--input=@x2.npy ...] --output=@y.npy --backend=reference
+//              [--strict-weights] [--max-header-bytes=N] [--max-tensors=N]
+//              [--max-rank=N]
 //
 // Parses and verifies the graph, binds the weights, reads the inputs, runs the
 // entry function on the chosen backend and writes the outputs. Every failure
@@ -14,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
+#include "gpuopt/Execution/CpuJit.h"
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Reference/Interpreter.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -29,7 +32,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
-
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -48,11 +50,11 @@ llvm::cl::opt<std::string>
                                "name (needed when the graph has parameters)"),
                 llvm::cl::value_desc("file"), llvm::cl::cat(category));
 
-llvm::cl::list<std::string>
-    inputArgs("input",
-              llvm::cl::desc("@file.npy for the next argument of the entry "
-                             "function (float32, C order); repeat per argument"),
-              llvm::cl::value_desc("@file.npy"), llvm::cl::cat(category));
+llvm::cl::list<std::string> inputArgs(
+    "input",
+    llvm::cl::desc("@file.npy for the next argument of the entry "
+                   "function (float32, C order); repeat per argument"),
+    llvm::cl::value_desc("@file.npy"), llvm::cl::cat(category));
 
 llvm::cl::list<std::string>
     outputArgs("output",
@@ -63,7 +65,8 @@ llvm::cl::list<std::string>
 llvm::cl::opt<std::string>
     backend("backend",
             llvm::cl::desc("execution backend: reference (LibTorch/ATen on "
-                           "the CPU)"),
+                           "the CPU, op by op) or cpu (compiled through "
+                           "linalg and LLVM, JIT)"),
             llvm::cl::init("reference"), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
@@ -81,6 +84,31 @@ llvm::cl::opt<unsigned>
 llvm::cl::opt<bool> quiet("quiet",
                           llvm::cl::desc("do not print the run summary"),
                           llvm::cl::init(false), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> strictWeights(
+    "strict-weights",
+    llvm::cl::desc("reject a weights file holding tensors that the graph does "
+                   "not use (default: a warning)"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+
+// Limits of the safetensors reader; the defaults are SafetensorsLimits'.
+llvm::cl::opt<uint64_t> maxHeaderBytes(
+    "max-header-bytes",
+    llvm::cl::desc("largest safetensors JSON header to read, in bytes"),
+    llvm::cl::init(rt::SafetensorsLimits().maxHeaderBytes),
+    llvm::cl::cat(category));
+
+llvm::cl::opt<uint64_t>
+    maxTensors("max-tensors",
+               llvm::cl::desc("most tensors a safetensors file may hold"),
+               llvm::cl::init(rt::SafetensorsLimits().maxTensors),
+               llvm::cl::cat(category));
+
+llvm::cl::opt<uint64_t>
+    maxRank("max-rank",
+            llvm::cl::desc("highest rank of a tensor in a safetensors file"),
+            llvm::cl::init(rt::SafetensorsLimits().maxRank),
+            llvm::cl::cat(category));
 
 /// Prints `msg` as a gpuopt-run error and returns the failing exit code.
 int fail(const llvm::Twine &msg) {
@@ -117,12 +145,13 @@ FailureOr<func::FuncOp> findEntry(ModuleOp module) {
 }
 
 int runMain() {
-  if (backend != "reference")
+  if (backend != "reference" && backend != "cpu")
     return fail("backend '" + backend +
-                "' is not available in this build (available: reference)");
+                "' is not available in this build (available: reference, cpu)");
 
   DialectRegistry registry;
   mlir::gpuopt::registerAllDialects(registry);
+  mlir::gpuopt::registerAllPasses(); // the CPU pipeline names upstream passes
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -145,7 +174,11 @@ int runMain() {
   bool hasParams = false;
   fn->walk([&](mlir::gpuopt::seg::ParamOp) { hasParams = true; });
   if (!weightsFile.empty()) {
-    if (rt::Status s = rt::readSafetensors(weightsFile, weights); !s)
+    rt::SafetensorsLimits limits;
+    limits.maxHeaderBytes = maxHeaderBytes;
+    limits.maxTensors = maxTensors;
+    limits.maxRank = maxRank;
+    if (rt::Status s = rt::readSafetensors(weightsFile, weights, limits); !s)
       return fail(s.message());
   } else if (hasParams) {
     return fail("the graph has seg.param ops; pass --weights=FILE.safetensors");
@@ -174,6 +207,24 @@ int runMain() {
 
   if (runs < 1)
     return fail("--runs must be at least 1");
+
+  // Extra tensors usually mean a checkpoint of another model or version.
+  SmallVector<std::string> unused =
+      mlir::gpuopt::reference::unusedWeights(*fn, weights);
+  if (!unused.empty()) {
+    std::string names;
+    for (const std::string &name : ArrayRef(unused).take_front(3))
+      names += (names.empty() ? "'" : ", '") + name + "'";
+    if (unused.size() > 3)
+      names += ", ...";
+    std::string msg = std::to_string(unused.size()) + " tensor(s) in " +
+                      weightsFile + " are not used by the graph (" + names +
+                      ")";
+    if (strictWeights)
+      return fail(msg + "; --strict-weights rejects them");
+    if (!quiet)
+      llvm::errs() << "gpuopt-run: warning: " << msg << "\n";
+  }
   SmallVector<rt::HostTensor> outputs;
   double loadMs = 0;
   SmallVector<double> runMs;
@@ -181,18 +232,14 @@ int runMain() {
   options.runs = runs;
   options.loadMs = &loadMs;
   options.runMs = &runMs;
-  if (failed(mlir::gpuopt::reference::runReference(*fn, weights, inputs,
-                                                    outputs, options)))
+  LogicalResult ran =
+      backend == "cpu"
+          ? mlir::gpuopt::runCpuJit(*module, fn->getSymName(), weights, inputs,
+                                    outputs, options)
+          : mlir::gpuopt::reference::runReference(*fn, weights, inputs, outputs,
+                                                  options);
+  if (failed(ran))
     return 1;
-
-  if (!quiet) {
-    SmallVector<std::string> unused = mlir::gpuopt::reference::unusedWeights(*fn, weights);
-    if (!unused.empty())
-      llvm::errs() << "gpuopt-run: warning: " << unused.size()
-                   << " tensor(s) in " << weightsFile
-                   << " are not used by the graph (first: '" << unused.front()
-                   << "')\n";
-  }
 
   for (auto [i, out] : llvm::enumerate(outputs)) {
     std::string dest = "(not written)";

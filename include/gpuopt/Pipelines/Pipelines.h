@@ -41,7 +41,14 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
 /// --fuse-conv-bn-relu on every function, then canonicalization and CSE.
 void buildOptimizePipeline(OpPassManager &pm, const OptimizeOptions &options);
 
-/// Registers --gpuopt-optimize.
+/// Adds the CPU lowering to a module-level `pm`: --convert-seg-to-linalg,
+/// bufferization (results become out-parameters), linalg to loops, and the
+/// conversions to the LLVM dialect. Every function gets a C interface
+/// (`_mlir_ciface_<name>`) taking pointers to memref descriptors. Needs the
+/// upstream passes registered (gpuopt::registerAllPasses); fails otherwise.
+LogicalResult buildCpuLoweringPipeline(OpPassManager &pm);
+
+/// Registers --gpuopt-optimize and --gpuopt-cpu-lowering.
 void registerPipelines();
 
 } // namespace gpuopt

@@ -24,12 +24,16 @@
 namespace gpuopt {
 namespace runtime {
 
-/// Limits applied while reading; exceeding one is an error.
+/// Limits applied while reading; exceeding one is an error whose message
+/// names the limit (gpuopt-run: --max-header-bytes, --max-tensors,
+/// --max-rank).
 struct SafetensorsLimits {
   // The format allows 100 MiB; parsing costs ~100 bytes of memory per JSON
   // value, so gpuopt stops at 8 MiB (tens of thousands of tensors).
   uint64_t maxHeaderBytes = 8ull << 20;
-  uint64_t maxTensors = 1u << 20;
+  // Far above any segmentation network's state_dict, and low enough that a
+  // header of minimal entries within maxHeaderBytes can reach it.
+  uint64_t maxTensors = 1u << 16;
   uint64_t maxRank = 8;
 };
 

@@ -18,6 +18,9 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::gpuopt::seg;
@@ -55,6 +58,19 @@ public:
 private:
   function_ref<InFlightDiagnostic()> emit;
 };
+
+/// Dims and attribute entries are arbitrary int64 values from the IR, so shape
+/// arithmetic runs in 128 bits, where a sum or product of two int64 values
+/// cannot overflow; narrowDim() then checks that a result fits a dim.
+using Wide = __int128;
+
+/// `v` as an int64 dim, or an error saying that `what` overflows.
+FailureOr<int64_t> narrowDim(const ShapeError &err, Wide v, StringRef what) {
+  if (v < std::numeric_limits<int64_t>::min() ||
+      v > std::numeric_limits<int64_t>::max())
+    return err(what, " overflows int64");
+  return static_cast<int64_t>(v);
+}
 
 /// Formats an integer list as `[a, b, c]` for diagnostics.
 std::string fmt(ArrayRef<int64_t> values) {
@@ -134,12 +150,12 @@ LogicalResult verifyInto(Operation *op, Fn &&infer) {
 }
 
 /// Output size of a convolution/pooling window along one dim.
-int64_t windowOutSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                      int64_t dilation, bool ceilMode = false) {
-  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+Wide windowOutSize(Wide in, Wide kernel, Wide stride, Wide pad, Wide dilation,
+                   bool ceilMode = false) {
+  Wide span = in + 2 * pad - dilation * (kernel - 1) - 1;
   if (span < 0)
     return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  Wide out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   // PyTorch: the last window must start inside the input or left padding.
   if (ceilMode && (out - 1) * stride >= in + pad)
     --out;
@@ -197,13 +213,21 @@ LogicalResult conv2dShape(const ShapeError &err, Type input, Type weight,
     return failure();
   shape.assign({in[0], w[0]});
   for (int i = 0; i < 2; ++i) {
-    int64_t out =
+    Wide out =
         windowOutSize(in[2 + i], w[2 + i], stride[i], padding[i], dilation[i]);
-    if (out < 1)
-      return err("dilated kernel ", dilation[i] * (w[2 + i] - 1) + 1,
+    if (out < 1) {
+      FailureOr<int64_t> kernel = narrowDim(
+          err, Wide(dilation[i]) * (w[2 + i] - 1) + 1, "the dilated kernel");
+      if (failed(kernel))
+        return failure();
+      return err("dilated kernel ", *kernel,
                  " is larger than the padded input ",
                  in[2 + i] + 2 * padding[i], " along spatial dim ", i);
-    shape.push_back(out);
+    }
+    FailureOr<int64_t> size = narrowDim(err, out, "the output size");
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
   }
   return success();
 }
@@ -227,20 +251,25 @@ LogicalResult convTranspose2dShape(const ShapeError &err, Type input,
   if (w[0] != in[1])
     return err("expected weight dim 0 to be input channels (", in[1],
                "), got ", w[0]);
-  int64_t outChannels = w[1] * groups;
-  if (bias && failed(checkVector(err, "bias", bias, outChannels)))
+  FailureOr<int64_t> outChannels =
+      narrowDim(err, Wide(w[1]) * groups, "the output channel count");
+  if (failed(outChannels) ||
+      (bias && failed(checkVector(err, "bias", bias, *outChannels))))
     return failure();
-  shape.assign({in[0], outChannels});
+  shape.assign({in[0], *outChannels});
   for (int i = 0; i < 2; ++i) {
     if (outputPadding[i] >= stride[i] && outputPadding[i] >= dilation[i])
       return err("expected output_padding (", outputPadding[i],
                  ") smaller than stride or dilation along spatial dim ", i);
-    int64_t out = (in[2 + i] - 1) * stride[i] - 2 * padding[i] +
-                  dilation[i] * (w[2 + i] - 1) + outputPadding[i] + 1;
+    Wide out = Wide(in[2 + i] - 1) * stride[i] - 2 * Wide(padding[i]) +
+               Wide(dilation[i]) * (w[2 + i] - 1) + outputPadding[i] + 1;
     if (out < 1)
       return err("padding ", padding[i],
                  " leaves no output along spatial dim ", i);
-    shape.push_back(out);
+    FailureOr<int64_t> size = narrowDim(err, out, "the output size");
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
   }
   return success();
 }
@@ -342,16 +371,19 @@ LogicalResult maxPool2dShape(const ShapeError &err, Type input,
     return failure();
   llvm::append_range(shape, in.getShape().take_front(2));
   for (int i = 0; i < 2; ++i) {
-    if (2 * padding[i] > kernel[i])
+    if (2 * Wide(padding[i]) > kernel[i])
       return err("expected padding (", padding[i],
                  ") at most half the kernel size (", kernel[i], ")");
-    int64_t out = windowOutSize(in.getDimSize(2 + i), kernel[i], stride[i],
-                                padding[i], dilation[i], ceilMode);
+    Wide out = windowOutSize(in.getDimSize(2 + i), kernel[i], stride[i],
+                             padding[i], dilation[i], ceilMode);
     if (out < 1)
       return err("pooling window is larger than the padded input along "
                  "spatial dim ",
                  i);
-    shape.push_back(out);
+    FailureOr<int64_t> size = narrowDim(err, out, "the output size");
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
   }
   return success();
 }
@@ -390,7 +422,11 @@ LogicalResult concatShape(const ShapeError &err, TypeRange inputs, int64_t dim,
         return err("expected operand ", i + 1, " to match operand 0 in dim ",
                    d, " (", first.getDimSize(d), "), got ", t.getDimSize(d));
     }
-    shape[dim] += t.getDimSize(dim);
+    FailureOr<int64_t> sum = narrowDim(
+        err, Wide(shape[dim]) + t.getDimSize(dim), "the concatenated dim");
+    if (failed(sum))
+      return failure();
+    shape[dim] = *sum;
   }
   return success();
 }
@@ -406,9 +442,13 @@ LogicalResult sliceShape(const ShapeError &err, Type input,
       failed(checkArray(err, "step", step, rank, 1)))
     return failure();
   for (size_t d = 0; d < rank; ++d) {
-    int64_t last = start[d] + (size[d] - 1) * step[d];
-    if (last >= in.getDimSize(d))
-      return err("slice reads index ", last, " of dim ", d, " of size ",
+    FailureOr<int64_t> last =
+        narrowDim(err, start[d] + Wide(size[d] - 1) * step[d],
+                  "the last slice index");
+    if (failed(last))
+      return failure();
+    if (*last >= in.getDimSize(d))
+      return err("slice reads index ", *last, " of dim ", d, " of size ",
                  in.getDimSize(d));
   }
   llvm::append_range(shape, size);
@@ -422,8 +462,13 @@ LogicalResult padShape(const ShapeError &err, Type input, ArrayRef<int64_t> low,
   if (failed(checkArray(err, "low", low, in.getRank(), 0)) ||
       failed(checkArray(err, "high", high, in.getRank(), 0)))
     return failure();
-  for (int64_t d = 0; d < in.getRank(); ++d)
-    shape.push_back(in.getDimSize(d) + low[d] + high[d]);
+  for (int64_t d = 0; d < in.getRank(); ++d) {
+    FailureOr<int64_t> size = narrowDim(
+        err, Wide(in.getDimSize(d)) + low[d] + high[d], "the padded size");
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
+  }
   return success();
 }
 
@@ -531,9 +576,16 @@ LogicalResult deformConv2dShape(DeformConv2dOp::Adaptor op,
     return err("expected 'offset_groups' (", groups,
                ") to be positive and divide the input channels (",
                in.getDimSize(1), ")");
-  SmallVector<int64_t> expected = {
-      in.getDimSize(0), 2 * groups * w.getDimSize(2) * w.getDimSize(3),
-      shape[2], shape[3]};
+  FailureOr<int64_t> taps =
+      narrowDim(err, Wide(w.getDimSize(2)) * w.getDimSize(3), "the kernel size");
+  if (failed(taps))
+    return failure();
+  FailureOr<int64_t> offsetChannels =
+      narrowDim(err, 2 * Wide(groups) * *taps, "the offset channel count");
+  if (failed(offsetChannels))
+    return failure();
+  SmallVector<int64_t> expected = {in.getDimSize(0), *offsetChannels, shape[2],
+                                   shape[3]};
   if (off.getRank() != 4 ||
       (off.getDimSize(0) != 1 && off.getDimSize(0) != expected[0]) ||
       off.getShape().drop_front() != ArrayRef<int64_t>(expected).drop_front())
@@ -734,20 +786,70 @@ LogicalResult ShiftOffsetsOp::verify() {
   if (getMode() != "cyclic" && getMode() != "zero")
     return emitOpError("expected 'mode' to be \"cyclic\" or \"zero\", got \"")
            << getMode() << "\"";
-  SmallVector<int64_t> shape = {1, static_cast<int64_t>(2 * channels) *
-                                       getKernel()[0] * getKernel()[1]};
+  FailureOr<int64_t> taps =
+      narrowDim(err, Wide(getKernel()[0]) * getKernel()[1], "the kernel size");
+  if (failed(taps))
+    return failure();
+  FailureOr<int64_t> offsetChannels =
+      narrowDim(err, 2 * Wide(channels) * *taps, "the offset channel count");
+  if (failed(offsetChannels))
+    return failure();
+  SmallVector<int64_t> shape = {1, *offsetChannels};
   for (int i = 0; i < 2; ++i) {
-    int64_t out = windowOutSize(getInputSize()[i], getKernel()[i],
-                                getStride()[i], getPadding()[i],
-                                getDilation()[i]);
+    Wide out = windowOutSize(getInputSize()[i], getKernel()[i], getStride()[i],
+                             getPadding()[i], getDilation()[i]);
     if (out < 1)
       return emitOpError("the kernel does not fit the padded input");
-    shape.push_back(out);
+    FailureOr<int64_t> size = narrowDim(err, out, "the output size");
+    if (failed(size))
+      return failure();
+    shape.push_back(*size);
   }
   if (getType().getShape() != ArrayRef<int64_t>(shape))
     return emitOpError("expected result shape ")
            << fmt(shape) << ", got " << fmt(getType().getShape());
   return success();
+}
+
+SmallVector<float> ShiftOffsetsOp::computeOffsets() {
+  ArrayRef<int64_t> dh = getOffsetsH(), dw = getOffsetsW();
+  int64_t channels = std::max(dh.size(), dw.size());
+  int64_t height = getInputSize()[0], width = getInputSize()[1];
+  int64_t kh = getKernel()[0], kw = getKernel()[1];
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t outH = shape[2], outW = shape[3];
+  bool cyclic = getMode() == "cyclic";
+  SmallVector<float> result(getType().getNumElements());
+  auto at = [&](int64_t ch, int64_t y, int64_t x) -> float & {
+    return result[(ch * outH + y) * outW + x];
+  };
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t sh = dh.empty() ? 0 : dh[c], sw = dw.empty() ? 0 : dw[c];
+    for (int64_t i = 0; i < kh; ++i) {
+      for (int64_t j = 0; j < kw; ++j) {
+        int64_t tap = 2 * ((c * kh + i) * kw + j);
+        for (int64_t y = 0; y < outH; ++y) {
+          for (int64_t x = 0; x < outW; ++x) {
+            int64_t py = y * getStride()[0] - getPadding()[0] +
+                         i * getDilation()[0];
+            int64_t px = x * getStride()[1] - getPadding()[1] +
+                         j * getDilation()[1];
+            int64_t sy = py - sh, sx = px - sw;
+            if (cyclic) {
+              sy = ((sy % height) + height) % height;
+              sx = ((sx % width) + width) % width;
+            }
+            bool inside = py >= 0 && py < height && px >= 0 && px < width &&
+                          sy >= 0 && sy < height && sx >= 0 && sx < width;
+            // Outside: sample at (-2, -2), where bilinear sampling reads 0.
+            at(tap, y, x) = static_cast<float>((inside ? sy : -2) - py);
+            at(tap + 1, y, x) = static_cast<float>((inside ? sx : -2) - px);
+          }
+        }
+      }
+    }
+  }
+  return result;
 }
 
 //===----------------------------------------------------------------------===//
@@ -776,12 +878,28 @@ LogicalResult GeluOp::verify() {
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 
+/// The element count of `shape`, or nullopt when it overflows int64 (where
+/// ShapedType::getNumElements would wrap).
+static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  std::optional<int64_t> count = 1;
+  for (int64_t dim : shape)
+    if (!(count = llvm::checkedMul(*count, dim)))
+      return std::nullopt;
+  return count;
+}
+
 LogicalResult ReshapeOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getType());
-  if (in.getNumElements() != out.getNumElements())
+  std::optional<int64_t> inCount = elementCount(in.getShape());
+  std::optional<int64_t> outCount = elementCount(out.getShape());
+  if (!inCount || !outCount)
+    return emitOpError("the element count overflows int64");
+  if (*inCount != *outCount)
     return emitOpError("expected the same number of elements, got ")
-           << in.getNumElements() << " and " << out.getNumElements();
+           << *inCount << " and " << *outCount;
   return success();
 }
 
@@ -820,8 +938,13 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
     SmallVector<int64_t> start, step;
     for (auto [s1, t1, s2, t2] : llvm::zip_equal(
              prev.getStart(), prev.getStep(), getStart(), getStep())) {
+      // Verified slices keep the composed start in range, but not the step
+      // of a dim the outer slice reads once: left unfolded if it overflows.
+      std::optional<int64_t> composed = llvm::checkedMul(t1, t2);
+      if (!composed)
+        return {};
       start.push_back(s1 + s2 * t1);
-      step.push_back(t1 * t2);
+      step.push_back(*composed);
     }
     getInputMutable().assign(prev.getInput());
     setStart(start);
@@ -840,6 +963,9 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
 
 OpFoldResult RollOp::fold(FoldAdaptor) {
   ArrayRef<int64_t> shape = getType().getShape();
+  // Rolling an empty tensor does nothing (and has no size to reduce by).
+  if (llvm::is_contained(shape, 0))
+    return getInput();
   auto isIdentity = [&](ArrayRef<int64_t> shifts) {
     for (auto [s, d] : llvm::zip_equal(shifts, getDims()))
       if (s % shape[d] != 0)
@@ -855,7 +981,8 @@ OpFoldResult RollOp::fold(FoldAdaptor) {
     SmallVector<int64_t> sum;
     for (auto [a, b, d] : llvm::zip_equal(prev.getShifts(), getShifts(),
                                           getDims()))
-      sum.push_back((a % shape[d] + b % shape[d]) % shape[d]);
+      sum.push_back(static_cast<int64_t>(
+          (Wide(a % shape[d]) + b % shape[d]) % shape[d]));
     getInputMutable().assign(prev.getInput());
     setShifts(sum);
     if (isIdentity(sum))
@@ -875,12 +1002,16 @@ OpFoldResult ChannelShiftOp::fold(FoldAdaptor) {
   if (!prev || getMode() != "cyclic" || prev.getMode() != "cyclic")
     return {};
   ArrayRef<int64_t> shape = getType().getShape();
+  // An empty map has no size to reduce the offsets by.
+  if (shape[2] == 0 || shape[3] == 0)
+    return {};
   auto add = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b, int64_t size) {
     SmallVector<int64_t> sum(std::max(a.size(), b.size()), 0);
     for (auto [i, v] : llvm::enumerate(sum))
-      v = ((i < a.size() ? a[i] : 0) + (i < b.size() ? b[i] : 0)) % size;
+      v = static_cast<int64_t>(
+          (Wide(i < a.size() ? a[i] : 0) + (i < b.size() ? b[i] : 0)) % size);
     for (int64_t &v : sum)
-      v = (v + size) % size;
+      v = static_cast<int64_t>((Wide(v) + size) % size);
     return sum;
   };
   SmallVector<int64_t> h = add(prev.getOffsetsH(), getOffsetsH(), shape[2]);

@@ -18,6 +18,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir {
 namespace gpuopt {
@@ -68,11 +69,14 @@ struct ShiftIntoTokenLinear : OpRewritePattern<LinearOp> {
   }
 };
 
-/// Bytes of a tensor value.
+/// Bytes of a tensor value, saturating at INT64_MAX: a verified shape can
+/// hold more bytes than int64 counts.
 int64_t bytesOf(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
-  return type.getNumElements() *
-         static_cast<int64_t>(type.getElementTypeBitWidth() / 8);
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  for (int64_t dim : type.getShape())
+    bytes = llvm::checkedMul(bytes, dim).value_or(INT64_MAX);
+  return bytes;
 }
 
 template <typename... Ops>
@@ -133,17 +137,21 @@ void mlir::gpuopt::seg::populateFuseShiftPatterns(RewritePatternSet &patterns) {
 
 int64_t mlir::gpuopt::seg::countDataMovementBytes(Operation *root) {
   int64_t bytes = 0;
+  auto add = [&](Value v) {
+    bytes = llvm::checkedAdd(bytes, bytesOf(v)).value_or(INT64_MAX);
+  };
   root->walk([&](Operation *op) {
     if (isa<SliceOp>(op)) {
-      // A slice reads only what it copies.
-      bytes += 2 * bytesOf(op->getResult(0));
+      // A slice reads only what it copies, and writes it.
+      add(op->getResult(0));
+      add(op->getResult(0));
       return;
     }
     if (!isa<RollOp, ConcatOp, PadOp, ChannelShiftOp>(op))
       return;
     for (Value v : op->getOperands())
-      bytes += bytesOf(v);
-    bytes += bytesOf(op->getResult(0));
+      add(v);
+    add(op->getResult(0));
   });
   return bytes;
 }

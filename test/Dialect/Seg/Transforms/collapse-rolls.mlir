@@ -1,5 +1,7 @@
 // RUN: gpuopt-opt %s -split-input-file --collapse-rolls | FileCheck %s
 // RUN: gpuopt-opt %s -split-input-file --collapse-rolls=report=true -verify-diagnostics -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize --verify-each -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
 
 // Rolling-UNet: one-channel slices, slice c rolled by c along H (slice 0's roll
 // by 0 written out too).

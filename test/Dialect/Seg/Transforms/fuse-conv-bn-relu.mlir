@@ -1,5 +1,7 @@
 // RUN: gpuopt-opt %s -split-input-file --fuse-conv-bn-relu | FileCheck %s
 // RUN: gpuopt-opt %s -split-input-file --fuse-conv-bn-relu=report=true -verify-diagnostics -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize --verify-each -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
 
 // UNet: Conv -> BN -> ReLU.
 // CHECK-LABEL: func.func @conv_bn_relu

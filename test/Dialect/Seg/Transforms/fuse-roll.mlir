@@ -1,5 +1,7 @@
 // RUN: gpuopt-opt %s -split-input-file --fuse-roll | FileCheck %s
 // RUN: gpuopt-opt %s -split-input-file --fuse-roll=report=true -verify-diagnostics -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize --verify-each -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
 
 // CHECK-LABEL: func.func @conv_consumer
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>, %[[W:.*]]: tensor<6x4x3x3xf32>, %[[B:.*]]: tensor<6xf32>)

@@ -1,4 +1,6 @@
 // RUN: gpuopt-opt %s -split-input-file --roll-to-deform-conv | FileCheck %s
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize --verify-each -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
 
 // A roll group consumed by a 3x3 convolution.
 // CHECK-LABEL: func.func @roll_group_into_conv

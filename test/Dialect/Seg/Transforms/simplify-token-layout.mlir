@@ -1,4 +1,6 @@
 // RUN: gpuopt-opt %s -split-input-file --simplify-token-layout | FileCheck %s
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize --verify-each -o /dev/null
+// RUN: gpuopt-opt %s -split-input-file --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
 
 // Rolling-UNet's OR-MLP tail: tokens -> Linear -> GELU -> back to NCHW.
 // CHECK-LABEL: func.func @linear_gelu_round_trip

@@ -650,6 +650,11 @@ def Seg_ShiftOffsetsOp : Seg_Op<"shift_offsets", [Pure]> {
     `:` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The offsets, row-major in the result's shape (the one definition
+    /// shared by the reference backend and the lowerings).
+    SmallVector<float> computeOffsets();
+  }];
 }
 
 #endif // GPUOPT_DIALECT_SEG_IR_SEGOPS_TD

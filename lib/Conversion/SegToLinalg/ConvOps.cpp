@@ -1,0 +1,430 @@
+//===- ConvOps.cpp - seg convolutions and linears to linalg ---------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+
+using namespace mlir;
+using namespace mlir::gpuopt::detail;
+namespace seg = mlir::gpuopt::seg;
+
+namespace {
+
+/// conv2d(x, w) without bias, for any groups, into `resultType`.
+Value convolve(OpBuilder &b, Location loc, Value x, Value w,
+               ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+               ArrayRef<int64_t> dilation, int64_t groups,
+               RankedTensorType resultType) {
+  Value padded =
+      padTensor(b, loc, x, {0, 0, padding[0], padding[1]},
+                {0, 0, padding[0], padding[1]}, 0.0);
+  auto strides = b.getI64VectorAttr(stride);
+  auto dilations = b.getI64VectorAttr(dilation);
+  RankedTensorType wType = tensorTypeOf(w);
+  int64_t channels = tensorTypeOf(x).getDimSize(1);
+  int64_t out = wType.getDimSize(0);
+  Type elt = resultType.getElementType();
+  if (groups == 1) {
+    Value init = filledTensor(b, loc, resultType, 0.0);
+    return linalg::Conv2DNchwFchwOp::create(b, loc, TypeRange{resultType},
+                                            ValueRange{padded, w}, init,
+                                            strides, dilations)
+        .getResult(0);
+  }
+  if (groups == channels && out == channels) {
+    // Depthwise (multiplier 1): weight (C, 1, kh, kw) -> (C, kh, kw).
+    auto w3 = RankedTensorType::get(
+        {channels, wType.getDimSize(2), wType.getDimSize(3)}, elt);
+    Value init = filledTensor(b, loc, resultType, 0.0);
+    return linalg::DepthwiseConv2DNchwChwOp::create(
+               b, loc, TypeRange{resultType},
+               ValueRange{padded, reshapeTensor(b, loc, w, w3)}, init, strides,
+               dilations)
+        .getResult(0);
+  }
+  // Grouped: (N, G, C/G, H, W) * (G, O/G, C/G, kh, kw) -> (N, G, O/G, Ho, Wo).
+  RankedTensorType pType = tensorTypeOf(padded);
+  ArrayRef<int64_t> ps = pType.getShape(), ws = wType.getShape(),
+                    rs = resultType.getShape();
+  auto xg = RankedTensorType::get(
+      {ps[0], groups, channels / groups, ps[2], ps[3]}, elt);
+  auto wg = RankedTensorType::get(
+      {groups, out / groups, ws[1], ws[2], ws[3]}, elt);
+  auto rg = RankedTensorType::get({rs[0], groups, out / groups, rs[2], rs[3]},
+                                  elt);
+  Value xe = tensor::ExpandShapeOp::create(
+      b, loc, xg, padded,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  Value we = tensor::ExpandShapeOp::create(
+      b, loc, wg, w, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+  Value init = filledTensor(b, loc, rg, 0.0);
+  Value conv = linalg::Conv2DNgchwGfchwOp::create(b, loc, TypeRange{rg},
+                                                  ValueRange{xe, we}, init,
+                                                  strides, dilations)
+                   .getResult(0);
+  return tensor::CollapseShapeOp::create(
+      b, loc, resultType, conv,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+}
+
+/// init + Σ lhs · rhs over the reduction dims of `iterators`: a contraction
+/// generic with the indexing `maps` (lhs, rhs, init).
+Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         Value init, ArrayRef<AffineMap> maps,
+                         ArrayRef<utils::IteratorType> iterators) {
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{lhs, rhs}, init, maps,
+             iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value mul = arith::MulFOp::create(nb, l, args[0], args[1]);
+               linalg::YieldOp::create(
+                   nb, l, arith::AddFOp::create(nb, l, args[2], mul).getResult());
+             })
+      .getResult(0);
+}
+
+/// act(conv + bias) + residual as one elementwise generic (or `conv` itself
+/// when there is nothing to apply).
+Value epilogue(OpBuilder &b, Location loc, Value conv, Value bias,
+               Value residual, StringRef activation) {
+  if (!bias && !residual && activation == "none")
+    return conv;
+  RankedTensorType type = tensorTypeOf(conv);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> inputs = {conv};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(4, 0, {getAffineDimExpr(1, ctx)}, ctx));
+  }
+  if (residual) {
+    inputs.push_back(residual);
+    maps.push_back(b.getMultiDimIdentityMap(4));
+  }
+  return elementwise(
+      b, loc, type, inputs, maps,
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value v = args[0];
+        size_t next = 1;
+        if (bias)
+          v = arith::AddFOp::create(nb, l, v, args[next++]);
+        v = applyActivation(nb, l, v, activation);
+        if (residual)
+          v = arith::AddFOp::create(nb, l, v, args[next++]);
+        return v;
+      });
+}
+
+struct Conv2dLowering : OpRewritePattern<seg::Conv2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::Conv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value conv = convolve(rewriter, loc, op.getInput(), op.getWeight(),
+                          op.getStride(), op.getPadding(), op.getDilation(),
+                          op.getGroupsAttr().getInt(), op.getType());
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
+                                    "none"));
+    return success();
+  }
+};
+
+struct FusedConv2dLowering : OpRewritePattern<seg::FusedConv2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::FusedConv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = channelShift(rewriter, loc, op.getInput(), op.getOffsetsH(),
+                               op.getOffsetsW(), op.getMode() == "cyclic");
+    Value conv = convolve(rewriter, loc, input, op.getWeight(), op.getStride(),
+                          op.getPadding(), op.getDilation(),
+                          op.getGroupsAttr().getInt(), op.getType());
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(),
+                                    op.getResidual(), op.getActivation()));
+    return success();
+  }
+};
+
+/// A transposed convolution is a convolution (stride 1, same dilation and
+/// groups) of the input upsampled with zeros by the stride and padded by
+/// d·(k − 1) − p (+ output_padding at the end), with the kernel flipped and
+/// its in/out channels swapped within each group.
+struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::ConvTranspose2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType xType = tensorTypeOf(op.getInput());
+    RankedTensorType wType = tensorTypeOf(op.getWeight());
+    Type elt = xType.getElementType();
+    ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape();
+    ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                      dilation = op.getDilation(),
+                      outPad = op.getOutputPadding();
+    int64_t groups = op.getGroupsAttr().getInt();
+    int64_t inPerGroup = ws[0] / groups, outPerGroup = ws[1];
+
+    // Zero-upsample: x into every stride-th position.
+    SmallVector<int64_t> up = {xs[0], xs[1], (xs[2] - 1) * stride[0] + 1,
+                               (xs[3] - 1) * stride[1] + 1};
+    Value zeros =
+        filledTensor(rewriter, loc, RankedTensorType::get(up, elt), 0.0);
+    Value upsampled = tensor::InsertSliceOp::create(
+        rewriter, loc, op.getInput(), zeros, indexAttrs(rewriter, {0, 0, 0, 0}),
+        indexAttrs(rewriter, xs),
+        indexAttrs(rewriter, {1, 1, stride[0], stride[1]}));
+
+    // Pad (or crop, when p > d·(k − 1)).
+    SmallVector<int64_t> low(4, 0), high(4, 0), cropLow(4, 0);
+    for (int i = 0; i < 2; ++i) {
+      int64_t edge = dilation[i] * (ws[2 + i] - 1) - padding[i];
+      low[2 + i] = std::max<int64_t>(edge, 0);
+      high[2 + i] = std::max<int64_t>(edge + outPad[i], 0);
+      cropLow[2 + i] = std::max<int64_t>(-edge, 0);
+    }
+    Value padded = padTensor(rewriter, loc, upsampled, low, high, 0.0);
+    if (llvm::any_of(cropLow, [](int64_t v) { return v != 0; })) {
+      RankedTensorType pType = tensorTypeOf(padded);
+      SmallVector<int64_t> sizes(pType.getShape());
+      for (int i = 0; i < 2; ++i) {
+        int64_t edge = dilation[i] * (ws[2 + i] - 1) - padding[i];
+        int64_t highCrop = std::max<int64_t>(-(edge + outPad[i]), 0);
+        sizes[2 + i] -= cropLow[2 + i] + highCrop;
+      }
+      padded = tensor::ExtractSliceOp::create(
+          rewriter, loc, padded, indexAttrs(rewriter, cropLow),
+          indexAttrs(rewriter, sizes), indexAttrs(rewriter, {1, 1, 1, 1}));
+    }
+
+    // Kernel: w'[g·Og + o, ci, i, j] = w[g·Cg + ci, o, kh−1−i, kw−1−j].
+    auto flippedType =
+        RankedTensorType::get({groups * outPerGroup, inPerGroup, ws[2], ws[3]},
+                              elt);
+    Value weight = op.getWeight();
+    Value flipped = elementwise(
+        rewriter, loc, flippedType, {}, {},
+        [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+          auto idx = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
+          auto cst = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(nb, l, v);
+          };
+          Value oo = idx(0), ci = idx(1), i = idx(2), j = idx(3);
+          Value g = arith::DivUIOp::create(nb, l, oo, cst(outPerGroup));
+          Value o = arith::RemUIOp::create(nb, l, oo, cst(outPerGroup));
+          Value c = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, g, cst(inPerGroup)), ci);
+          Value fi = arith::SubIOp::create(nb, l, cst(ws[2] - 1), i);
+          Value fj = arith::SubIOp::create(nb, l, cst(ws[3] - 1), j);
+          return tensor::ExtractOp::create(nb, l, weight,
+                                           ValueRange{c, o, fi, fj});
+        });
+    Value conv = convolve(rewriter, loc, padded, flipped, {1, 1}, {0, 0},
+                          dilation, groups, op.getType());
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
+                                    "none"));
+    return success();
+  }
+};
+
+/// linear: collapse the leading dims, contract with the transposed weight,
+/// add the bias, expand back.
+struct LinearLowering : OpRewritePattern<seg::LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType inType = tensorTypeOf(op.getInput());
+    RankedTensorType wType = tensorTypeOf(op.getWeight());
+    Type elt = inType.getElementType();
+    int64_t k = wType.getDimSize(1), n = wType.getDimSize(0);
+    int64_t m = inType.getNumElements() / k;
+    Value in2 = reshapeTensor(rewriter, loc, op.getInput(),
+                              RankedTensorType::get({m, k}, elt));
+    auto outType = RankedTensorType::get({m, n}, elt);
+    Value init = filledTensor(rewriter, loc, outType, 0.0);
+    MLIRContext *ctx = rewriter.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                   AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                                   AffineMap::get(3, 0, {d(0), d(1)}, ctx)};
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::reduction};
+    Value product = multiplyAccumulate(rewriter, loc, in2, op.getWeight(),
+                                       init, maps, iterators);
+    if (Value bias = op.getBias())
+      product = elementwise(
+          rewriter, loc, outType, {product, bias},
+          {rewriter.getMultiDimIdentityMap(2), AffineMap::get(2, 0, {d(1)}, ctx)},
+          [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+            return arith::AddFOp::create(nb, l, args[0], args[1]);
+          });
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, product, op.getType()));
+    return success();
+  }
+};
+
+/// seg.shift_offsets is a compile-time constant.
+struct ShiftOffsetsLowering : OpRewritePattern<seg::ShiftOffsetsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::ShiftOffsetsOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getType().getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "only f32 offsets");
+    SmallVector<float> values = op.computeOffsets();
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, DenseElementsAttr::get(op.getType(), ArrayRef<float>(values)));
+    return success();
+  }
+};
+
+/// Deformable convolution: a bilinear-sampling im2col generic
+/// (N, C, kh, kw, Ho, Wo), then a grouped contraction with the weight.
+struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::DeformConv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType xType = tensorTypeOf(op.getInput());
+    RankedTensorType wType = tensorTypeOf(op.getWeight());
+    RankedTensorType oType = tensorTypeOf(op.getOffset());
+    Type elt = xType.getElementType();
+    ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape(),
+                      rs = op.getType().getShape();
+    int64_t height = xs[2], width = xs[3], kh = ws[2], kw = ws[3];
+    int64_t channelsPerOffsetGroup = xs[1] / op.getOffsetGroupsAttr().getInt();
+    bool batchedOffsets = oType.getDimSize(0) != 1;
+    Value input = op.getInput(), offset = op.getOffset();
+    ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                      dilation = op.getDilation();
+
+    auto colsType =
+        RankedTensorType::get({xs[0], xs[1], kh, kw, rs[2], rs[3]}, elt);
+    Value cols = elementwise(
+        rewriter, loc, colsType, {}, {},
+        [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+          auto idx = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
+          auto ci = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(nb, l, v);
+          };
+          auto cf = [&](double v) { return floatConstant(nb, l, elt, v); };
+          Value n = idx(0), c = idx(1), i = idx(2), j = idx(3), y = idx(4),
+                x = idx(5);
+          Value g = arith::DivUIOp::create(nb, l, c, ci(channelsPerOffsetGroup));
+          // Offset channel 2·(g·kh·kw + i·kw + j) (+1 for x).
+          Value tap = arith::AddIOp::create(
+              nb, l,
+              arith::MulIOp::create(
+                  nb, l,
+                  arith::AddIOp::create(nb, l,
+                                        arith::MulIOp::create(nb, l, g, ci(kh)),
+                                        i),
+                  ci(kw)),
+              j);
+          Value ch = arith::MulIOp::create(nb, l, tap, ci(2));
+          Value on = batchedOffsets ? n : ci(0);
+          Value dy = tensor::ExtractOp::create(nb, l, offset,
+                                               ValueRange{on, ch, y, x});
+          Value dx = tensor::ExtractOp::create(
+              nb, l, offset,
+              ValueRange{on, arith::AddIOp::create(nb, l, ch, ci(1)), y, x});
+          auto toFloat = [&](Value v) {
+            return arith::SIToFPOp::create(
+                nb, l, elt,
+                arith::IndexCastOp::create(nb, l, nb.getI64Type(), v));
+          };
+          auto base = [&](Value o, Value k, int64_t s, int64_t p, int64_t d) {
+            Value v = arith::SubIOp::create(
+                nb, l,
+                arith::AddIOp::create(nb, l,
+                                      arith::MulIOp::create(nb, l, o, ci(s)),
+                                      arith::MulIOp::create(nb, l, k, ci(d))),
+                ci(p));
+            return toFloat(v);
+          };
+          Value py = arith::AddFOp::create(
+              nb, l, base(y, i, stride[0], padding[0], dilation[0]), dy);
+          Value px = arith::AddFOp::create(
+              nb, l, base(x, j, stride[1], padding[1], dilation[1]), dx);
+          Value y0 = math::FloorOp::create(nb, l, py);
+          Value x0 = math::FloorOp::create(nb, l, px);
+          Value ly = arith::SubFOp::create(nb, l, py, y0);
+          Value lx = arith::SubFOp::create(nb, l, px, x0);
+          Value acc = cf(0.0);
+          for (int cy = 0; cy < 2; ++cy) {
+            for (int cx = 0; cx < 2; ++cx) {
+              Value yy = arith::AddFOp::create(nb, l, y0, cf(cy));
+              Value xx = arith::AddFOp::create(nb, l, x0, cf(cx));
+              Value wy = cy ? ly : arith::SubFOp::create(nb, l, cf(1.0), ly);
+              Value wx = cx ? lx : arith::SubFOp::create(nb, l, cf(1.0), lx);
+              auto inside = [&](Value v, int64_t size) {
+                Value ge = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE,
+                                                 v, cf(0.0));
+                Value lt = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                                 v, cf(size));
+                return arith::AndIOp::create(nb, l, ge, lt);
+              };
+              Value valid = arith::AndIOp::create(nb, l, inside(yy, height),
+                                                  inside(xx, width));
+              auto toIndex = [&](Value v, int64_t size) {
+                Value clamped = arith::MinimumFOp::create(
+                    nb, l, arith::MaximumFOp::create(nb, l, v, cf(0.0)),
+                    cf(size - 1));
+                return arith::IndexCastOp::create(
+                    nb, l, nb.getIndexType(),
+                    arith::FPToSIOp::create(nb, l, nb.getI64Type(), clamped));
+              };
+              Value v = tensor::ExtractOp::create(
+                  nb, l, input,
+                  ValueRange{n, c, toIndex(yy, height), toIndex(xx, width)});
+              Value weight = arith::MulFOp::create(nb, l, wy, wx);
+              Value term = arith::MulFOp::create(nb, l, v, weight);
+              acc = arith::AddFOp::create(
+                  nb, l, acc, arith::SelectOp::create(nb, l, valid, term, cf(0.0)));
+            }
+          }
+          return acc;
+        });
+
+    // out[n, o, y, x] = Σ_{ci, i, j} w[o, ci, i, j] · cols[n, c(o, ci), i, j, y, x]
+    // with c(o, ci) = (o floordiv O/groups)·(C/groups) + ci.
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t groups = op.getGroupsAttr().getInt();
+    int64_t outPerGroup = ws[0] / groups, inPerGroup = ws[1];
+    auto d = [&](unsigned k) { return getAffineDimExpr(k, ctx); };
+    // dims: n, o, y, x, ci, i, j
+    AffineExpr channel = d(1).floorDiv(outPerGroup) * inPerGroup + d(4);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, ctx),
+        AffineMap::get(7, 0, {d(0), channel, d(5), d(6), d(2), d(3)}, ctx),
+        AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+    SmallVector<utils::IteratorType> iterators(4,
+                                               utils::IteratorType::parallel);
+    iterators.append(3, utils::IteratorType::reduction);
+    Value init = filledTensor(rewriter, loc, op.getType(), 0.0);
+    Value conv = multiplyAccumulate(rewriter, loc, op.getWeight(), cols, init,
+                                    maps, iterators);
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
+                                    "none"));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::gpuopt::populateSegConvToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<Conv2dLowering, FusedConv2dLowering, ConvTranspose2dLowering,
+               LinearLowering, ShiftOffsetsLowering, DeformConv2dLowering>(
+      patterns.getContext());
+}

@@ -1,0 +1,176 @@
+//===- CpuJit.cpp - run a seg graph compiled for the host CPU -------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Execution/CpuJit.h"
+
+#include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
+#include "gpuopt/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+namespace rt = ::gpuopt::runtime;
+
+namespace {
+
+/// A ranked memref descriptor {allocated, aligned, offset, sizes, strides}
+/// over a dense row-major float buffer, laid out as the C interface expects.
+class Descriptor {
+public:
+  Descriptor(float *data, ArrayRef<int64_t> shape) {
+    words.push_back(reinterpret_cast<int64_t>(data));
+    words.push_back(reinterpret_cast<int64_t>(data));
+    words.push_back(0);
+    llvm::append_range(words, shape);
+    SmallVector<int64_t> strides(shape.size(), 1);
+    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * shape[i + 1];
+    llvm::append_range(words, strides);
+  }
+  void *get() { return words.data(); }
+
+private:
+  SmallVector<int64_t, 11> words;
+};
+
+/// The values of a host tensor as float32.
+FailureOr<std::vector<float>> asFloat32(const rt::HostTensor &t) {
+  if (t.dtype != rt::DType::F32)
+    return failure();
+  std::vector<float> values(t.numElements());
+  if (!values.empty())
+    std::memcpy(values.data(), t.data.data(), values.size() * sizeof(float));
+  return values;
+}
+
+std::vector<int64_t> toVector(ArrayRef<int64_t> a) { return {a.begin(), a.end()}; }
+
+} // namespace
+
+LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
+                                      const rt::SafetensorsFile &weights,
+                                      ArrayRef<rt::HostTensor> inputs,
+                                      SmallVectorImpl<rt::HostTensor> &outputs,
+                                      const reference::RunOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>(entry);
+  if (!func)
+    return module.emitError("no function named @") << entry;
+  if (failed(convertSegParamsToArguments(module)))
+    return failure();
+
+  // Bind every argument before lowering: inputs first, then parameters.
+  FunctionType type = func.getFunctionType();
+  std::vector<std::vector<float>> buffers;
+  std::vector<std::vector<int64_t>> shapes;
+  for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
+    auto tensor = dyn_cast<RankedTensorType>(argType);
+    if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isF32())
+      return func.emitError("the CPU backend takes statically shaped f32 "
+                            "tensors; argument ")
+             << i << " is " << argType;
+    std::vector<int64_t> shape = toVector(tensor.getShape());
+    const rt::HostTensor *host = nullptr;
+    std::string what;
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, "seg.param")) {
+      auto it = weights.tensors.find(name.str());
+      if (it == weights.tensors.end())
+        return func.emitError("parameter '")
+               << name.getValue() << "' is not in the weights file";
+      host = &it->second;
+      what = "parameter '" + name.str() + "'";
+    } else {
+      if (i >= inputs.size())
+        return func.emitError("@") << entry << " takes more inputs than given";
+      host = &inputs[i];
+      what = "input " + std::to_string(i);
+    }
+    if (host->shape != shape)
+      return func.emitError() << what << " has shape "
+                              << rt::formatShape(host->shape) << ", but @"
+                              << entry << " expects " << tensor;
+    FailureOr<std::vector<float>> values = asFloat32(*host);
+    if (failed(values))
+      return func.emitError() << what << " is " << rt::dtypeName(host->dtype)
+                              << "; the CPU backend takes F32";
+    buffers.push_back(std::move(*values));
+    shapes.push_back(shape);
+  }
+  size_t numInputs = buffers.size();
+  // Bound: the names are not needed any more (and LLVM does not know them).
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.removeArgAttr(i, "seg.param");
+  for (Type resultType : type.getResults()) {
+    auto tensor = cast<RankedTensorType>(resultType);
+    buffers.emplace_back(tensor.getNumElements());
+    shapes.push_back(toVector(tensor.getShape()));
+  }
+
+  // Lower and JIT.
+  auto clock = [] { return std::chrono::steady_clock::now(); };
+  auto ms = [](auto d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  auto start = clock();
+  PassManager pm(module.getContext());
+  if (failed(buildCpuLoweringPipeline(pm)))
+    return module.emitError("cannot build the CPU pipeline");
+  if (failed(pm.run(module)))
+    return module.emitError("the CPU lowering failed");
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  DialectRegistry translations;
+  registerAllToLLVMIRTranslations(translations);
+  module.getContext()->appendDialectRegistry(translations);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  SmallVector<StringRef> libs = {GPUOPT_MLIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine) {
+    std::string message = llvm::toString(engine.takeError());
+    return module.emitError("JIT compilation failed: ") << message;
+  }
+  if (options.loadMs)
+    *options.loadMs = ms(clock() - start);
+
+  std::vector<Descriptor> descriptors;
+  for (auto [buffer, shape] : llvm::zip_equal(buffers, shapes))
+    descriptors.emplace_back(buffer.data(), shape);
+  SmallVector<void *> pointers, args;
+  for (Descriptor &d : descriptors)
+    pointers.push_back(d.get());
+  for (void *&p : pointers)
+    args.push_back(&p);
+  std::string symbol = ("_mlir_ciface_" + entry).str();
+  for (unsigned run = 0; run < std::max(1u, options.runs); ++run) {
+    auto runStart = clock();
+    if (llvm::Error error = (*engine)->invokePacked(symbol, args)) {
+      std::string message = llvm::toString(std::move(error));
+      return module.emitError("calling ") << symbol << " failed: " << message;
+    }
+    if (options.runMs)
+      options.runMs->push_back(ms(clock() - runStart));
+  }
+  outputs.clear();
+  for (size_t i = numInputs; i < buffers.size(); ++i) {
+    rt::HostTensor out;
+    out.dtype = rt::DType::F32;
+    out.shape = shapes[i];
+    out.data.resize(buffers[i].size() * sizeof(float));
+    if (!buffers[i].empty())
+      std::memcpy(out.data.data(), buffers[i].data(), out.data.size());
+    outputs.push_back(std::move(out));
+  }
+  return success();
+}
