@@ -253,3 +253,27 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
     proc = run(files["model"], f"--weights={tmp_path / 'bn.safetensors'}", f"--input=@{files['x']}")
     assert proc.returncode == 0, proc.stderr
     assert "bn.num_batches_tracked" in proc.stderr
+
+
+def test_cpu_backend_wrong_input_shape(files: dict[str, Path]) -> None:
+    np.save(files["x"], np.ones((1, 3, 8, 9), dtype=np.float32))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--backend=cpu")
+    expect_error(proc, "input 0 has shape [1, 3, 8, 9]", "tensor<1x3x8x8xf32>")
+
+
+def test_cpu_backend_missing_parameter(files: dict[str, Path], rng: np.random.Generator) -> None:
+    save_file({"conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32)}, str(files["weights"]))
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--backend=cpu")
+    expect_error(proc, f"{files['model']}:1:", "parameter 'conv.bias' is not in the weights file")
+
+
+def test_cpu_backend_non_f32_weights(files: dict[str, Path], rng: np.random.Generator) -> None:
+    save_file(
+        {
+            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float16),
+            "conv.bias": rng.standard_normal(4).astype(np.float32),
+        },
+        str(files["weights"]),
+    )
+    proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--backend=cpu")
+    expect_error(proc, "parameter 'conv.weight' is F16; the CPU backend takes F32")
