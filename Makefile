@@ -54,8 +54,7 @@ fuzz: venv
 # instrumented; docs/Reliability.md explains the options.
 ASAN_BUILD_DIR ?= build-asan
 SANITIZER_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
-  UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1 \
-  LSAN_OPTIONS=suppressions=$(CURDIR)/fuzz/lsan.supp:print_suppressions=0
+  UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1
 check-asan: venv
 	cmake -G Ninja -S . -B $(ASAN_BUILD_DIR) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUOPT_ENABLE_SANITIZERS=ON \

@@ -133,7 +133,10 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   registerAllToLLVMIRTranslations(translations);
   module.getContext()->appendDialectRegistry(translations);
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  // `transformer` is a function_ref: the function must outlive the options.
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      makeOptimizingTransformer(3, 0, nullptr);
+  engineOptions.transformer = transformer;
   SmallVector<StringRef> libs = {GPUOPT_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(module, engineOptions);
