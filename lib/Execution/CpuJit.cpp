@@ -54,7 +54,9 @@ FailureOr<std::vector<float>> asFloat32(const rt::HostTensor &t) {
   return values;
 }
 
-std::vector<int64_t> toVector(ArrayRef<int64_t> a) { return {a.begin(), a.end()}; }
+std::vector<int64_t> toVector(ArrayRef<int64_t> a) {
+  return {a.begin(), a.end()};
+}
 
 } // namespace
 
@@ -96,9 +98,9 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
       what = "input " + std::to_string(i);
     }
     if (host->shape != shape)
-      return func.emitError() << what << " has shape "
-                              << rt::formatShape(host->shape) << ", but @"
-                              << entry << " expects " << tensor;
+      return func.emitError()
+             << what << " has shape " << rt::formatShape(host->shape)
+             << ", but @" << entry << " expects " << tensor;
     FailureOr<std::vector<float>> values = asFloat32(*host);
     if (failed(values))
       return func.emitError() << what << " is " << rt::dtypeName(host->dtype)

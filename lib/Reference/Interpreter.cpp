@@ -86,8 +86,8 @@ at::ScalarType scalarTypeOf(DType dtype) {
 
 /// Copies a host tensor into a fresh ATen tensor.
 at::Tensor toAten(const HostTensor &t) {
-  at::Tensor out = at::empty(t.shape, at::TensorOptions().dtype(
-                                          scalarTypeOf(t.dtype)));
+  at::Tensor out =
+      at::empty(t.shape, at::TensorOptions().dtype(scalarTypeOf(t.dtype)));
   if (!t.data.empty())
     std::memcpy(out.data_ptr(), t.data.data(), t.data.size());
   return out;
@@ -158,18 +158,18 @@ at::Tensor bilinearSample(const at::Tensor &input, const at::Tensor &y,
   at::Tensor flat = input.reshape({input.size(0), input.size(1), -1});
   at::Tensor y0 = at::floor(y), x0 = at::floor(x);
   at::Tensor ly = y - y0, lx = x - x0;
-  at::Tensor result = at::zeros({input.size(0), input.size(1), y.size(1)},
-                                input.options());
+  at::Tensor result =
+      at::zeros({input.size(0), input.size(1), y.size(1)}, input.options());
   for (int dy = 0; dy < 2; ++dy) {
     for (int dx = 0; dx < 2; ++dx) {
       at::Tensor yi = y0 + dy, xi = x0 + dx;
       at::Tensor weight = (dy ? ly : 1 - ly) * (dx ? lx : 1 - lx);
       at::Tensor valid = (yi >= 0) & (yi < height) & (xi >= 0) & (xi < width);
-      at::Tensor index = (yi.clamp(0, height - 1) * width +
-                          xi.clamp(0, width - 1))
-                             .to(at::kLong)
-                             .unsqueeze(1)
-                             .expand({-1, input.size(1), -1});
+      at::Tensor index =
+          (yi.clamp(0, height - 1) * width + xi.clamp(0, width - 1))
+              .to(at::kLong)
+              .unsqueeze(1)
+              .expand({-1, input.size(1), -1});
       at::Tensor w = at::where(valid, weight, at::zeros({}, weight.options()));
       result = result + flat.gather(2, index) * w.unsqueeze(1);
     }
@@ -208,13 +208,13 @@ at::Tensor deformConv2d(const at::Tensor &input, const at::Tensor &offset,
     }
     groupsCols.push_back(at::stack(tapCols, 2)); // (N, C/G, taps, L)
   }
-  at::Tensor cols = at::cat(groupsCols, 1);     // (N, C, taps, L)
+  at::Tensor cols = at::cat(groupsCols, 1); // (N, C, taps, L)
   int64_t outC = weight.size(0);
   at::Tensor colsG =
       cols.reshape({n, groups, (channels / groups) * taps, outH * outW});
   at::Tensor w = weight.reshape({groups, outC / groups, -1});
-  at::Tensor out = at::einsum("gok,ngkl->ngol", {w, colsG})
-                       .reshape({n, outC, outH, outW});
+  at::Tensor out =
+      at::einsum("gok,ngkl->ngol", {w, colsG}).reshape({n, outC, outH, outW});
   if (bias)
     out = out + bias->view({1, -1, 1, 1});
   return out;
@@ -258,8 +258,7 @@ FailureOr<at::Tensor> Evaluator::param(mlir::gpuopt::seg::ParamOp op) {
   if (!runtime::isFloat(it->second.dtype))
     return op.emitError("parameter '")
            << op.getName() << "' is " << runtime::dtypeName(it->second.dtype)
-           << " in the weights file; the graph expects floats (" << type
-           << ")";
+           << " in the weights file; the graph expects floats (" << type << ")";
   if (it->second.shape != toVector(type.getShape()))
     return op.emitError("parameter '")
            << op.getName() << "' has shape "
@@ -277,10 +276,11 @@ LogicalResult Evaluator::foldBatchNorm(mlir::gpuopt::seg::FoldBatchNormOp op) {
     const at::Tensor &weight = get(op.getWeight());
     std::vector<int64_t> view(weight.dim(), 1);
     view[0] = -1;
-    at::Tensor bias = op.getBias() ? get(op.getBias())
-                                   : at::zeros_like(get(op.getMean()));
+    at::Tensor bias =
+        op.getBias() ? get(op.getBias()) : at::zeros_like(get(op.getMean()));
     bind(op.getNewWeight(), weight * scale.view(view));
-    bind(op.getNewBias(), (bias - get(op.getMean())) * scale + get(op.getBeta()));
+    bind(op.getNewBias(),
+         (bias - get(op.getMean())) * scale + get(op.getBeta()));
   } catch (const std::exception &e) {
     return op.emitError("reference backend: ") << e.what();
   }
@@ -298,16 +298,16 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
                           o.getGroupsAttr().getInt());
       })
       .Case([&](ChannelShiftOp o) -> FailureOr<at::Tensor> {
-        return channelShift(get(o.getInput()), o.getOffsetsH(),
-                            o.getOffsetsW(), o.getMode());
+        return channelShift(get(o.getInput()), o.getOffsetsH(), o.getOffsetsW(),
+                            o.getMode());
       })
       .Case([&](FusedConv2dOp o) -> FailureOr<at::Tensor> {
         at::Tensor shifted = channelShift(get(o.getInput()), o.getOffsetsH(),
                                           o.getOffsetsW(), o.getMode());
-        at::Tensor y = at::conv2d(shifted, get(o.getWeight()),
-                                  optional(o.getBias()), aten(o.getStride()),
-                                  aten(o.getPadding()), aten(o.getDilation()),
-                                  o.getGroupsAttr().getInt());
+        at::Tensor y =
+            at::conv2d(shifted, get(o.getWeight()), optional(o.getBias()),
+                       aten(o.getStride()), aten(o.getPadding()),
+                       aten(o.getDilation()), o.getGroupsAttr().getInt());
         StringRef act = o.getActivation();
         if (act == "relu")
           y = at::relu(y);
@@ -332,21 +332,20 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
       .Case([&](ConvTranspose2dOp o) -> FailureOr<at::Tensor> {
         return at::conv_transpose2d(
             get(o.getInput()), get(o.getWeight()), optional(o.getBias()),
-            aten(o.getStride()), aten(o.getPadding()), aten(o.getOutputPadding()),
-            o.getGroupsAttr().getInt(), aten(o.getDilation()));
+            aten(o.getStride()), aten(o.getPadding()),
+            aten(o.getOutputPadding()), o.getGroupsAttr().getInt(),
+            aten(o.getDilation()));
       })
       .Case([&](BatchNormOp o) -> FailureOr<at::Tensor> {
-        return at::batch_norm(get(o.getInput()), get(o.getWeight()),
-                              get(o.getBias()), get(o.getMean()),
-                              get(o.getVar()), /*training=*/false,
-                              /*momentum=*/0.0,
-                              o.getEpsilon().convertToDouble(),
-                              /*cudnn_enabled=*/false);
+        return at::batch_norm(
+            get(o.getInput()), get(o.getWeight()), get(o.getBias()),
+            get(o.getMean()), get(o.getVar()), /*training=*/false,
+            /*momentum=*/0.0, o.getEpsilon().convertToDouble(),
+            /*cudnn_enabled=*/false);
       })
       .Case([&](LayerNormOp o) -> FailureOr<at::Tensor> {
         const at::Tensor &w = get(o.getWeight());
-        return at::layer_norm(get(o.getInput()), w.sizes(), w,
-                              get(o.getBias()),
+        return at::layer_norm(get(o.getInput()), w.sizes(), w, get(o.getBias()),
                               o.getEpsilon().convertToDouble());
       })
       .Case([&](LinearOp o) -> FailureOr<at::Tensor> {
@@ -369,9 +368,9 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
         return at::mul(get(o.getLhs()), get(o.getRhs()));
       })
       .Case([&](MaxPool2dOp o) -> FailureOr<at::Tensor> {
-        return at::max_pool2d(get(o.getInput()), aten(o.getKernel()), aten(o.getStride()),
-                              aten(o.getPadding()), aten(o.getDilation()),
-                              o.getCeilMode());
+        return at::max_pool2d(get(o.getInput()), aten(o.getKernel()),
+                              aten(o.getStride()), aten(o.getPadding()),
+                              aten(o.getDilation()), o.getCeilMode());
       })
       .Case([&](UpsampleBilinearOp o) -> FailureOr<at::Tensor> {
         return at::upsample_bilinear2d(get(o.getInput()), aten(o.getSize()),
@@ -388,8 +387,8 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
       })
       .Case([&](SliceOp o) -> FailureOr<at::Tensor> {
         at::Tensor t = get(o.getInput());
-        for (auto [d, start, size, step] : llvm::enumerate(
-                 o.getStart(), o.getSize(), o.getStep()))
+        for (auto [d, start, size, step] :
+             llvm::enumerate(o.getStart(), o.getSize(), o.getStep()))
           t = t.slice(d, start, start + (size - 1) * step + 1, step);
         return t.contiguous();
       })
@@ -405,7 +404,8 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
                                    o.getValue().convertToDouble());
       })
       .Case([&](RollOp o) -> FailureOr<at::Tensor> {
-        return at::roll(get(o.getInput()), aten(o.getShifts()), aten(o.getDims()));
+        return at::roll(get(o.getInput()), aten(o.getShifts()),
+                        aten(o.getDims()));
       })
       .Case([&](ReshapeOp o) -> FailureOr<at::Tensor> {
         return get(o.getInput())
@@ -540,9 +540,8 @@ LogicalResult mlir::gpuopt::reference::runReference(
   return success();
 }
 
-SmallVector<std::string>
-mlir::gpuopt::reference::unusedWeights(func::FuncOp func,
-                         const runtime::SafetensorsFile &weights) {
+SmallVector<std::string> mlir::gpuopt::reference::unusedWeights(
+    func::FuncOp func, const runtime::SafetensorsFile &weights) {
   llvm::StringSet<> used;
   func.walk([&](mlir::gpuopt::seg::ParamOp p) { used.insert(p.getName()); });
   SmallVector<std::string> unused;

@@ -43,15 +43,17 @@ struct RunOptions {
 /// Ops computed from parameters only (`seg.param`, `seg.fold_batch_norm` of
 /// parameters, ...) are load-time computations: they run once, before the
 /// first inference, however many `options.runs` there are.
-LogicalResult runReference(func::FuncOp func,
-                           const ::gpuopt::runtime::SafetensorsFile &weights,
-                           ArrayRef<::gpuopt::runtime::HostTensor> inputs,
-                           SmallVectorImpl<::gpuopt::runtime::HostTensor> &outputs,
-                           const RunOptions &options = {});
+LogicalResult
+runReference(func::FuncOp func,
+             const ::gpuopt::runtime::SafetensorsFile &weights,
+             ArrayRef<::gpuopt::runtime::HostTensor> inputs,
+             SmallVectorImpl<::gpuopt::runtime::HostTensor> &outputs,
+             const RunOptions &options = {});
 
 /// Names in `weights` that no `seg.param` in `func` uses.
-SmallVector<std::string> unusedWeights(func::FuncOp func,
-                                       const ::gpuopt::runtime::SafetensorsFile &weights);
+SmallVector<std::string>
+unusedWeights(func::FuncOp func,
+              const ::gpuopt::runtime::SafetensorsFile &weights);
 
 } // namespace reference
 } // namespace gpuopt

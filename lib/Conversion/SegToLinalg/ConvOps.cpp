@@ -26,9 +26,8 @@ Value convolve(OpBuilder &b, Location loc, Value x, Value w,
                ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
                ArrayRef<int64_t> dilation, int64_t groups,
                RankedTensorType resultType) {
-  Value padded =
-      padTensor(b, loc, x, {0, 0, padding[0], padding[1]},
-                {0, 0, padding[0], padding[1]}, 0.0);
+  Value padded = padTensor(b, loc, x, {0, 0, padding[0], padding[1]},
+                           {0, 0, padding[0], padding[1]}, 0.0);
   auto strides = b.getI64VectorAttr(stride);
   auto dilations = b.getI64VectorAttr(dilation);
   RankedTensorType wType = tensorTypeOf(w);
@@ -59,10 +58,10 @@ Value convolve(OpBuilder &b, Location loc, Value x, Value w,
                     rs = resultType.getShape();
   auto xg = RankedTensorType::get(
       {ps[0], groups, channels / groups, ps[2], ps[3]}, elt);
-  auto wg = RankedTensorType::get(
-      {groups, out / groups, ws[1], ws[2], ws[3]}, elt);
-  auto rg = RankedTensorType::get({rs[0], groups, out / groups, rs[2], rs[3]},
-                                  elt);
+  auto wg =
+      RankedTensorType::get({groups, out / groups, ws[1], ws[2], ws[3]}, elt);
+  auto rg =
+      RankedTensorType::get({rs[0], groups, out / groups, rs[2], rs[3]}, elt);
   Value xe = tensor::ExpandShapeOp::create(
       b, loc, xg, padded,
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
@@ -89,7 +88,8 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value mul = arith::MulFOp::create(nb, l, args[0], args[1]);
                linalg::YieldOp::create(
-                   nb, l, arith::AddFOp::create(nb, l, args[2], mul).getResult());
+                   nb, l,
+                   arith::AddFOp::create(nb, l, args[2], mul).getResult());
              })
       .getResult(0);
 }
@@ -112,18 +112,17 @@ Value epilogue(OpBuilder &b, Location loc, Value conv, Value bias,
     inputs.push_back(residual);
     maps.push_back(b.getMultiDimIdentityMap(4));
   }
-  return elementwise(
-      b, loc, type, inputs, maps,
-      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        Value v = args[0];
-        size_t next = 1;
-        if (bias)
-          v = arith::AddFOp::create(nb, l, v, args[next++]);
-        v = applyActivation(nb, l, v, activation);
-        if (residual)
-          v = arith::AddFOp::create(nb, l, v, args[next++]);
-        return v;
-      });
+  return elementwise(b, loc, type, inputs, maps,
+                     [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                       Value v = args[0];
+                       size_t next = 1;
+                       if (bias)
+                         v = arith::AddFOp::create(nb, l, v, args[next++]);
+                       v = applyActivation(nb, l, v, activation);
+                       if (residual)
+                         v = arith::AddFOp::create(nb, l, v, args[next++]);
+                       return v;
+                     });
 }
 
 struct Conv2dLowering : OpRewritePattern<seg::Conv2dOp> {
@@ -134,8 +133,8 @@ struct Conv2dLowering : OpRewritePattern<seg::Conv2dOp> {
     Value conv = convolve(rewriter, loc, op.getInput(), op.getWeight(),
                           op.getStride(), op.getPadding(), op.getDilation(),
                           op.getGroupsAttr().getInt(), op.getType());
-    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
-                                    "none"));
+    rewriter.replaceOp(
+        op, epilogue(rewriter, loc, conv, op.getBias(), Value(), "none"));
     return success();
   }
 };
@@ -208,14 +207,15 @@ struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
     }
 
     // Kernel: w'[g·Og + o, ci, i, j] = w[g·Cg + ci, o, kh−1−i, kw−1−j].
-    auto flippedType =
-        RankedTensorType::get({groups * outPerGroup, inPerGroup, ws[2], ws[3]},
-                              elt);
+    auto flippedType = RankedTensorType::get(
+        {groups * outPerGroup, inPerGroup, ws[2], ws[3]}, elt);
     Value weight = op.getWeight();
     Value flipped = elementwise(
         rewriter, loc, flippedType, {}, {},
         [&](OpBuilder &nb, Location l, ValueRange) -> Value {
-          auto idx = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
+          auto idx = [&](int64_t d) {
+            return linalg::IndexOp::create(nb, l, d);
+          };
           auto cst = [&](int64_t v) {
             return arith::ConstantIndexOp::create(nb, l, v);
           };
@@ -231,8 +231,8 @@ struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
         });
     Value conv = convolve(rewriter, loc, padded, flipped, {1, 1}, {0, 0},
                           dilation, groups, op.getType());
-    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
-                                    "none"));
+    rewriter.replaceOp(
+        op, epilogue(rewriter, loc, conv, op.getBias(), Value(), "none"));
     return success();
   }
 };
@@ -261,15 +261,16 @@ struct LinearLowering : OpRewritePattern<seg::LinearOp> {
     SmallVector<utils::IteratorType> iterators = {
         utils::IteratorType::parallel, utils::IteratorType::parallel,
         utils::IteratorType::reduction};
-    Value product = multiplyAccumulate(rewriter, loc, in2, op.getWeight(),
-                                       init, maps, iterators);
+    Value product = multiplyAccumulate(rewriter, loc, in2, op.getWeight(), init,
+                                       maps, iterators);
     if (Value bias = op.getBias())
-      product = elementwise(
-          rewriter, loc, outType, {product, bias},
-          {rewriter.getMultiDimIdentityMap(2), AffineMap::get(2, 0, {d(1)}, ctx)},
-          [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-            return arith::AddFOp::create(nb, l, args[0], args[1]);
-          });
+      product =
+          elementwise(rewriter, loc, outType, {product, bias},
+                      {rewriter.getMultiDimIdentityMap(2),
+                       AffineMap::get(2, 0, {d(1)}, ctx)},
+                      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                        return arith::AddFOp::create(nb, l, args[0], args[1]);
+                      });
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, product, op.getType()));
     return success();
   }
@@ -314,22 +315,24 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
     Value cols = elementwise(
         rewriter, loc, colsType, {}, {},
         [&](OpBuilder &nb, Location l, ValueRange) -> Value {
-          auto idx = [&](int64_t d) { return linalg::IndexOp::create(nb, l, d); };
+          auto idx = [&](int64_t d) {
+            return linalg::IndexOp::create(nb, l, d);
+          };
           auto ci = [&](int64_t v) {
             return arith::ConstantIndexOp::create(nb, l, v);
           };
           auto cf = [&](double v) { return floatConstant(nb, l, elt, v); };
           Value n = idx(0), c = idx(1), i = idx(2), j = idx(3), y = idx(4),
                 x = idx(5);
-          Value g = arith::DivUIOp::create(nb, l, c, ci(channelsPerOffsetGroup));
+          Value g =
+              arith::DivUIOp::create(nb, l, c, ci(channelsPerOffsetGroup));
           // Offset channel 2·(g·kh·kw + i·kw + j) (+1 for x).
           Value tap = arith::AddIOp::create(
               nb, l,
               arith::MulIOp::create(
                   nb, l,
-                  arith::AddIOp::create(nb, l,
-                                        arith::MulIOp::create(nb, l, g, ci(kh)),
-                                        i),
+                  arith::AddIOp::create(
+                      nb, l, arith::MulIOp::create(nb, l, g, ci(kh)), i),
                   ci(kw)),
               j);
           Value ch = arith::MulIOp::create(nb, l, tap, ci(2));
@@ -369,10 +372,10 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               Value wy = cy ? ly : arith::SubFOp::create(nb, l, cf(1.0), ly);
               Value wx = cx ? lx : arith::SubFOp::create(nb, l, cf(1.0), lx);
               auto inside = [&](Value v, int64_t size) {
-                Value ge = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE,
-                                                 v, cf(0.0));
-                Value lt = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
-                                                 v, cf(size));
+                Value ge = arith::CmpFOp::create(
+                    nb, l, arith::CmpFPredicate::OGE, v, cf(0.0));
+                Value lt = arith::CmpFOp::create(
+                    nb, l, arith::CmpFPredicate::OLT, v, cf(size));
                 return arith::AndIOp::create(nb, l, ge, lt);
               };
               Value valid = arith::AndIOp::create(nb, l, inside(yy, height),
@@ -391,14 +394,15 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               Value weight = arith::MulFOp::create(nb, l, wy, wx);
               Value term = arith::MulFOp::create(nb, l, v, weight);
               acc = arith::AddFOp::create(
-                  nb, l, acc, arith::SelectOp::create(nb, l, valid, term, cf(0.0)));
+                  nb, l, acc,
+                  arith::SelectOp::create(nb, l, valid, term, cf(0.0)));
             }
           }
           return acc;
         });
 
-    // out[n, o, y, x] = Σ_{ci, i, j} w[o, ci, i, j] · cols[n, c(o, ci), i, j, y, x]
-    // with c(o, ci) = (o floordiv O/groups)·(C/groups) + ci.
+    // out[n, o, y, x] = Σ_{ci, i, j} w[o, ci, i, j] · cols[n, c(o, ci), i, j,
+    // y, x] with c(o, ci) = (o floordiv O/groups)·(C/groups) + ci.
     MLIRContext *ctx = rewriter.getContext();
     int64_t groups = op.getGroupsAttr().getInt();
     int64_t outPerGroup = ws[0] / groups, inPerGroup = ws[1];
@@ -415,15 +419,16 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
     Value init = filledTensor(rewriter, loc, op.getType(), 0.0);
     Value conv = multiplyAccumulate(rewriter, loc, op.getWeight(), cols, init,
                                     maps, iterators);
-    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
-                                    "none"));
+    rewriter.replaceOp(
+        op, epilogue(rewriter, loc, conv, op.getBias(), Value(), "none"));
     return success();
   }
 };
 
 } // namespace
 
-void mlir::gpuopt::populateSegConvToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::gpuopt::populateSegConvToLinalgPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<Conv2dLowering, FusedConv2dLowering, ConvTranspose2dLowering,
                LinearLowering, ShiftOffsetsLowering, DeformConv2dLowering>(
       patterns.getContext());

@@ -34,9 +34,9 @@ struct SliceLowering : OpRewritePattern<seg::SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(seg::SliceOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, extractSlice(rewriter, op.getLoc(), op.getInput(),
-                                        op.getStart(), op.getSize(),
-                                        op.getStep()));
+    rewriter.replaceOp(op,
+                       extractSlice(rewriter, op.getLoc(), op.getInput(),
+                                    op.getStart(), op.getSize(), op.getStep()));
     return success();
   }
 };
@@ -139,20 +139,21 @@ struct MaxPool2dLowering : OpRewritePattern<seg::MaxPool2dOp> {
                       p = op.getPadding(), d = op.getDilation();
     SmallVector<int64_t> low = {0, 0, p[0], p[1]}, high = {0, 0, 0, 0};
     for (int i = 0; i < 2; ++i) {
-      int64_t needed = (type.getDimSize(2 + i) - 1) * s[i] + d[i] * (k[i] - 1) + 1;
+      int64_t needed =
+          (type.getDimSize(2 + i) - 1) * s[i] + d[i] * (k[i] - 1) + 1;
       high[2 + i] = std::max<int64_t>(needed - in[2 + i] - p[i], 0);
     }
     double lowest = -std::numeric_limits<double>::infinity();
     Value padded = padTensor(rewriter, loc, op.getInput(), low, high, lowest);
-    Value window = tensor::EmptyOp::create(rewriter, loc, k,
-                                           type.getElementType());
+    Value window =
+        tensor::EmptyOp::create(rewriter, loc, k, type.getElementType());
     Value init = filledTensor(rewriter, loc, type, lowest);
-    rewriter.replaceOp(op, linalg::PoolingNchwMaxOp::create(
-                               rewriter, loc, TypeRange{type},
-                               ValueRange{padded, window}, init,
-                               rewriter.getI64VectorAttr(s),
-                               rewriter.getI64VectorAttr(d))
-                               .getResult(0));
+    rewriter.replaceOp(
+        op, linalg::PoolingNchwMaxOp::create(rewriter, loc, TypeRange{type},
+                                             ValueRange{padded, window}, init,
+                                             rewriter.getI64VectorAttr(s),
+                                             rewriter.getI64VectorAttr(d))
+                .getResult(0));
     return success();
   }
 };
@@ -191,20 +192,24 @@ struct UpsampleBilinearLowering : OpRewritePattern<seg::UpsampleBilinearOp> {
         elementwise(
             rewriter, op.getLoc(), type, {}, {},
             [&](OpBuilder &b, Location l, ValueRange) -> Value {
-              auto idx = [&](int64_t d) { return linalg::IndexOp::create(b, l, d); };
+              auto idx = [&](int64_t d) {
+                return linalg::IndexOp::create(b, l, d);
+              };
               auto ci = [&](int64_t v) {
                 return arith::ConstantIndexOp::create(b, l, v);
               };
               auto cf = [&](double v) { return floatConstant(b, l, elt, v); };
               // Per axis: low index, high index, weight of the high one.
               auto axis = [&](int64_t d, int64_t size, int64_t outSize) {
-                Value src = sourceCoordinate(b, l, idx(d), size, outSize, align, elt);
+                Value src =
+                    sourceCoordinate(b, l, idx(d), size, outSize, align, elt);
                 Value lowF = math::FloorOp::create(b, l, src);
                 Value low = arith::IndexCastOp::create(
                     b, l, b.getIndexType(),
                     arith::FPToSIOp::create(b, l, b.getI64Type(), lowF));
                 Value high = arith::MinSIOp::create(
-                    b, l, arith::AddIOp::create(b, l, low, ci(1)), ci(size - 1));
+                    b, l, arith::AddIOp::create(b, l, low, ci(1)),
+                    ci(size - 1));
                 Value lambda = arith::SubFOp::create(b, l, src, lowF);
                 return std::make_tuple(low, high, lambda);
               };
@@ -212,7 +217,8 @@ struct UpsampleBilinearLowering : OpRewritePattern<seg::UpsampleBilinearOp> {
               auto [x0, x1, lx] = axis(3, in[3], type.getDimSize(3));
               Value n = idx(0), c = idx(1);
               auto at = [&](Value y, Value xx) {
-                return tensor::ExtractOp::create(b, l, x, ValueRange{n, c, y, xx});
+                return tensor::ExtractOp::create(b, l, x,
+                                                 ValueRange{n, c, y, xx});
               };
               auto lerp = [&](Value a, Value bb, Value t) {
                 Value oneMinus = arith::SubFOp::create(b, l, cf(1.0), t);
@@ -240,28 +246,34 @@ struct UpsampleNearestLowering : OpRewritePattern<seg::UpsampleNearestOp> {
         elementwise(
             rewriter, op.getLoc(), type, {}, {},
             [&](OpBuilder &b, Location l, ValueRange) -> Value {
-              auto idx = [&](int64_t d) { return linalg::IndexOp::create(b, l, d); };
+              auto idx = [&](int64_t d) {
+                return linalg::IndexOp::create(b, l, d);
+              };
               auto ci = [&](int64_t v) {
                 return arith::ConstantIndexOp::create(b, l, v);
               };
               // PyTorch's legacy nearest: min(floor(i · in / out), in − 1),
               // the scale in f32.
-              auto source = [&](int64_t d, int64_t size, int64_t outSize) -> Value {
+              auto source = [&](int64_t d, int64_t size,
+                                int64_t outSize) -> Value {
                 Value fi = arith::SIToFPOp::create(
                     b, l, elt,
                     arith::IndexCastOp::create(b, l, b.getI64Type(), idx(d)));
                 Value scaled = arith::MulFOp::create(
                     b, l, fi,
-                    floatConstant(b, l, elt, float(double(size) / double(outSize))));
+                    floatConstant(b, l, elt,
+                                  float(double(size) / double(outSize))));
                 Value i = arith::IndexCastOp::create(
                     b, l, b.getIndexType(),
-                    arith::FPToSIOp::create(b, l, b.getI64Type(),
-                                            math::FloorOp::create(b, l, scaled)));
+                    arith::FPToSIOp::create(
+                        b, l, b.getI64Type(),
+                        math::FloorOp::create(b, l, scaled)));
                 return arith::MinSIOp::create(b, l, i, ci(size - 1));
               };
               return tensor::ExtractOp::create(
                   b, l, x,
-                  ValueRange{idx(0), idx(1), source(2, in[2], type.getDimSize(2)),
+                  ValueRange{idx(0), idx(1),
+                             source(2, in[2], type.getDimSize(2)),
                              source(3, in[3], type.getDimSize(3))});
             }));
     return success();

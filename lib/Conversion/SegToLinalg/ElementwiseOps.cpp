@@ -21,8 +21,7 @@ namespace seg = mlir::gpuopt::seg;
 namespace {
 
 /// relu / gelu / sigmoid: one elementwise generic each.
-template <typename OpTy>
-struct UnaryLowering : OpRewritePattern<OpTy> {
+template <typename OpTy> struct UnaryLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -51,8 +50,10 @@ struct BinaryLowering : OpRewritePattern<OpTy> {
     RankedTensorType type = tensorTypeOf(op.getResult());
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineMap> maps = {
-        broadcastMap(ctx, tensorTypeOf(op.getLhs()).getShape(), type.getShape()),
-        broadcastMap(ctx, tensorTypeOf(op.getRhs()).getShape(), type.getShape())};
+        broadcastMap(ctx, tensorTypeOf(op.getLhs()).getShape(),
+                     type.getShape()),
+        broadcastMap(ctx, tensorTypeOf(op.getRhs()).getShape(),
+                     type.getShape())};
     rewriter.replaceOp(
         op, elementwise(rewriter, op.getLoc(), type,
                         ValueRange{op.getLhs(), op.getRhs()}, maps,
@@ -71,7 +72,8 @@ struct BatchNormLowering : OpRewritePattern<seg::BatchNormOp> {
     RankedTensorType type = tensorTypeOf(op.getResult());
     MLIRContext *ctx = rewriter.getContext();
     unsigned rank = type.getRank();
-    AffineMap channel = AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
+    AffineMap channel =
+        AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx);
     double eps = op.getEpsilon().convertToDouble();
     Type elt = type.getElementType();
     rewriter.replaceOp(
@@ -109,27 +111,33 @@ struct FoldBatchNormLowering : OpRewritePattern<seg::FoldBatchNormOp> {
     double eps = op.getEpsilon().convertToDouble();
     auto scaleOf = [&](OpBuilder &b, Location l, Value var, Value gamma) {
       Value denom = math::SqrtOp::create(
-          b, l, arith::AddFOp::create(b, l, var, floatConstant(b, l, elt, eps)));
+          b, l,
+          arith::AddFOp::create(b, l, var, floatConstant(b, l, elt, eps)));
       return arith::DivFOp::create(b, l, gamma, denom);
     };
     unsigned rank = wType.getRank();
-    AffineMap channel = AffineMap::get(rank, 0, {getAffineDimExpr(0, ctx)}, ctx);
+    AffineMap channel =
+        AffineMap::get(rank, 0, {getAffineDimExpr(0, ctx)}, ctx);
     Value weight = elementwise(
-        rewriter, loc, wType, ValueRange{op.getWeight(), op.getVar(), op.getGamma()},
+        rewriter, loc, wType,
+        ValueRange{op.getWeight(), op.getVar(), op.getGamma()},
         {rewriter.getMultiDimIdentityMap(rank), channel, channel},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           return arith::MulFOp::create(b, l, a[0], scaleOf(b, l, a[1], a[2]));
         });
-    Value bias = op.getBias() ? op.getBias() : filledTensor(rewriter, loc, vType, 0.0);
+    Value bias =
+        op.getBias() ? op.getBias() : filledTensor(rewriter, loc, vType, 0.0);
     AffineMap id = rewriter.getMultiDimIdentityMap(1);
     Value newBias = elementwise(
         rewriter, loc, vType,
-        ValueRange{bias, op.getMean(), op.getVar(), op.getGamma(), op.getBeta()},
+        ValueRange{bias, op.getMean(), op.getVar(), op.getGamma(),
+                   op.getBeta()},
         {id, id, id, id, id},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value centered = arith::SubFOp::create(b, l, a[0], a[1]);
           return arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, centered, scaleOf(b, l, a[2], a[3])),
+              b, l,
+              arith::MulFOp::create(b, l, centered, scaleOf(b, l, a[2], a[3])),
               a[4]);
         });
     rewriter.replaceOp(op, ValueRange{weight, newBias});
@@ -142,7 +150,8 @@ Value rowSum(OpBuilder &b, Location loc, Value x, Value extra,
              function_ref<Value(OpBuilder &, Location, Value, Value)> term) {
   RankedTensorType type = tensorTypeOf(x);
   MLIRContext *ctx = b.getContext();
-  auto rowType = RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
+  auto rowType =
+      RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
   Value init = filledTensor(b, loc, rowType, 0.0);
   AffineExpr m = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx);
   SmallVector<Value> inputs = {x};
@@ -158,7 +167,8 @@ Value rowSum(OpBuilder &b, Location loc, Value x, Value extra,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value t = term(nb, l, args[0], extra ? args[1] : Value());
                linalg::YieldOp::create(
-                   nb, l, arith::AddFOp::create(nb, l, args.back(), t).getResult());
+                   nb, l,
+                   arith::AddFOp::create(nb, l, args.back(), t).getResult());
              })
       .getResult(0);
 }
@@ -180,8 +190,9 @@ struct LayerNormLowering : OpRewritePattern<seg::LayerNormOp> {
     Value gamma = reshapeTensor(rewriter, loc, op.getWeight(), vecType);
     Value beta = reshapeTensor(rewriter, loc, op.getBias(), vecType);
     double inv = 1.0 / static_cast<double>(k);
-    Value sum = rowSum(rewriter, loc, x, Value(),
-                       [](OpBuilder &b, Location l, Value v, Value) { return v; });
+    Value sum =
+        rowSum(rewriter, loc, x, Value(),
+               [](OpBuilder &b, Location l, Value v, Value) { return v; });
     Value sq = rowSum(rewriter, loc, x, sum,
                       [&](OpBuilder &b, Location l, Value v, Value s) -> Value {
                         Value mean = arith::MulFOp::create(
@@ -201,11 +212,12 @@ struct LayerNormLowering : OpRewritePattern<seg::LayerNormOp> {
           Value mean = arith::MulFOp::create(b, l, a[1], scale);
           Value var = arith::MulFOp::create(b, l, a[2], scale);
           Value denom = math::SqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, var, floatConstant(b, l, elt, eps)));
+              b, l,
+              arith::AddFOp::create(b, l, var, floatConstant(b, l, elt, eps)));
           Value norm = arith::DivFOp::create(
               b, l, arith::SubFOp::create(b, l, a[0], mean), denom);
-          return arith::AddFOp::create(b, l,
-                                       arith::MulFOp::create(b, l, norm, a[3]), a[4]);
+          return arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, norm, a[3]), a[4]);
         });
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, y, type));
     return success();

@@ -41,8 +41,9 @@ LogicalResult mlir::gpuopt::convertSegParamsToArguments(ModuleOp module) {
         inputs.push_back(p.getType());
       } else if (it->second.getType() != p.getType()) {
         return p.emitError("parameter '")
-               << p.getName() << "' is used with two types: "
-               << it->second.getType() << " and " << p.getType();
+               << p.getName()
+               << "' is used with two types: " << it->second.getType()
+               << " and " << p.getType();
       }
       p.getResult().replaceAllUsesWith(it->second);
       p.erase();

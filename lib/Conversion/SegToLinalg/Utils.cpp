@@ -29,8 +29,8 @@ Value mlir::gpuopt::detail::floatConstant(OpBuilder &b, Location loc, Type type,
 
 Value mlir::gpuopt::detail::filledTensor(OpBuilder &b, Location loc,
                                          RankedTensorType type, double value) {
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   Value scalar = floatConstant(b, loc, type.getElementType(), value);
   return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
 }
@@ -105,8 +105,8 @@ Value mlir::gpuopt::detail::applyActivation(OpBuilder &b, Location loc, Value x,
   }
   if (name == "gelu_tanh") {
     // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
-    Value x3 = arith::MulFOp::create(b, loc, x,
-                                     arith::MulFOp::create(b, loc, x, x));
+    Value x3 =
+        arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
     Value inner = arith::AddFOp::create(
         b, loc, x, arith::MulFOp::create(b, loc, x3, c(0.044715)));
     Value t = math::TanhOp::create(
@@ -167,13 +167,14 @@ Value mlir::gpuopt::detail::channelShift(OpBuilder &b, Location loc, Value x,
           Value off = tensor::ExtractOp::create(nb, l, offsets,
                                                 ValueRange{cst(row), c});
           Value s = arith::SubIOp::create(
-              nb, l, i, arith::IndexCastOp::create(nb, l, nb.getIndexType(), off));
+              nb, l, i,
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), off));
           if (cyclic) // ((s mod L) + L) mod L
             s = arith::RemSIOp::create(
                 nb, l,
-                arith::AddIOp::create(nb, l,
-                                      arith::RemSIOp::create(nb, l, s, cst(size)),
-                                      cst(size)),
+                arith::AddIOp::create(
+                    nb, l, arith::RemSIOp::create(nb, l, s, cst(size)),
+                    cst(size)),
                 cst(size));
           return s;
         };
@@ -188,8 +189,9 @@ Value mlir::gpuopt::detail::channelShift(OpBuilder &b, Location loc, Value x,
                                            cst(size));
           return arith::AndIOp::create(nb, l, ge, lt);
         };
-        Value valid = arith::AndIOp::create(nb, l, inRange(sh, type.getDimSize(2)),
-                                            inRange(sw, type.getDimSize(3)));
+        Value valid =
+            arith::AndIOp::create(nb, l, inRange(sh, type.getDimSize(2)),
+                                  inRange(sw, type.getDimSize(3)));
         auto clamp = [&](Value s, int64_t size) {
           return arith::MinSIOp::create(
               nb, l, arith::MaxSIOp::create(nb, l, s, cst(0)), cst(size - 1));

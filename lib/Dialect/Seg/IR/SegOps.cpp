@@ -130,8 +130,7 @@ LogicalResult inferInto(std::optional<Location> loc, EltFn &&eltSource,
 
 /// Runs the shape computation with `op`'s diagnostics and compares the result
 /// with the op's declared result type.
-template <typename Fn>
-LogicalResult verifyInto(Operation *op, Fn &&infer) {
+template <typename Fn> LogicalResult verifyInto(Operation *op, Fn &&infer) {
   auto emit = [&]() { return op->emitOpError(); };
   ShapeError err(emit);
   SmallVector<int64_t> shape;
@@ -249,8 +248,8 @@ LogicalResult convTranspose2dShape(const ShapeError &err, Type input,
     return err("expected input channels (", in[1], ") divisible by groups (",
                groups, ")");
   if (w[0] != in[1])
-    return err("expected weight dim 0 to be input channels (", in[1],
-               "), got ", w[0]);
+    return err("expected weight dim 0 to be input channels (", in[1], "), got ",
+               w[0]);
   FailureOr<int64_t> outChannels =
       narrowDim(err, Wide(w[1]) * groups, "the output channel count");
   if (failed(outChannels) ||
@@ -264,8 +263,8 @@ LogicalResult convTranspose2dShape(const ShapeError &err, Type input,
     Wide out = Wide(in[2 + i] - 1) * stride[i] - 2 * Wide(padding[i]) +
                Wide(dilation[i]) * (w[2 + i] - 1) + outputPadding[i] + 1;
     if (out < 1)
-      return err("padding ", padding[i],
-                 " leaves no output along spatial dim ", i);
+      return err("padding ", padding[i], " leaves no output along spatial dim ",
+                 i);
     FailureOr<int64_t> size = narrowDim(err, out, "the output size");
     if (failed(size))
       return failure();
@@ -287,11 +286,9 @@ LogicalResult batchNormShape(const ShapeError &err, Type input, Type mean,
       failed(checkVector(err, "var", var, c)) ||
       failed(checkVector(err, "weight", weight, c)) ||
       failed(checkVector(err, "bias", bias, c)) ||
-      failed(checkElementTypes(err, input,
-                               {{"mean", mean},
-                                {"var", var},
-                                {"weight", weight},
-                                {"bias", bias}})))
+      failed(checkElementTypes(
+          err, input,
+          {{"mean", mean}, {"var", var}, {"weight", weight}, {"bias", bias}})))
     return failure();
   llvm::append_range(shape, in.getShape());
   return success();
@@ -311,9 +308,9 @@ LogicalResult layerNormShape(const ShapeError &err, Type input, Type weight,
   if (w.getRank() > in.getRank() ||
       in.getShape().take_back(w.getRank()) != w.getShape())
     return err("expected the normalized shape ", fmt(w.getShape()),
-               " to equal the trailing dims of the input ",
-               fmt(in.getShape()));
-  if (failed(checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
+               " to equal the trailing dims of the input ", fmt(in.getShape()));
+  if (failed(
+          checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
     return failure();
   llvm::append_range(shape, in.getShape());
   return success();
@@ -326,13 +323,13 @@ LogicalResult linearShape(const ShapeError &err, Type input, Type weight,
   if (in.getRank() < 1)
     return err("expected 'input' of rank 1 or more");
   if (w.getRank() != 2)
-    return err("expected 'weight' of rank 2 (out, in), got rank ",
-               w.getRank());
+    return err("expected 'weight' of rank 2 (out, in), got rank ", w.getRank());
   if (w.getDimSize(1) != in.getShape().back())
     return err("expected weight dim 1 (", w.getDimSize(1),
                ") to equal the input's last dim (", in.getShape().back(), ")");
   if ((bias && failed(checkVector(err, "bias", bias, w.getDimSize(0)))) ||
-      failed(checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
+      failed(
+          checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
     return failure();
   llvm::append_range(shape, in.getShape().drop_back());
   shape.push_back(w.getDimSize(0));
@@ -419,8 +416,8 @@ LogicalResult concatShape(const ShapeError &err, TypeRange inputs, int64_t dim,
                  ", got rank ", t.getRank());
     for (int64_t d = 0; d < t.getRank(); ++d) {
       if (d != dim && t.getDimSize(d) != first.getDimSize(d))
-        return err("expected operand ", i + 1, " to match operand 0 in dim ",
-                   d, " (", first.getDimSize(d), "), got ", t.getDimSize(d));
+        return err("expected operand ", i + 1, " to match operand 0 in dim ", d,
+                   " (", first.getDimSize(d), "), got ", t.getDimSize(d));
     }
     FailureOr<int64_t> sum = narrowDim(
         err, Wide(shape[dim]) + t.getDimSize(dim), "the concatenated dim");
@@ -442,9 +439,8 @@ LogicalResult sliceShape(const ShapeError &err, Type input,
       failed(checkArray(err, "step", step, rank, 1)))
     return failure();
   for (size_t d = 0; d < rank; ++d) {
-    FailureOr<int64_t> last =
-        narrowDim(err, start[d] + Wide(size[d] - 1) * step[d],
-                  "the last slice index");
+    FailureOr<int64_t> last = narrowDim(
+        err, start[d] + Wide(size[d] - 1) * step[d], "the last slice index");
     if (failed(last))
       return failure();
     if (*last >= in.getDimSize(d))
@@ -523,8 +519,10 @@ LogicalResult channelShiftShape(const ShapeError &err, Type input,
        {std::pair<StringRef, ArrayRef<int64_t>>{"offsets_h", offsetsH},
         {"offsets_w", offsetsW}}) {
     if (!offsets.empty() && static_cast<int64_t>(offsets.size()) != channels)
-      return err("expected '", name, "' to be empty or have one entry per "
-                 "channel (", channels, "), got ", offsets.size());
+      return err("expected '", name,
+                 "' to be empty or have one entry per "
+                 "channel (",
+                 channels, "), got ", offsets.size());
   }
   if (mode != "cyclic" && mode != "zero")
     return err("expected 'mode' to be \"cyclic\" or \"zero\", got \"", mode,
@@ -552,8 +550,7 @@ LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
   if (Value residual = op.getResidual()) {
     auto type = cast<RankedTensorType>(residual.getType());
     if (type.getShape() != ArrayRef<int64_t>(shape) ||
-        type.getElementType() !=
-            cast<RankedTensorType>(input).getElementType())
+        type.getElementType() != cast<RankedTensorType>(input).getElementType())
       return err("expected 'residual' of the result's type, got ", type);
   }
   return success();
@@ -563,10 +560,9 @@ LogicalResult deformConv2dShape(DeformConv2dOp::Adaptor op,
                                 const ShapeError &err,
                                 SmallVectorImpl<int64_t> &shape) {
   Type bias = op.getBias() ? op.getBias().getType() : Type();
-  if (failed(conv2dShape(err, op.getInput().getType(),
-                         op.getWeight().getType(), bias, op.getStride(),
-                         op.getPadding(), op.getDilation(),
-                         op.getGroupsAttr().getInt(), shape)))
+  if (failed(conv2dShape(err, op.getInput().getType(), op.getWeight().getType(),
+                         bias, op.getStride(), op.getPadding(),
+                         op.getDilation(), op.getGroupsAttr().getInt(), shape)))
     return failure();
   auto in = cast<RankedTensorType>(op.getInput().getType());
   auto w = cast<RankedTensorType>(op.getWeight().getType());
@@ -576,8 +572,8 @@ LogicalResult deformConv2dShape(DeformConv2dOp::Adaptor op,
     return err("expected 'offset_groups' (", groups,
                ") to be positive and divide the input channels (",
                in.getDimSize(1), ")");
-  FailureOr<int64_t> taps =
-      narrowDim(err, Wide(w.getDimSize(2)) * w.getDimSize(3), "the kernel size");
+  FailureOr<int64_t> taps = narrowDim(
+      err, Wide(w.getDimSize(2)) * w.getDimSize(3), "the kernel size");
   if (failed(taps))
     return failure();
   FailureOr<int64_t> offsetChannels =
@@ -612,11 +608,11 @@ Type typeOrNull(Value v) { return v ? v.getType() : Type(); }
                       [&](const ShapeError &err,                               \
                           SmallVectorImpl<int64_t> &shape) { return CALL; });  \
   }                                                                            \
-  LogicalResult OP::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, Adaptor op,                  \
-      SmallVectorImpl<Type> &inferred) {                                       \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc, Adaptor op,  \
+                                     SmallVectorImpl<Type> &inferred) {        \
     return inferInto(                                                          \
-        loc, [&]() -> Type { return FIRST; }, inferred,                                                  \
+        loc, [&]() -> Type { return FIRST; }, inferred,                        \
         [&](const ShapeError &err, SmallVectorImpl<int64_t> &shape) {          \
           return CALL;                                                         \
         });                                                                    \
@@ -629,24 +625,22 @@ SEG_SHAPE_HOOKS(Conv2dOp, op.getInput().getType(),
                             op.getGroupsAttr().getInt(), shape))
 
 SEG_SHAPE_HOOKS(ConvTranspose2dOp, op.getInput().getType(),
-                convTranspose2dShape(
-                    err, op.getInput().getType(), op.getWeight().getType(),
-                    typeOrNull(op.getBias()), op.getStride(), op.getPadding(),
-                    op.getOutputPadding(), op.getDilation(),
-                    op.getGroupsAttr().getInt(),
-                    shape))
+                convTranspose2dShape(err, op.getInput().getType(),
+                                     op.getWeight().getType(),
+                                     typeOrNull(op.getBias()), op.getStride(),
+                                     op.getPadding(), op.getOutputPadding(),
+                                     op.getDilation(),
+                                     op.getGroupsAttr().getInt(), shape))
 
 SEG_SHAPE_HOOKS(BatchNormOp, op.getInput().getType(),
                 batchNormShape(err, op.getInput().getType(),
                                op.getMean().getType(), op.getVar().getType(),
-                               op.getWeight().getType(),
-                               op.getBias().getType(),
+                               op.getWeight().getType(), op.getBias().getType(),
                                op.getEpsilon().convertToDouble(), shape))
 
 SEG_SHAPE_HOOKS(LayerNormOp, op.getInput().getType(),
                 layerNormShape(err, op.getInput().getType(),
-                               op.getWeight().getType(),
-                               op.getBias().getType(),
+                               op.getWeight().getType(), op.getBias().getType(),
                                op.getEpsilon().convertToDouble(), shape))
 
 SEG_SHAPE_HOOKS(LinearOp, op.getInput().getType(),
@@ -676,8 +670,8 @@ SEG_SHAPE_HOOKS(UpsampleNearestOp, op.getInput().getType(),
                               shape))
 
 SEG_SHAPE_HOOKS(ConcatOp, op.getInputs().front().getType(),
-                concatShape(err, op.getInputs().getTypes(), op.getDimAttr().getInt(),
-                            shape))
+                concatShape(err, op.getInputs().getTypes(),
+                            op.getDimAttr().getInt(), shape))
 
 SEG_SHAPE_HOOKS(SliceOp, op.getInput().getType(),
                 sliceShape(err, op.getInput().getType(), op.getStart(),
@@ -692,8 +686,7 @@ SEG_SHAPE_HOOKS(RollOp, op.getInput().getType(),
                           op.getDims(), shape))
 
 SEG_SHAPE_HOOKS(PermuteOp, op.getInput().getType(),
-                permuteShape(err, op.getInput().getType(), op.getDims(),
-                             shape))
+                permuteShape(err, op.getInput().getType(), op.getDims(), shape))
 
 SEG_SHAPE_HOOKS(ChannelShiftOp, op.getInput().getType(),
                 channelShiftShape(err, op.getInput().getType(),
@@ -752,9 +745,8 @@ LogicalResult FoldBatchNormOp::verify() {
 }
 
 LogicalResult FoldBatchNormOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location>, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferred) {
   // Operands: weight, [bias], mean, var, gamma, beta.
   if (operands.size() < 5)
     return failure();
@@ -830,10 +822,10 @@ SmallVector<float> ShiftOffsetsOp::computeOffsets() {
         int64_t tap = 2 * ((c * kh + i) * kw + j);
         for (int64_t y = 0; y < outH; ++y) {
           for (int64_t x = 0; x < outW; ++x) {
-            int64_t py = y * getStride()[0] - getPadding()[0] +
-                         i * getDilation()[0];
-            int64_t px = x * getStride()[1] - getPadding()[1] +
-                         j * getDilation()[1];
+            int64_t py =
+                y * getStride()[0] - getPadding()[0] + i * getDilation()[0];
+            int64_t px =
+                x * getStride()[1] - getPadding()[1] + j * getDilation()[1];
             int64_t sy = py - sh, sx = px - sw;
             if (cyclic) {
               sy = ((sy % height) + height) % height;
@@ -979,10 +971,10 @@ OpFoldResult RollOp::fold(FoldAdaptor) {
     if (prev.getDims() != getDims())
       return {};
     SmallVector<int64_t> sum;
-    for (auto [a, b, d] : llvm::zip_equal(prev.getShifts(), getShifts(),
-                                          getDims()))
-      sum.push_back(static_cast<int64_t>(
-          (Wide(a % shape[d]) + b % shape[d]) % shape[d]));
+    for (auto [a, b, d] :
+         llvm::zip_equal(prev.getShifts(), getShifts(), getDims()))
+      sum.push_back(
+          static_cast<int64_t>((Wide(a % shape[d]) + b % shape[d]) % shape[d]));
     getInputMutable().assign(prev.getInput());
     setShifts(sum);
     if (isIdentity(sum))

@@ -32,7 +32,9 @@ using namespace mlir::gpuopt::seg;
 
 namespace {
 
-bool isNCHW(Value v) { return cast<RankedTensorType>(v.getType()).getRank() == 4; }
+bool isNCHW(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank() == 4;
+}
 
 /// roll(x, shifts, dims ⊆ {2, 3}) on NCHW -> channel_shift with the same
 /// offsets for every channel.
@@ -106,11 +108,13 @@ struct ConcatOfShiftedSlices : OpRewritePattern<ConcatOp> {
     for (Value operand : op.getInputs()) {
       FailureOr<ShiftedSlice> part = matchShiftedSlice(operand);
       if (failed(part))
-        return rewriter.notifyMatchFailure(op, "operand is not a channel slice");
+        return rewriter.notifyMatchFailure(op,
+                                           "operand is not a channel slice");
       if (source && part->source != source)
         return rewriter.notifyMatchFailure(op, "slices of different tensors");
       if (part->firstChannel != next)
-        return rewriter.notifyMatchFailure(op, "slices not contiguous in order");
+        return rewriter.notifyMatchFailure(op,
+                                           "slices not contiguous in order");
       source = part->source;
       next += part->numChannels;
       auto append = [&](ArrayRef<int64_t> offsets, SmallVector<int64_t> &all,
@@ -125,7 +129,8 @@ struct ConcatOfShiftedSlices : OpRewritePattern<ConcatOp> {
       if (part->shift) {
         StringRef partMode = part->shift.getMode();
         if (mode && *mode != partMode)
-          return rewriter.notifyMatchFailure(op, "cyclic and zero shifts mixed");
+          return rewriter.notifyMatchFailure(op,
+                                             "cyclic and zero shifts mixed");
         mode = partMode;
         append(part->shift.getOffsetsH(), offsetsH, anyH);
         append(part->shift.getOffsetsW(), offsetsW, anyW);

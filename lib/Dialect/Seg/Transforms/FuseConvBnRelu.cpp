@@ -53,11 +53,11 @@ struct ConvParts {
                        b.getStringAttr("none"),
                        conv.getGroupsAttr()};
     if (auto conv = v.getDefiningOp<FusedConv2dOp>())
-      return ConvParts{conv.getInput(),        conv.getWeight(),
-                       conv.getBias(),         conv.getResidual(),
-                       conv.getOffsetsHAttr(), conv.getOffsetsWAttr(),
-                       conv.getStrideAttr(),   conv.getPaddingAttr(),
-                       conv.getDilationAttr(), conv.getModeAttr(),
+      return ConvParts{conv.getInput(),          conv.getWeight(),
+                       conv.getBias(),           conv.getResidual(),
+                       conv.getOffsetsHAttr(),   conv.getOffsetsWAttr(),
+                       conv.getStrideAttr(),     conv.getPaddingAttr(),
+                       conv.getDilationAttr(),   conv.getModeAttr(),
                        conv.getActivationAttr(), conv.getGroupsAttr()};
     return std::nullopt;
   }
@@ -109,8 +109,7 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
 };
 
 /// relu/gelu(conv) -> conv with that activation.
-template <typename OpTy>
-struct ActivationIntoConv : OpRewritePattern<OpTy> {
+template <typename OpTy> struct ActivationIntoConv : OpRewritePattern<OpTy> {
   ActivationIntoConv(MLIRContext *ctx, int64_t &counter)
       : OpRewritePattern<OpTy>(ctx), counter(counter) {}
 
@@ -142,12 +141,13 @@ struct ReluBelowMaxPool : OpRewritePattern<ReluOp> {
     if (!pool || !pool->hasOneUse())
       return rewriter.notifyMatchFailure(op, "input is not a one-use max_pool");
     if (!plainConv(pool.getInput(), rewriter))
-      return rewriter.notifyMatchFailure(op, "pool input is not a one-use conv");
+      return rewriter.notifyMatchFailure(op,
+                                         "pool input is not a one-use conv");
     Value relu = ReluOp::create(rewriter, op.getLoc(), pool.getInput());
-    auto newPool = MaxPool2dOp::create(
-        rewriter, pool.getLoc(), relu, pool.getKernelAttr(),
-        pool.getStrideAttr(), pool.getPaddingAttr(), pool.getDilationAttr(),
-        pool.getCeilModeAttr());
+    auto newPool =
+        MaxPool2dOp::create(rewriter, pool.getLoc(), relu, pool.getKernelAttr(),
+                            pool.getStrideAttr(), pool.getPaddingAttr(),
+                            pool.getDilationAttr(), pool.getCeilModeAttr());
     rewriter.replaceOp(op, newPool.getResult());
     return success();
   }

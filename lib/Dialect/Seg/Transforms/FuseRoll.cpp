@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TokenLayout.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Transforms.h"
-#include "TokenLayout.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -44,10 +44,11 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
     if (!shift)
       return rewriter.notifyMatchFailure(op, "input is not a channel_shift");
     rewriter.replaceOpWithNewOp<FusedConv2dOp>(
-        op, shift.getInput(), op.getWeight(), op.getBias(), /*residual=*/Value(),
-        shift.getOffsetsHAttr(), shift.getOffsetsWAttr(), shift.getModeAttr(),
-        op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
-        op.getGroupsAttr(), rewriter.getStringAttr("none"));
+        op, shift.getInput(), op.getWeight(), op.getBias(),
+        /*residual=*/Value(), shift.getOffsetsHAttr(), shift.getOffsetsWAttr(),
+        shift.getModeAttr(), op.getStrideAttr(), op.getPaddingAttr(),
+        op.getDilationAttr(), op.getGroupsAttr(),
+        rewriter.getStringAttr("none"));
     return success();
   }
 };
@@ -79,15 +80,13 @@ int64_t bytesOf(Value v) {
   return bytes;
 }
 
-template <typename... Ops>
-int64_t countOpsOf(Operation *root) {
+template <typename... Ops> int64_t countOpsOf(Operation *root) {
   int64_t n = 0;
   root->walk([&](Operation *op) { n += isa<Ops...>(op); });
   return n;
 }
 
-struct FuseRollPass
-    : mlir::gpuopt::seg::impl::FuseRollPassBase<FuseRollPass> {
+struct FuseRollPass : mlir::gpuopt::seg::impl::FuseRollPassBase<FuseRollPass> {
   using FuseRollPassBase::FuseRollPassBase;
 
   void runOnOperation() override {
@@ -117,10 +116,10 @@ struct FuseRollPass
     numShiftsLeft += left;
     numBytesSaved += saved;
     if (report)
-      emitRemark(root->getLoc()) << "fuse-roll: " << removed << " seg.roll removed, "
-                         << fused << " shifts fused, " << left
-                         << " seg.channel_shift left, " << saved
-                         << " bytes no longer moved";
+      emitRemark(root->getLoc())
+          << "fuse-roll: " << removed << " seg.roll removed, " << fused
+          << " shifts fused, " << left << " seg.channel_shift left, " << saved
+          << " bytes no longer moved";
   }
 };
 } // namespace

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TokenLayout.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Transforms.h"
-#include "TokenLayout.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -32,7 +32,9 @@ using namespace mlir::gpuopt::seg;
 
 namespace {
 
-bool isLayoutOp(Operation *op) { return isa_and_nonnull<ReshapeOp, PermuteOp>(op); }
+bool isLayoutOp(Operation *op) {
+  return isa_and_nonnull<ReshapeOp, PermuteOp>(op);
+}
 
 /// Re-creates the layout op `layout` on `value`; the result keeps the
 /// element type of `value`.
@@ -43,15 +45,15 @@ Value applyLayout(Operation *layout, Value value, PatternRewriter &rewriter) {
 }
 
 /// unary(L(x)) -> L(unary(x)) for a layout op L used only here.
-template <typename OpTy>
-struct UnaryBelowLayout : OpRewritePattern<OpTy> {
+template <typename OpTy> struct UnaryBelowLayout : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Operation *layout = op.getInput().getDefiningOp();
     if (!isLayoutOp(layout) || !layout->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "input is not a one-use layout op");
+      return rewriter.notifyMatchFailure(op,
+                                         "input is not a one-use layout op");
     Operation *moved = rewriter.clone(*op.getOperation());
     moved->setOperand(0, layout->getOperand(0));
     moved->getResult(0).setType(layout->getOperand(0).getType());
@@ -71,8 +73,7 @@ bool sameLayout(Operation *a, Operation *b) {
 
 /// binary(L(a), L(b)) -> L(binary(a, b)) when both operands have the same
 /// layout change (no broadcasting involved).
-template <typename OpTy>
-struct BinaryBelowLayout : OpRewritePattern<OpTy> {
+template <typename OpTy> struct BinaryBelowLayout : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,

@@ -52,9 +52,9 @@ FailureOr<TokenView> mlir::gpuopt::seg::matchTokenView(Value tokens) {
   return failure();
 }
 
-Conv2dOp mlir::gpuopt::seg::rewriteTokenLinearAsConv(LinearOp op,
-                                                     const TokenView &view,
-                                                     PatternRewriter &rewriter) {
+Conv2dOp
+mlir::gpuopt::seg::rewriteTokenLinearAsConv(LinearOp op, const TokenView &view,
+                                            PatternRewriter &rewriter) {
   Location loc = op.getLoc();
   auto weightType = cast<RankedTensorType>(op.getWeight().getType());
   int64_t outChannels = weightType.getDimSize(0);
@@ -62,28 +62,26 @@ Conv2dOp mlir::gpuopt::seg::rewriteTokenLinearAsConv(LinearOp op,
       rewriter, loc,
       withShape(weightType, {outChannels, weightType.getDimSize(1), 1, 1}),
       op.getWeight());
-  auto conv = Conv2dOp::create(
-      rewriter, loc, view.nchw, weight, op.getBias(),
-      rewriter.getDenseI64ArrayAttr({1, 1}),
-      rewriter.getDenseI64ArrayAttr({0, 0}),
-      rewriter.getDenseI64ArrayAttr({1, 1}), rewriter.getI64IntegerAttr(1));
+  auto conv = Conv2dOp::create(rewriter, loc, view.nchw, weight, op.getBias(),
+                               rewriter.getDenseI64ArrayAttr({1, 1}),
+                               rewriter.getDenseI64ArrayAttr({0, 0}),
+                               rewriter.getDenseI64ArrayAttr({1, 1}),
+                               rewriter.getI64IntegerAttr(1));
 
   ArrayRef<int64_t> nchw = conv.getType().getShape();
   Value tokens;
   if (view.layout == TokenLayout::FlattenTranspose) {
     Value flat = ReshapeOp::create(
         rewriter, loc,
-        withShape(conv.getType(), {nchw[0], nchw[1], nchw[2] * nchw[3]}),
-        conv);
-    tokens =
-        PermuteOp::create(rewriter, loc, flat, ArrayRef<int64_t>{0, 2, 1});
+        withShape(conv.getType(), {nchw[0], nchw[1], nchw[2] * nchw[3]}), conv);
+    tokens = PermuteOp::create(rewriter, loc, flat, ArrayRef<int64_t>{0, 2, 1});
   } else {
     Value nhwc =
         PermuteOp::create(rewriter, loc, conv, ArrayRef<int64_t>{0, 2, 3, 1});
-    tokens = nhwc.getType() == op.getType()
-                 ? nhwc
-                 : ReshapeOp::create(rewriter, loc, op.getType(), nhwc)
-                       .getResult();
+    tokens =
+        nhwc.getType() == op.getType()
+            ? nhwc
+            : ReshapeOp::create(rewriter, loc, op.getType(), nhwc).getResult();
   }
   rewriter.replaceOp(op, tokens);
   return conv;
