@@ -64,7 +64,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
                                       const rt::SafetensorsFile &weights,
                                       ArrayRef<rt::HostTensor> inputs,
                                       SmallVectorImpl<rt::HostTensor> &outputs,
-                                      const reference::RunOptions &options) {
+                                      const RunOptions &options) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no function named @") << entry;

@@ -24,7 +24,7 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
     if (options.deformConv)
       fn.addPass(seg::createRollToDeformConvPass());
     else if (options.fuseRoll)
-      fn.addPass(seg::createFuseRollPass());
+      fn.addPass(seg::createFuseRollPass({options.report}));
   };
   addRollPass();
   if (options.simplifyTokenLayout) {
@@ -33,7 +33,7 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
     addRollPass();
   }
   if (options.fuseConvBnRelu)
-    fn.addPass(seg::createFuseConvBnReluPass());
+    fn.addPass(seg::createFuseConvBnReluPass({options.report}));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
 }

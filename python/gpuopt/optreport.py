@@ -26,13 +26,7 @@ from gpuopt.tools import tool
 PIPELINES = {
     "--fuse-roll": ["--fuse-roll=report=true"],
     "--roll-to-deform-conv": ["--roll-to-deform-conv"],
-    "--gpuopt-optimize": [
-        (
-            "--pass-pipeline=builtin.module(func.func(fuse-roll{report=true},"
-            "simplify-token-layout,fuse-roll{report=true},fuse-conv-bn-relu{report=true},"
-            "canonicalize,cse))"
-        )
-    ],
+    "--gpuopt-optimize": ["--gpuopt-optimize=report=true"],
 }
 
 

@@ -4,6 +4,7 @@
 // RUN: gpuopt-opt %s --gpuopt-optimize --verify-each --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
 // RUN: gpuopt-opt %s --gpuopt-optimize=deform-conv=true --verify-each -o /dev/null
 // RUN: gpuopt-opt %s --gpuopt-optimize=fuse-conv-bn-relu=false --verify-each -o /dev/null
+// RUN: gpuopt-opt %s --gpuopt-optimize=report=true -verify-diagnostics -o /dev/null
 
 // A Rolling-UNet OR-MLP on a BN-ReLU'd map: roll group -> tokens -> fc1 ->
 // GELU -> NCHW. Everything folds into two fused convolutions.
@@ -28,6 +29,9 @@
 // ORDER: IR Dump After FuseConvBnReluPass
 // ORDER: IR Dump After Canonicalizer
 // ORDER: IR Dump After CSE
+// expected-remark @+3 {{fuse-roll: 2 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 768 bytes no longer moved}}
+// expected-remark @+2 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 bytes no longer moved}}
+// expected-remark @+1 {{fuse-conv-bn-relu: 1 batch_norm folded, 2 activations fused, 0 residual adds fused}}
 func.func @or_mlp(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %v: tensor<2xf32>, %fc: tensor<2x2xf32>) -> tensor<1x2x4x4xf32> {
   %c = seg.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32> -> tensor<1x2x4x4xf32>
   %n = seg.batch_norm %c, %v, %v, %v, %v epsilon = 1.0e-05 : tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<1x2x4x4xf32>

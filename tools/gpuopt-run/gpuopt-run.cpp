@@ -228,7 +228,7 @@ int runMain() {
   SmallVector<rt::HostTensor> outputs;
   double loadMs = 0;
   SmallVector<double> runMs;
-  mlir::gpuopt::reference::RunOptions options;
+  mlir::gpuopt::RunOptions options;
   options.runs = runs;
   options.loadMs = &loadMs;
   options.runMs = &runMs;

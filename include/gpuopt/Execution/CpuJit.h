@@ -14,7 +14,7 @@
 #ifndef GPUOPT_EXECUTION_CPUJIT_H
 #define GPUOPT_EXECUTION_CPUJIT_H
 
-#include "gpuopt/Reference/Interpreter.h"
+#include "gpuopt/Execution/RunOptions.h"
 #include "gpuopt/Runtime/Safetensors.h"
 #include "gpuopt/Runtime/Tensor.h"
 
@@ -30,7 +30,7 @@ LogicalResult runCpuJit(ModuleOp module, StringRef entry,
                         const ::gpuopt::runtime::SafetensorsFile &weights,
                         ArrayRef<::gpuopt::runtime::HostTensor> inputs,
                         SmallVectorImpl<::gpuopt::runtime::HostTensor> &outputs,
-                        const reference::RunOptions &options = {});
+                        const RunOptions &options = {});
 
 } // namespace gpuopt
 } // namespace mlir

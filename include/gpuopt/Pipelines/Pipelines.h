@@ -29,6 +29,10 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
       llvm::cl::desc("Turn token linears into 1x1 convolutions and cancel "
                      "layout round trips (--simplify-token-layout)"),
       llvm::cl::init(true)};
+  Option<bool> report{
+      *this, "report",
+      llvm::cl::desc("Have the passes emit their statistics as remarks"),
+      llvm::cl::init(false)};
   Option<bool> fuseConvBnRelu{
       *this, "fuse-conv-bn-relu",
       llvm::cl::desc("Fold BatchNorm and fuse activations/residuals into "

@@ -13,6 +13,7 @@
 #ifndef GPUOPT_REFERENCE_INTERPRETER_H
 #define GPUOPT_REFERENCE_INTERPRETER_H
 
+#include "gpuopt/Execution/RunOptions.h"
 #include "gpuopt/Runtime/Safetensors.h"
 #include "gpuopt/Runtime/Tensor.h"
 
@@ -22,16 +23,6 @@
 namespace mlir {
 namespace gpuopt {
 namespace reference {
-
-/// How often to run and where to report the timings.
-struct RunOptions {
-  /// Inferences to run (the outputs are those of the last one).
-  unsigned runs = 1;
-  /// Receives the time of the load-time computations, in milliseconds.
-  double *loadMs = nullptr;
-  /// Receives the time of each inference, in milliseconds.
-  SmallVectorImpl<double> *runMs = nullptr;
-};
 
 /// Runs `func` on `inputs` (one per argument, shapes checked against the
 /// argument types), binding every `seg.param` to the tensor of the same name

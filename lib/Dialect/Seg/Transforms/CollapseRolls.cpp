@@ -193,26 +193,18 @@ struct CroppedPaddedShiftToZeroShift : OpRewritePattern<SliceOp> {
   }
 };
 
-int64_t countOps(Operation *root, function_ref<bool(Operation *)> pred) {
-  int64_t n = 0;
-  root->walk([&](Operation *op) { n += pred(op); });
-  return n;
-}
-
 struct CollapseRollsPass
     : mlir::gpuopt::seg::impl::CollapseRollsPassBase<CollapseRollsPass> {
   using CollapseRollsPassBase::CollapseRollsPassBase;
 
   void runOnOperation() override {
-    auto isRoll = [](Operation *op) { return isa<RollOp>(op); };
-    int64_t rollsBefore = countOps(getOperation(), isRoll);
+    int64_t rollsBefore = countOps<RollOp>(getOperation());
     RewritePatternSet patterns(&getContext());
     populateCollapseRollsPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    int64_t removed = rollsBefore - countOps(getOperation(), isRoll);
-    int64_t shifts = countOps(
-        getOperation(), [](Operation *op) { return isa<ChannelShiftOp>(op); });
+    int64_t removed = rollsBefore - countOps<RollOp>(getOperation());
+    int64_t shifts = countOps<ChannelShiftOp>(getOperation());
     numRollsRemoved += removed;
     numShifts += shifts;
     if (report)

@@ -80,18 +80,12 @@ int64_t bytesOf(Value v) {
   return bytes;
 }
 
-template <typename... Ops> int64_t countOpsOf(Operation *root) {
-  int64_t n = 0;
-  root->walk([&](Operation *op) { n += isa<Ops...>(op); });
-  return n;
-}
-
 struct FuseRollPass : mlir::gpuopt::seg::impl::FuseRollPassBase<FuseRollPass> {
   using FuseRollPassBase::FuseRollPassBase;
 
   void runOnOperation() override {
     Operation *root = getOperation();
-    int64_t rollsBefore = countOpsOf<RollOp>(root);
+    int64_t rollsBefore = countOps<RollOp>(root);
     int64_t bytesBefore = countDataMovementBytes(root);
     auto countFused = [&] {
       int64_t n = 0;
@@ -106,9 +100,9 @@ struct FuseRollPass : mlir::gpuopt::seg::impl::FuseRollPassBase<FuseRollPass> {
     if (failed(applyPatternsGreedily(root, std::move(patterns))))
       return signalPassFailure();
 
-    int64_t removed = rollsBefore - countOpsOf<RollOp>(root);
+    int64_t removed = rollsBefore - countOps<RollOp>(root);
     int64_t fused = countFused() - fusedBefore;
-    int64_t left = countOpsOf<ChannelShiftOp>(root);
+    int64_t left = countOps<ChannelShiftOp>(root);
     int64_t saved =
         std::max<int64_t>(0, bytesBefore - countDataMovementBytes(root));
     numRollsRemoved += removed;

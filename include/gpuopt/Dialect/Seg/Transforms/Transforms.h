@@ -34,6 +34,13 @@ void populateShiftedTokenLinearToConvPatterns(RewritePatternSet &patterns);
 /// convolution of X with constant offsets (--roll-to-deform-conv).
 void populateShiftToDeformConvPatterns(RewritePatternSet &patterns);
 
+/// Number of ops of the given kinds under `root` (pass statistics).
+template <typename... Ops> int64_t countOps(Operation *root) {
+  int64_t n = 0;
+  root->walk([&](Operation *op) { n += isa<Ops...>(op); });
+  return n;
+}
+
 /// Bytes read and written by the pure data-movement ops under `root` (roll,
 /// slice, concat, pad, channel_shift; a slice reads only what it copies):
 /// what --fuse-roll saves.
