@@ -8,12 +8,15 @@
 
 #include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
 #include "gpuopt/Pipelines/Pipelines.h"
+#include "gpuopt/Runtime/CpuKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -136,8 +139,19 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   module.getContext()->appendDialectRegistry(translations);
   ExecutionEngineOptions engineOptions;
   // `transformer` is a function_ref: the function must outlive the options.
+  // Optimise for the host CPU (its vector width drives LLVM's vectorizers).
+  std::unique_ptr<llvm::TargetMachine> hostMachine;
+  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
+    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    if (auto tm = builder->createTargetMachine())
+      hostMachine = std::move(*tm);
+    else
+      llvm::consumeError(tm.takeError());
+  } else {
+    llvm::consumeError(builder.takeError());
+  }
   std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(3, 0, nullptr);
+      makeOptimizingTransformer(3, 0, hostMachine.get());
   engineOptions.transformer = transformer;
   SmallVector<StringRef> libs = {GPUOPT_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
@@ -146,6 +160,14 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     std::string message = llvm::toString(engine.takeError());
     return module.emitError("JIT compilation failed: ") << message;
   }
+  // The kernels the lowering calls are linked into this program.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const rt::KernelSymbol *s = rt::getCpuKernelSymbols(); s->name; ++s)
+      map[interner(s->name)] = {llvm::orc::ExecutorAddr::fromPtr(s->address),
+                                llvm::JITSymbolFlags::Exported};
+    return map;
+  });
   if (options.loadMs)
     *options.loadMs = ms(clock() - start);
 

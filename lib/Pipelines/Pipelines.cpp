@@ -38,7 +38,10 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
   fn.addPass(createCSEPass());
 }
 
-LogicalResult mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm) {
+LogicalResult mlir::gpuopt::buildCpuLoweringPipeline(
+    OpPassManager &pm, const CpuLoweringOptions &options) {
+  if (options.kernels)
+    pm.addPass(createConvertSegToCpuKernelsPass());
   pm.addPass(createConvertSegToLinalgPass());
   // Upstream passes, by their registered names (the pipeline reads as the
   // textual form a user would type).
@@ -54,18 +57,21 @@ LogicalResult mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm) {
       "func.func(convert-linalg-to-loops),"
       "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-math-to-libm,"
+      // Buffers through gpuopt's allocator (lib/Runtime/Allocator.cpp).
+      "finalize-memref-to-llvm{use-generic-functions=1},"
       "convert-to-llvm,reconcile-unrealized-casts";
   return parsePassPipeline(upstream, pm);
 }
 
 void mlir::gpuopt::registerPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuLoweringOptions>(
       "gpuopt-cpu-lowering",
-      "Lower a seg module to the LLVM dialect for the CPU (seg -> linalg -> "
-      "buffers -> loops -> LLVM), with C interfaces",
-      [](OpPassManager &pm) {
+      "Lower a seg module to the LLVM dialect for the CPU (convolutions and "
+      "linear layers -> kernel calls, the rest -> linalg -> buffers -> loops "
+      "-> LLVM), with C interfaces",
+      [](OpPassManager &pm, const CpuLoweringOptions &options) {
         // gpuopt-opt registers every pass the pipeline names.
-        (void)buildCpuLoweringPipeline(pm);
+        (void)buildCpuLoweringPipeline(pm, options);
       });
   PassPipelineRegistration<OptimizeOptions>(
       "gpuopt-optimize",

@@ -54,4 +54,102 @@ def ConvertSegToLinalgPass : Pass<"convert-seg-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertParallelLoopsToKernelsPass
+    : Pass<"convert-parallel-loops-to-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outline the loop nests of bufferized host functions into GPU kernels";
+  let description = [{
+    Turns every function body produced by bufferization and
+    `--convert-linalg-to-parallel-loops` into host code that only allocates
+    buffers and launches kernels, with all kernels in one `gpu.module`:
+
+    - each top-level `scf.parallel` becomes one kernel over its linearized
+      iteration space: thread `blockIdx.x * block-size + threadIdx.x`
+      delinearizes into the loop indices (innermost fastest, so neighbouring
+      threads touch neighbouring elements) and is guarded against the tail;
+      nested `scf.for` loops (reductions) run sequentially in each thread;
+    - with `fuse`, adjacent loops with the same bounds are fused first when
+      every buffer they share is accessed point-wise at the same indices
+      (fill, convolution, bias and activation of one seg op become one
+      kernel);
+    - each top-level `memref.copy` becomes an elementwise copy kernel; any
+      other op with memory effects becomes a one-thread kernel;
+    - constants, `memref.get_global` and view ops (`memref.subview`,
+      `expand_shape`, ...) used by a kernel are cloned into it (globals into
+      the `gpu.module`), so kernel arguments are only whole root buffers —
+      function arguments and `memref.alloc`s of static shape and identity
+      layout — that the NVVM lowering passes as bare pointers.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+      %v = memref.load %a[%i, %j] : memref<4x8xf32>
+      memref.store %v, %b[%i, %j] : memref<4x8xf32>
+      scf.reduce
+    }
+    // becomes
+    gpu.launch_func @kernels::@forward_kernel blocks in (%c1, %c1, %c1)
+        threads in (%c32, %c1, %c1) args(%a : memref<4x8xf32>, %b : memref<4x8xf32>)
+    ```
+
+    Input invariant: bufferized functions of one block with static shapes.
+    Output invariant: the module has the `gpu.container_module` attribute;
+    host functions hold only `memref.alloc`, `gpu.launch_func`, constants
+    and `func.return` (plus dead views the canonicalizer removes). A value
+    that cannot be passed to a kernel (a dynamic shape, a non-identity root
+    buffer, a scalar computed on the host) is an error located at its use.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the parallel kernels (1 to 1024)">,
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "Fuse adjacent point-wise dependent loops with equal bounds">,
+    Option<"moduleName", "module-name", "std::string", /*default=*/"\"kernels\"",
+           "Name of the gpu.module that receives the kernels">
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels created">,
+    Statistic<"numFused", "fused-loops", "Loops fused into a preceding loop">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+def ConvertSegToCpuKernelsPass
+    : Pass<"convert-seg-to-cpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Lower seg convolutions and linear layers to calls of gpuopt's "
+                "vectorised, multi-threaded CPU kernels";
+  let description = [{
+    The contraction-heavy ops — `seg.conv2d`, `seg.fused_conv2d` (shift,
+    bias, activation and residual included), `seg.conv_transpose2d` whose
+    kernel equals its stride (no padding, output padding or dilation, one
+    group) and `seg.linear` — become calls of the C functions of
+    lib/Runtime/CpuKernels.cpp, which compute them as register-tiled GEMMs
+    (AVX-512/AVX2 micro-kernel, all cores). The call is made on buffers at the
+    tensor level, so that One-Shot Bufferize sees ordinary tensors:
+
+    ```mlir
+    %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1] offsets_w = [] ...
+    // becomes
+    %xb = bufferization.to_buffer %x read_only : ... to memref<..., strided<[?, ?, ?, ?], offset: ?>>
+    ...
+    %out = memref.alloc() {alignment = 64 : i64} : memref<1x2x8x8xf32>
+    call @gpuopt_cpu_conv2d(%outc, %xc, %wc, %bc, %xc, %offh, %offw, ...)
+    %y = bufferization.to_tensor %out restrict writable : ...
+    ```
+
+    A per-channel shift is applied where the kernel makes its zero-padded
+    copy of the input, so a fused roll costs no extra pass over memory and no
+    `mod` in any inner loop. Ops with dynamic shapes or non-f32 types, and
+    transposed convolutions of other geometries, are left for
+    `--convert-seg-to-linalg`. Callees are declared
+    `llvm.emit_c_interface`: they are reached as `_mlir_ciface_<name>`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // GPUOPT_CONVERSION_PASSES_TD

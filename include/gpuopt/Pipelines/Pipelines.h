@@ -45,12 +45,25 @@ struct OptimizeOptions : public PassPipelineOptions<OptimizeOptions> {
 /// --fuse-conv-bn-relu on every function, then canonicalization and CSE.
 void buildOptimizePipeline(OpPassManager &pm, const OptimizeOptions &options);
 
-/// Adds the CPU lowering to a module-level `pm`: --convert-seg-to-linalg,
+/// Options of --gpuopt-cpu-lowering.
+struct CpuLoweringOptions : public PassPipelineOptions<CpuLoweringOptions> {
+  Option<bool> kernels{
+      *this, "kernels",
+      llvm::cl::desc("Lower convolutions and linear layers to gpuopt's "
+                     "vectorised CPU kernels (--convert-seg-to-cpu-kernels); "
+                     "off: everything through linalg loops"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the CPU lowering to a module-level `pm`: --convert-seg-to-cpu-kernels
+/// (unless options.kernels is false), --convert-seg-to-linalg,
 /// bufferization (results become out-parameters), linalg to loops, and the
 /// conversions to the LLVM dialect. Every function gets a C interface
 /// (`_mlir_ciface_<name>`) taking pointers to memref descriptors. Needs the
 /// upstream passes registered (gpuopt::registerAllPasses); fails otherwise.
-LogicalResult buildCpuLoweringPipeline(OpPassManager &pm);
+LogicalResult
+buildCpuLoweringPipeline(OpPassManager &pm,
+                         const CpuLoweringOptions &options = {});
 
 /// Registers --gpuopt-optimize and --gpuopt-cpu-lowering.
 void registerPipelines();

@@ -1,0 +1,264 @@
+//===- SegToCpuKernels.cpp - the --convert-seg-to-cpu-kernels pass --------===//
+//
+// Part of the gpuopt project.
+//
+// Rewrites convolutions and linear layers into calls of the kernels of
+// lib/Runtime/CpuKernels.cpp (include/gpuopt/Runtime/CpuKernels.h documents
+// their C side). The argument conventions below must match that file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Conversion/Passes.h"
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace gpuopt {
+#define GEN_PASS_DEF_CONVERTSEGTOCPUKERNELSPASS
+#include "gpuopt/Conversion/Passes.h.inc"
+} // namespace gpuopt
+} // namespace mlir
+
+using namespace mlir;
+namespace seg = mlir::gpuopt::seg;
+
+namespace {
+
+// Codes shared with lib/Runtime/CpuKernels.cpp.
+enum : int64_t { kHasBias = 1, kHasResidual = 2, kZeroMode = 4 };
+
+std::optional<int64_t> activationCode(StringRef act) {
+  return llvm::StringSwitch<std::optional<int64_t>>(act)
+      .Case("none", 0)
+      .Case("relu", 1)
+      .Case("gelu", 2)
+      .Case("gelu_tanh", 3)
+      .Default(std::nullopt);
+}
+
+bool isStaticF32(Value v, int64_t rank = -1) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32() &&
+         (rank < 0 || t.getRank() == rank);
+}
+
+/// memref<?x...xT, strided<[?, ...], offset: ?>>: what every kernel takes.
+MemRefType anyStridedType(MLIRContext *ctx, int64_t rank, Type elt) {
+  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
+  return MemRefType::get(
+      dyn, elt, StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn));
+}
+
+class KernelCallBuilder {
+public:
+  KernelCallBuilder(ModuleOp module, Operation *op)
+      : module(module), b(op), loc(op->getLoc()), ctx(op->getContext()) {}
+
+  /// The buffer of tensor `v` as a fully strided, dynamically sized memref.
+  Value buffer(Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> dyn(t.getRank(), ShapedType::kDynamic);
+    auto staticStrided =
+        MemRefType::get(t.getShape(), t.getElementType(),
+                        StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn));
+    Value m = bufferization::ToBufferOp::create(b, loc, staticStrided, v,
+                                                /*read_only=*/true);
+    return memref::CastOp::create(
+        b, loc, anyStridedType(ctx, t.getRank(), t.getElementType()), m);
+  }
+
+  /// A constant 1-D tensor's buffer (possibly empty).
+  Value i64Buffer(ArrayRef<int64_t> values) {
+    auto t = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+    Value c =
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(t, values));
+    return buffer(c);
+  }
+  Value emptyF32Buffer() {
+    auto t = RankedTensorType::get({0}, b.getF32Type());
+    Value c = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(t, ArrayRef<float>{}));
+    return buffer(c);
+  }
+  Value i64(int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
+  }
+
+  /// A fresh output buffer for a tensor of type `t`; returns it and its
+  /// strided view.
+  std::pair<Value, Value> output(RankedTensorType t) {
+    auto type = MemRefType::get(t.getShape(), t.getElementType());
+    Value alloc = memref::AllocOp::create(b, loc, type, ValueRange{},
+                                          b.getI64IntegerAttr(64));
+    Value view = memref::CastOp::create(
+        b, loc, anyStridedType(ctx, t.getRank(), t.getElementType()), alloc);
+    return {alloc, view};
+  }
+
+  Value result(Value alloc, RankedTensorType t) {
+    return bufferization::ToTensorOp::create(b, loc, t, alloc,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+
+  void call(StringRef name, ValueRange args) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    auto type = FunctionType::get(ctx, TypeRange(args), {});
+    if (!fn) {
+      OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+      fn = func::FuncOp::create(mb, module.getLoc(), name, type);
+      fn.setPrivate();
+      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    }
+    func::CallOp::create(b, loc, fn, args);
+  }
+
+  OpBuilder &builder() { return b; }
+  Location location() { return loc; }
+
+private:
+  ModuleOp module;
+  OpBuilder b;
+  Location loc;
+  MLIRContext *ctx;
+};
+
+/// Lowers a (fused) convolution. Returns failure (op untouched) when the
+/// kernel does not cover it.
+template <typename ConvOp>
+LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
+                        ArrayRef<int64_t> offH, ArrayRef<int64_t> offW,
+                        StringRef mode, StringRef activation) {
+  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
+      !isStaticF32(op.getResult(), 4) ||
+      (op.getBias() && !isStaticF32(op.getBias(), 1)) ||
+      (residual && !isStaticF32(residual, 4)))
+    return failure();
+  std::optional<int64_t> act = activationCode(activation);
+  if (!act)
+    return failure();
+  KernelCallBuilder kb(module, op);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto [alloc, out] = kb.output(resultType);
+  Value in = kb.buffer(op.getInput());
+  int64_t flags = (op.getBias() ? kHasBias : 0) |
+                  (residual ? kHasResidual : 0) |
+                  (mode == "zero" ? kZeroMode : 0);
+  SmallVector<Value> args = {out,
+                             in,
+                             kb.buffer(op.getWeight()),
+                             op.getBias() ? kb.buffer(op.getBias())
+                                          : kb.emptyF32Buffer(),
+                             residual ? kb.buffer(residual) : in,
+                             kb.i64Buffer(offH),
+                             kb.i64Buffer(offW)};
+  ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                    dilation = op.getDilation();
+  for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
+                    dilation[1], int64_t(op.getGroups()), flags, *act})
+    args.push_back(kb.i64(v));
+  kb.call("gpuopt_cpu_conv2d", args);
+  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerConvTranspose(ModuleOp module, seg::ConvTranspose2dOp op) {
+  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
+      !isStaticF32(op.getResult(), 4) ||
+      (op.getBias() && !isStaticF32(op.getBias(), 1)))
+    return failure();
+  auto wType = cast<RankedTensorType>(op.getWeight().getType());
+  ArrayRef<int64_t> stride = op.getStride();
+  auto isZero = [](ArrayRef<int64_t> a) {
+    return llvm::all_of(a, [](int64_t v) { return v == 0; });
+  };
+  if (op.getGroups() != 1 || stride[0] != wType.getDimSize(2) ||
+      stride[1] != wType.getDimSize(3) || !isZero(op.getPadding()) ||
+      !isZero(op.getOutputPadding()) ||
+      !llvm::all_of(op.getDilation(), [](int64_t v) { return v == 1; }))
+    return failure();
+  KernelCallBuilder kb(module, op);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto [alloc, out] = kb.output(resultType);
+  SmallVector<Value> args = {
+      out, kb.buffer(op.getInput()), kb.buffer(op.getWeight()),
+      op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer(),
+      kb.i64(op.getBias() ? 1 : 0)};
+  kb.call("gpuopt_cpu_conv_transpose2d", args);
+  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
+  op.erase();
+  return success();
+}
+
+LogicalResult lowerLinear(ModuleOp module, seg::LinearOp op) {
+  auto inType = dyn_cast<RankedTensorType>(op.getInput().getType());
+  if (!inType || inType.getRank() < 2 || !isStaticF32(op.getInput()) ||
+      !isStaticF32(op.getWeight(), 2) || !isStaticF32(op.getResult()) ||
+      (op.getBias() && !isStaticF32(op.getBias(), 1)))
+    return failure();
+  KernelCallBuilder kb(module, op);
+  OpBuilder &b = kb.builder();
+  Location loc = kb.location();
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = inType.getRank();
+  // [d0, ..., dk, K] -> [d0 * ... * dk, K].
+  SmallVector<ReassociationIndices> reassoc(2);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    reassoc[0].push_back(d);
+  reassoc[1].push_back(rank - 1);
+  Value in2d = op.getInput();
+  RankedTensorType out2dType = resultType;
+  if (rank != 2) {
+    in2d = tensor::CollapseShapeOp::create(b, loc, op.getInput(), reassoc);
+    int64_t rows = 1;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      rows *= inType.getDimSize(d);
+    out2dType = RankedTensorType::get({rows, resultType.getDimSize(rank - 1)},
+                                      resultType.getElementType());
+  }
+  auto [alloc, out] = kb.output(out2dType);
+  SmallVector<Value> args = {out, kb.buffer(in2d), kb.buffer(op.getWeight()),
+                             op.getBias() ? kb.buffer(op.getBias())
+                                          : kb.emptyF32Buffer(),
+                             kb.i64(op.getBias() ? 1 : 0)};
+  kb.call("gpuopt_cpu_linear", args);
+  Value result = kb.result(alloc, out2dType);
+  if (rank != 2)
+    result = tensor::ExpandShapeOp::create(b, loc, resultType, result, reassoc);
+  op.getResult().replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+struct ConvertSegToCpuKernelsPass
+    : mlir::gpuopt::impl::ConvertSegToCpuKernelsPassBase<
+          ConvertSegToCpuKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) {
+      if (isa<seg::Conv2dOp, seg::FusedConv2dOp, seg::ConvTranspose2dOp,
+              seg::LinearOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      // Ops the kernels do not cover stay for --convert-seg-to-linalg.
+      if (auto conv = dyn_cast<seg::Conv2dOp>(op))
+        (void)lowerConv(module, conv, Value(), {}, {}, "cyclic", "none");
+      else if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
+        (void)lowerConv(module, fused, fused.getResidual(), fused.getOffsetsH(),
+                        fused.getOffsetsW(), fused.getMode(),
+                        fused.getActivation());
+      else if (auto convT = dyn_cast<seg::ConvTranspose2dOp>(op))
+        (void)lowerConvTranspose(module, convT);
+      else if (auto lin = dyn_cast<seg::LinearOp>(op))
+        (void)lowerLinear(module, lin);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,673 @@
+//===- CpuKernels.cpp - Kernels called by CPU-compiled gpuopt code --------===//
+//
+// Convolutions and linear layers as one GEMM core:
+//
+//   C(i, j) = sum_k A(i, k) * B(k, j)
+//
+// A is read in place (any row/column stride): conv weights [OC, C*KH*KW],
+// transposed-conv weights, or the rows of a linear layer's input. B is given
+// row by row: row k starts at b + bRowOffset[k] and is contiguous in j. For a
+// stride-1 convolution the rows of B are the channels of a zero-padded copy
+// of the input shifted by (kh*dilation, kw*dilation): the output is computed
+// on the padded grid (oh, ow') with ow' < W + 2*pad and the columns past the
+// real output width are dropped when stored. So there is no im2col: the only
+// data movement is the padded copy, and that copy is where the per-channel
+// (dh, dw) shift of seg.fused_conv2d is applied — a roll costs nothing but a
+// different source row in a copy that is made anyway (the wrap point is
+// split out: at most two memcpy's per row, no `mod` in any inner loop).
+//
+// The micro-kernel computes an MR x 32 tile (MR <= 8) in registers with GCC
+// vector extensions; it is compiled three times (AVX-512, AVX2, baseline)
+// and the best one for the running CPU is chosen once. Tiles are spread over
+// the pool of ThreadPool.h. Epilogues (bias, residual, activation) are
+// applied while a tile is stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/CpuKernels.h"
+#include "gpuopt/Runtime/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+namespace gpuopt::runtime {
+namespace {
+
+constexpr int kNR = 32;      // Columns of a micro-tile.
+constexpr int kMaxMR = 8;    // Rows of a micro-tile.
+constexpr int64_t kMB = 64;  // Rows of a parallel task.
+constexpr int64_t kNB = 256; // Columns of a parallel task.
+
+typedef float V16 __attribute__((vector_size(64), aligned(4)));
+
+// Activation codes shared with the lowering (SegToCpuKernels.cpp).
+enum Activation : int64_t { kNone = 0, kRelu = 1, kGelu = 2, kGeluTanh = 3 };
+// Flag bits of gpuopt_cpu_conv2d.
+enum ConvFlags : int64_t { kHasBias = 1, kHasResidual = 2, kZeroMode = 4 };
+
+inline float activate(float v, int64_t act) {
+  switch (act) {
+  case kRelu:
+    return v > 0.f ? v : 0.f;
+  case kGelu:
+    return 0.5f * v * (1.f + std::erf(v * 0.70710678118654752f));
+  case kGeluTanh: {
+    float inner = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+    return 0.5f * v * (1.f + std::tanh(inner));
+  }
+  default:
+    return v;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Micro-kernel
+//===----------------------------------------------------------------------===//
+
+using MicroKernelFn = void (*)(int64_t k, const float *a, int64_t aRow,
+                               int64_t aCol, const float *b,
+                               const int64_t *bOff, float *tile);
+
+template <int MR>
+__attribute__((always_inline)) inline void
+microKernelBody(int64_t kSize, const float *a, int64_t aRow, int64_t aCol,
+                const float *b, const int64_t *bOff, float *tile) {
+  V16 acc[MR][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+    acc[i][0] = acc[i][1] = V16{};
+  for (int64_t k = 0; k < kSize; ++k) {
+    const float *row = b + bOff[k];
+    V16 b0, b1;
+    std::memcpy(&b0, row, sizeof(V16));
+    std::memcpy(&b1, row + 16, sizeof(V16));
+    const float *ak = a + k * aCol;
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      V16 av = V16{} + ak[i * aRow];
+      acc[i][0] += av * b0;
+      acc[i][1] += av * b1;
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    std::memcpy(tile + i * kNR, &acc[i][0], sizeof(V16));
+    std::memcpy(tile + i * kNR + 16, &acc[i][1], sizeof(V16));
+  }
+}
+
+template <int MR>
+__attribute__((target("avx512f,avx512vl,fma"))) void
+microKernelAvx512(int64_t k, const float *a, int64_t aRow, int64_t aCol,
+                  const float *b, const int64_t *bOff, float *tile) {
+  microKernelBody<MR>(k, a, aRow, aCol, b, bOff, tile);
+}
+
+template <int MR>
+__attribute__((target("avx2,fma"))) void
+microKernelAvx2(int64_t k, const float *a, int64_t aRow, int64_t aCol,
+                const float *b, const int64_t *bOff, float *tile) {
+  microKernelBody<MR>(k, a, aRow, aCol, b, bOff, tile);
+}
+
+template <int MR>
+void microKernelBase(int64_t k, const float *a, int64_t aRow, int64_t aCol,
+                     const float *b, const int64_t *bOff, float *tile) {
+  microKernelBody<MR>(k, a, aRow, aCol, b, bOff, tile);
+}
+
+struct KernelTable {
+  MicroKernelFn fns[kMaxMR + 1];
+};
+
+template <template <int> class> struct Unused;
+
+KernelTable makeTable() {
+  KernelTable t{};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    t.fns[1] = microKernelAvx512<1>, t.fns[2] = microKernelAvx512<2>;
+    t.fns[3] = microKernelAvx512<3>, t.fns[4] = microKernelAvx512<4>;
+    t.fns[5] = microKernelAvx512<5>, t.fns[6] = microKernelAvx512<6>;
+    t.fns[7] = microKernelAvx512<7>, t.fns[8] = microKernelAvx512<8>;
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    t.fns[1] = microKernelAvx2<1>, t.fns[2] = microKernelAvx2<2>;
+    t.fns[3] = microKernelAvx2<3>, t.fns[4] = microKernelAvx2<4>;
+    t.fns[5] = microKernelAvx2<5>, t.fns[6] = microKernelAvx2<6>;
+    t.fns[7] = microKernelAvx2<7>, t.fns[8] = microKernelAvx2<8>;
+  } else {
+    t.fns[1] = microKernelBase<1>, t.fns[2] = microKernelBase<2>;
+    t.fns[3] = microKernelBase<3>, t.fns[4] = microKernelBase<4>;
+    t.fns[5] = microKernelBase<5>, t.fns[6] = microKernelBase<6>;
+    t.fns[7] = microKernelBase<7>, t.fns[8] = microKernelBase<8>;
+  }
+  return t;
+}
+
+const KernelTable &kernels() {
+  static const KernelTable table = makeTable();
+  return table;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM driver
+//===----------------------------------------------------------------------===//
+
+/// Receives a computed tile: rows [i0, i0 + rows), columns [j0, j0 + cols);
+/// tile[r * kNR + c].
+using TileWriter = std::function<void(int64_t i0, int rows, int64_t j0,
+                                      int cols, const float *tile)>;
+
+struct Gemm {
+  int64_t m = 0, n = 0, k = 0;
+  const float *a = nullptr;
+  int64_t aRow = 0, aCol = 0;
+  const float *b = nullptr;
+  const int64_t *bOff = nullptr;
+  /// True when every row of B may be read kNR floats past column n - 1.
+  bool bSlack = false;
+};
+
+void runGemm(const Gemm &g, const TileWriter &write) {
+  if (g.m <= 0 || g.n <= 0)
+    return;
+  const KernelTable &table = kernels();
+  int64_t mTasks = (g.m + kMB - 1) / kMB;
+  int64_t nTasks = (g.n + kNB - 1) / kNB;
+  parallelFor(mTasks * nTasks, [&](int64_t task) {
+    int64_t mt = task % mTasks, nt = task / mTasks;
+    int64_t iEnd = std::min(g.m, (mt + 1) * kMB);
+    int64_t jEnd = std::min(g.n, (nt + 1) * kNB);
+    alignas(64) float tile[kMaxMR * kNR];
+    static thread_local std::vector<float> tail;
+    static thread_local std::vector<int64_t> tailOff;
+    for (int64_t j0 = nt * kNB; j0 < jEnd; j0 += kNR) {
+      int cols = static_cast<int>(std::min<int64_t>(kNR, jEnd - j0));
+      const float *b = g.b + j0;
+      const int64_t *off = g.bOff;
+      if (!g.bSlack && j0 + kNR > g.n) {
+        // Last strip of a B without slack: copy it, zero-padded.
+        tail.assign(static_cast<size_t>(g.k) * kNR, 0.f);
+        tailOff.resize(g.k);
+        for (int64_t kk = 0; kk < g.k; ++kk) {
+          std::memcpy(tail.data() + kk * kNR, g.b + g.bOff[kk] + j0,
+                      sizeof(float) * (g.n - j0));
+          tailOff[kk] = kk * kNR;
+        }
+        b = tail.data();
+        off = tailOff.data();
+      }
+      for (int64_t i0 = mt * kMB; i0 < iEnd; i0 += kMaxMR) {
+        int rows = static_cast<int>(std::min<int64_t>(kMaxMR, iEnd - i0));
+        table.fns[rows](g.k, g.a + i0 * g.aRow, g.aRow, g.aCol, b, off, tile);
+        write(i0, rows, j0, cols, tile);
+      }
+    }
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Dense views of descriptors
+//===----------------------------------------------------------------------===//
+
+template <int Rank> bool isDense(const MemRefDesc<float, Rank> &d) {
+  int64_t expect = 1;
+  for (int r = Rank - 1; r >= 0; --r) {
+    if (d.sizes[r] != 1 && d.strides[r] != expect)
+      return false;
+    expect *= d.sizes[r];
+  }
+  return true;
+}
+
+template <int Rank> int64_t numElements(const MemRefDesc<float, Rank> &d) {
+  int64_t n = 1;
+  for (int r = 0; r < Rank; ++r)
+    n *= d.sizes[r];
+  return n;
+}
+
+/// Pointer to the elements of `d` in row-major order; copies into `scratch`
+/// when the memref is strided.
+template <int Rank>
+const float *denseData(const MemRefDesc<float, Rank> &d,
+                       std::vector<float> &scratch) {
+  const float *base = d.aligned + d.offset;
+  if (isDense(d))
+    return base;
+  scratch.resize(numElements(d));
+  int64_t idx[Rank] = {};
+  for (size_t e = 0; e < scratch.size(); ++e) {
+    int64_t src = 0;
+    for (int r = 0; r < Rank; ++r)
+      src += idx[r] * d.strides[r];
+    scratch[e] = base[src];
+    for (int r = Rank - 1; r >= 0; --r) {
+      if (++idx[r] < d.sizes[r])
+        break;
+      idx[r] = 0;
+    }
+  }
+  return scratch.data();
+}
+
+/// Output buffer: the memref itself when dense, else a scratch copied back.
+template <int Rank> struct DenseOut {
+  explicit DenseOut(MemRefDesc<float, Rank> &d) : desc(d) {
+    dense = isDense(d);
+    if (!dense)
+      scratch.resize(numElements(d));
+  }
+  float *data() { return dense ? desc.aligned + desc.offset : scratch.data(); }
+  ~DenseOut() {
+    if (dense)
+      return;
+    int64_t idx[Rank] = {};
+    float *base = desc.aligned + desc.offset;
+    for (size_t e = 0; e < scratch.size(); ++e) {
+      int64_t dst = 0;
+      for (int r = 0; r < Rank; ++r)
+        dst += idx[r] * desc.strides[r];
+      base[dst] = scratch[e];
+      for (int r = Rank - 1; r >= 0; --r) {
+        if (++idx[r] < desc.sizes[r])
+          break;
+        idx[r] = 0;
+      }
+    }
+  }
+  MemRefDesc<float, Rank> &desc;
+  bool dense;
+  std::vector<float> scratch;
+};
+
+//===----------------------------------------------------------------------===//
+// Padded, shifted input copy
+//===----------------------------------------------------------------------===//
+
+/// dst[x'] for x' in [0, pad + w + padHigh) = zero padding around src shifted
+/// right by `shift` (cyclic: wraps around; else zero-filled).
+void copyRow(float *dst, const float *src, int64_t w, int64_t pad,
+             int64_t padHigh, int64_t shift, bool cyclic) {
+  std::memset(dst, 0, sizeof(float) * pad);
+  std::memset(dst + pad + w, 0, sizeof(float) * padHigh);
+  float *body = dst + pad;
+  if (cyclic) {
+    int64_t d = ((shift % w) + w) % w;
+    // body[x] = src[(x - d) mod w]
+    std::memcpy(body + d, src, sizeof(float) * (w - d));
+    std::memcpy(body, src + (w - d), sizeof(float) * d);
+    return;
+  }
+  std::memset(body, 0, sizeof(float) * w);
+  if (shift >= w || shift <= -w)
+    return;
+  int64_t lo = std::max<int64_t>(0, shift), hi = std::min(w, w + shift);
+  std::memcpy(body + lo, src + (lo - shift), sizeof(float) * (hi - lo));
+}
+
+struct Padded {
+  std::vector<float> data;
+  int64_t hp = 0, wp = 0; // Padded plane size.
+};
+
+/// Copies image `n` of dense NCHW `in` (c channels of h x w) with `ph`/`pw`
+/// zero rows/columns around it (`phHigh`/`pwHigh` after), channel c shifted
+/// by (offH[c], offW[c]). `slack` zero floats follow the last plane.
+void makePadded(Padded &p, const float *in, int64_t c, int64_t h, int64_t w,
+                int64_t ph, int64_t phHigh, int64_t pw, int64_t pwHigh,
+                const int64_t *offH, const int64_t *offW, bool cyclic,
+                int64_t slack) {
+  p.hp = h + ph + phHigh;
+  p.wp = w + pw + pwHigh;
+  int64_t plane = p.hp * p.wp;
+  p.data.resize(static_cast<size_t>(c * plane + slack));
+  std::memset(p.data.data() + c * plane, 0, sizeof(float) * slack);
+  parallelFor(c, [&](int64_t ch) {
+    float *dstPlane = p.data.data() + ch * plane;
+    const float *srcPlane = in + ch * h * w;
+    int64_t dh = offH ? offH[ch] : 0, dw = offW ? offW[ch] : 0;
+    for (int64_t y = 0; y < p.hp; ++y) {
+      float *dst = dstPlane + y * p.wp;
+      int64_t sy = y - ph - dh; // Source row of the shifted tensor.
+      bool inside = y >= ph && y < ph + h;
+      if (inside && cyclic)
+        sy = ((sy % h) + h) % h;
+      if (!inside || sy < 0 || sy >= h) {
+        std::memset(dst, 0, sizeof(float) * p.wp);
+        continue;
+      }
+      copyRow(dst, srcPlane + sy * w, w, pw, pwHigh, dw, cyclic);
+    }
+  });
+}
+
+struct Epilogue {
+  const float *bias = nullptr; // Per output channel (row) or column.
+  bool biasPerColumn = false;
+  int64_t activation = kNone;
+};
+
+/// dst[t] = act(src[t] + bias) (+ res[t * resStep]) for t < len: the
+/// residual comes after the activation (seg.fused_conv2d semantics).
+void storeRow(float *dst, const float *src, int len, float bias,
+              const float *res, int64_t resStep, int64_t act) {
+  float tmp[kNR];
+  for (int t = 0; t < len; ++t)
+    tmp[t] = src[t] + bias;
+  switch (act) {
+  case kNone:
+    break;
+  case kRelu:
+    for (int t = 0; t < len; ++t)
+      tmp[t] = tmp[t] > 0.f ? tmp[t] : 0.f;
+    break;
+  default:
+    for (int t = 0; t < len; ++t)
+      tmp[t] = activate(tmp[t], act);
+  }
+  if (res)
+    for (int t = 0; t < len; ++t)
+      tmp[t] += res[t * resStep];
+  std::memcpy(dst, tmp, sizeof(float) * len);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+struct ConvArgs {
+  MemRef4F *out, *in, *w;
+  MemRef1F *bias;
+  MemRef4F *residual;
+  MemRef1I *offH, *offW;
+  int64_t strideH, strideW, padH, padW, dilH, dilW, groups, flags, act;
+};
+
+void conv2d(const ConvArgs &args) {
+  std::vector<float> inScratch, wScratch, resScratch;
+  const MemRef4F &inD = *args.in;
+  int64_t batch = inD.sizes[0], c = inD.sizes[1], h = inD.sizes[2],
+          w = inD.sizes[3];
+  int64_t oc = args.w->sizes[0], cg = args.w->sizes[1], kh = args.w->sizes[2],
+          kw = args.w->sizes[3];
+  int64_t oh = args.out->sizes[2], ow = args.out->sizes[3];
+  const float *in = denseData(inD, inScratch);
+  const float *wt = denseData(*args.w, wScratch);
+  const float *bias = (args.flags & kHasBias)
+                          ? args.bias->aligned + args.bias->offset
+                          : nullptr;
+  int64_t biasStride = bias ? args.bias->strides[0] : 0;
+  const MemRef4F *res = (args.flags & kHasResidual) ? args.residual : nullptr;
+  bool cyclic = !(args.flags & kZeroMode);
+  const int64_t *offH =
+      args.offH->sizes[0] ? args.offH->aligned + args.offH->offset : nullptr;
+  const int64_t *offW =
+      args.offW->sizes[0] ? args.offW->aligned + args.offW->offset : nullptr;
+  DenseOut<4> outBuf(*args.out);
+  float *out = outBuf.data();
+  int64_t groups = args.groups, ocg = oc / groups;
+  int64_t kSize = cg * kh * kw;
+  int64_t sh = args.strideH, sw = args.strideW;
+
+  // Padded planes: enough rows/columns for the strided output grid.
+  int64_t phHigh = std::max<int64_t>(0, (oh - 1) * sh + (kh - 1) * args.dilH +
+                                            1 - h - args.padH);
+  int64_t pwHigh = std::max<int64_t>(0, (ow - 1) * sw + (kw - 1) * args.dilW +
+                                            1 - w - args.padW);
+  // Without a copy, B is the input itself: only for 1x1 kernels, where the
+  // grid has no dropped columns that could read past the input's end.
+  bool needCopy = args.padH || args.padW || phHigh || pwHigh || offH || offW ||
+                  kh != 1 || kw != 1;
+  // Scratch reused across calls (no fresh pages on every forward pass).
+  // (References: the lambdas below run on pool threads, which must use the
+  // calling thread's buffers, not their own thread_local ones.)
+  static thread_local Padded paddedScratch;
+  static thread_local std::vector<float> colsScratch;
+  Padded &padded = paddedScratch;
+  std::vector<float> &cols = colsScratch; // im2col rows (strided convs).
+  std::vector<int64_t> bOff(kSize);
+
+  for (int64_t img = 0; img < batch; ++img) {
+    const float *src = in + img * c * h * w;
+    const float *planes = src;
+    int64_t hp = h, wp = w;
+    int64_t slack = (kw - 1) * args.dilW + kNR + 16;
+    if (needCopy || sh != 1 || sw != 1) {
+      makePadded(padded, src, c, h, w, args.padH, phHigh, args.padW, pwHigh,
+                 offH, offW, cyclic, slack);
+      planes = padded.data.data();
+      hp = padded.hp;
+      wp = padded.wp;
+    }
+    // Columns of the GEMM: the padded grid (stride 1) or im2col (else).
+    int64_t gridW = wp, nCols = oh * wp;
+    const float *b = planes;
+    bool bSlack = planes != src;
+    if (sh != 1 || sw != 1) {
+      gridW = ow;
+      nCols = oh * ow;
+      int64_t rowLen = nCols + kNR;
+      cols.assign(static_cast<size_t>(c * kh * kw * rowLen), 0.f);
+      parallelFor(c, [&](int64_t ch) {
+        for (int64_t r = 0; r < kh; ++r)
+          for (int64_t s = 0; s < kw; ++s) {
+            float *dst = cols.data() + ((ch * kh + r) * kw + s) * rowLen;
+            const float *plane = planes + ch * hp * wp;
+            for (int64_t y = 0; y < oh; ++y) {
+              const float *row =
+                  plane + (y * sh + r * args.dilH) * wp + s * args.dilW;
+              for (int64_t x = 0; x < ow; ++x)
+                dst[y * ow + x] = row[x * sw];
+            }
+          }
+      });
+      b = cols.data();
+      bSlack = true;
+    }
+    float *outImg = out + img * oc * oh * ow;
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t ch = 0; ch < cg; ++ch)
+        for (int64_t r = 0; r < kh; ++r)
+          for (int64_t s = 0; s < kw; ++s) {
+            int64_t k = (ch * kh + r) * kw + s;
+            int64_t cAbs = g * cg + ch;
+            if (sh != 1 || sw != 1)
+              bOff[k] = ((cAbs * kh + r) * kw + s) * (nCols + kNR);
+            else
+              bOff[k] = cAbs * hp * wp + r * args.dilH * wp + s * args.dilW;
+          }
+      Gemm gemm;
+      gemm.m = ocg;
+      gemm.n = nCols;
+      gemm.k = kSize;
+      gemm.a = wt + g * ocg * kSize;
+      gemm.aRow = kSize;
+      gemm.aCol = 1;
+      gemm.b = b;
+      gemm.bOff = bOff.data();
+      gemm.bSlack = bSlack;
+      runGemm(gemm, [&](int64_t i0, int rows, int64_t j0, int ncols,
+                        const float *tile) {
+        // Runs of columns within one grid row; columns past ow are dropped.
+        for (int jj = 0; jj < ncols;) {
+          int64_t y = (j0 + jj) / gridW, x = (j0 + jj) % gridW;
+          int len = static_cast<int>(std::min<int64_t>(ncols - jj, gridW - x));
+          int keep = static_cast<int>(
+              std::max<int64_t>(0, std::min<int64_t>(len, ow - x)));
+          for (int r = 0; r < rows && keep > 0; ++r) {
+            int64_t o = g * ocg + i0 + r;
+            const float *src = tile + r * kNR + jj;
+            float *dst = outImg + (o * oh + y) * ow + x;
+            const float *resRow =
+                res ? res->aligned + res->offset + img * res->strides[0] +
+                          o * res->strides[1] + y * res->strides[2] +
+                          x * res->strides[3]
+                    : nullptr;
+            int64_t resStep = res ? res->strides[3] : 0;
+            storeRow(dst, src, keep, bias ? bias[o * biasStride] : 0.f, resRow,
+                     resStep, args.act);
+          }
+          jj += len;
+        }
+      });
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Transposed convolution with kernel == stride (no overlap)
+//===----------------------------------------------------------------------===//
+
+void convTranspose2d(MemRef4F *outD, MemRef4F *inD, MemRef4F *wD,
+                     MemRef1F *biasD, int64_t hasBias) {
+  std::vector<float> inScratch, wScratch;
+  const float *in = denseData(*inD, inScratch);
+  const float *wt = denseData(*wD, wScratch);
+  int64_t batch = inD->sizes[0], c = inD->sizes[1], h = inD->sizes[2],
+          w = inD->sizes[3];
+  int64_t oc = wD->sizes[1], kh = wD->sizes[2], kw = wD->sizes[3];
+  int64_t oh = outD->sizes[2], ow = outD->sizes[3];
+  const float *bias = hasBias ? biasD->aligned + biasD->offset : nullptr;
+  int64_t biasStride = hasBias ? biasD->strides[0] : 0;
+  DenseOut<4> outBuf(*outD);
+  float *out = outBuf.data();
+  std::vector<int64_t> bOff(c);
+  for (int64_t ch = 0; ch < c; ++ch)
+    bOff[ch] = ch * h * w;
+  for (int64_t img = 0; img < batch; ++img) {
+    float *outImg = out + img * oc * oh * ow;
+    for (int64_t r = 0; r < kh; ++r)
+      for (int64_t s = 0; s < kw; ++s) {
+        Gemm gemm;
+        gemm.m = oc;
+        gemm.n = h * w;
+        gemm.k = c;
+        gemm.a = wt + r * kw + s; // A(o, ch) = W[ch, o, r, s]
+        gemm.aRow = kh * kw;
+        gemm.aCol = oc * kh * kw;
+        gemm.b = in + img * c * h * w;
+        gemm.bOff = bOff.data();
+        gemm.bSlack = false;
+        runGemm(gemm, [&](int64_t i0, int rows, int64_t j0, int ncols,
+                          const float *tile) {
+          for (int jj = 0; jj < ncols; ++jj) {
+            int64_t y = (j0 + jj) / w * kh + r, x = (j0 + jj) % w * kw + s;
+            for (int q = 0; q < rows; ++q) {
+              int64_t o = i0 + q;
+              float v = tile[q * kNR + jj];
+              if (bias)
+                v += bias[o * biasStride];
+              outImg[(o * oh + y) * ow + x] = v;
+            }
+          }
+        });
+      }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Linear: out[m, n] = in[m, :] . w[n, :] + bias[n]
+//===----------------------------------------------------------------------===//
+
+void linear(MemRef2F *outD, MemRef2F *inD, MemRef2F *wD, MemRef1F *biasD,
+            int64_t hasBias) {
+  std::vector<float> inScratch, wScratch;
+  const float *in = denseData(*inD, inScratch);
+  int64_t m = inD->sizes[0], k = inD->sizes[1], n = wD->sizes[0];
+  const float *bias = hasBias ? biasD->aligned + biasD->offset : nullptr;
+  int64_t biasStride = hasBias ? biasD->strides[0] : 0;
+  // B(k, j) = W[j, k]: a transposed copy with kNR floats of slack per row.
+  int64_t ldb = n + kNR;
+  static thread_local std::vector<float> wt;
+  wt.assign(static_cast<size_t>(k * ldb), 0.f);
+  const float *wBase = wD->aligned + wD->offset;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t kk = 0; kk < k; ++kk)
+      wt[kk * ldb + j] = wBase[j * wD->strides[0] + kk * wD->strides[1]];
+  std::vector<int64_t> bOff(k);
+  for (int64_t kk = 0; kk < k; ++kk)
+    bOff[kk] = kk * ldb;
+  DenseOut<2> outBuf(*outD);
+  float *out = outBuf.data();
+  Gemm gemm;
+  gemm.m = m;
+  gemm.n = n;
+  gemm.k = k;
+  gemm.a = in;
+  gemm.aRow = k;
+  gemm.aCol = 1;
+  gemm.b = wt.data();
+  gemm.bOff = bOff.data();
+  gemm.bSlack = true;
+  runGemm(gemm,
+          [&](int64_t i0, int rows, int64_t j0, int ncols, const float *tile) {
+            for (int q = 0; q < rows; ++q)
+              for (int jj = 0; jj < ncols; ++jj) {
+                float v = tile[q * kNR + jj];
+                if (bias)
+                  v += bias[(j0 + jj) * biasStride];
+                out[(i0 + q) * n + j0 + jj] = v;
+              }
+          });
+}
+
+} // namespace
+} // namespace gpuopt::runtime
+
+using namespace gpuopt::runtime;
+
+extern "C" {
+
+void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
+                                    MemRef1F *bias, MemRef4F *residual,
+                                    MemRef1I *offH, MemRef1I *offW,
+                                    int64_t strideH, int64_t strideW,
+                                    int64_t padH, int64_t padW, int64_t dilH,
+                                    int64_t dilW, int64_t groups, int64_t flags,
+                                    int64_t activation) {
+  conv2d({out, in, w, bias, residual, offH, offW, strideH, strideW, padH, padW,
+          dilH, dilW, groups, flags, activation});
+}
+
+void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *out, MemRef4F *in,
+                                              MemRef4F *w, MemRef1F *bias,
+                                              int64_t hasBias) {
+  convTranspose2d(out, in, w, bias, hasBias);
+}
+
+void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *out, MemRef2F *in, MemRef2F *w,
+                                    MemRef1F *bias, int64_t hasBias) {
+  linear(out, in, w, bias, hasBias);
+}
+
+} // extern "C"
+
+// lib/Runtime/Allocator.cpp
+extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t size);
+extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
+                                                    uint64_t size);
+extern "C" void _mlir_memref_to_llvm_free(void *p);
+
+namespace gpuopt::runtime {
+const KernelSymbol *getCpuKernelSymbols() {
+  static const KernelSymbol symbols[] = {
+      {"_mlir_ciface_gpuopt_cpu_conv2d",
+       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_conv2d)},
+      {"_mlir_ciface_gpuopt_cpu_conv_transpose2d",
+       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_conv_transpose2d)},
+      {"_mlir_ciface_gpuopt_cpu_linear",
+       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_linear)},
+      {"_mlir_memref_to_llvm_alloc",
+       reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
+      {"_mlir_memref_to_llvm_aligned_alloc",
+       reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
+      {"_mlir_memref_to_llvm_free",
+       reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
+      {nullptr, nullptr}};
+  return symbols;
+}
+} // namespace gpuopt::runtime
