@@ -20,10 +20,12 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not` (RUN: not gpuopt-compile ...) comes from LLVM's tools.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 if config.gpuopt_enable_torch:
     config.available_features.add("torch")
 
 tool_dirs = [config.gpuopt_tools_dir, config.llvm_tools_dir]
-tools = ["gpuopt-opt", ToolSubst("gpuopt-run", unresolved="ignore")]
+tools = ["gpuopt-opt", "gpuopt-compile", ToolSubst("gpuopt-run", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -8,12 +8,17 @@
 //              [--input=@x2.npy ...] --output=@y.npy --backend=reference
 //              [--strict-weights] [--max-header-bytes=N] [--max-tensors=N]
 //              [--max-rank=N]
+//   gpuopt-run MODEL.so --weights=W.safetensors --input=@x.npy
+//              --output=@y.npy [--runs=N] [--strict-weights]
 //
 // Parses and verifies the graph, binds the weights, reads the inputs, runs the
-// entry function on the chosen backend and writes the outputs. Every failure
-// is a located message on stderr and exit code 1.
+// entry function on the chosen backend and writes the outputs. A library made
+// by gpuopt-compile runs through its C ABI instead (RunCompiled.cpp, no
+// MLIR). Every failure is a located message on stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//
+
+#include "RunCompiled.h"
 
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "gpuopt/Execution/CpuJit.h"
@@ -144,7 +149,37 @@ FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   return failure();
 }
 
+/// Runs a library made by gpuopt-compile.
+int runCompiled() {
+  if (backend.getNumOccurrences() && backend != "cpu")
+    return fail(inputFile + " is a compiled model library; --backend=" +
+                backend + " does not apply");
+  ::gpuopt::CompiledRunArgs args;
+  args.library = inputFile;
+  args.weights = weightsFile;
+  args.runs = runs;
+  args.strictWeights = strictWeights;
+  args.quiet = quiet;
+  for (const std::string &arg : inputArgs) {
+    FailureOr<std::string> path = filePath("input", arg);
+    if (failed(path))
+      return 1;
+    args.inputs.push_back(*path);
+  }
+  for (const std::string &arg : outputArgs) {
+    FailureOr<std::string> path = filePath("output", arg);
+    if (failed(path))
+      return 1;
+    args.outputs.push_back(*path);
+  }
+  if (runs < 1)
+    return fail("--runs must be at least 1");
+  return ::gpuopt::runCompiledModel(args);
+}
+
 int runMain() {
+  if (::gpuopt::isCompiledModel(inputFile))
+    return runCompiled();
   if (backend != "reference" && backend != "cpu")
     return fail("backend '" + backend +
                 "' is not available in this build (available: reference, cpu)");
@@ -272,6 +307,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "gpuopt-run: execute a seg graph\n\n"
       "  gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy "
-      "--output=@y.npy --backend=reference\n");
+      "--output=@y.npy --backend=reference\n"
+      "  gpuopt-run MODEL.so --weights=W.safetensors --input=@x.npy "
+      "--output=@y.npy\n");
   return runMain();
 }

@@ -212,4 +212,64 @@ def RollToDeformConvPass : Pass<"roll-to-deform-conv", "::mlir::func::FuncOp"> {
   ];
 }
 
+def SplitLoadTimePass : Pass<"seg-split-load-time", "::mlir::ModuleOp"> {
+  let summary = "Split the entry function into a load-time initializer and a per-inference function";
+  let description = [{
+    Moves the ops of `@<entry>` that depend only on parameters (the same
+    classification as the reference backend: `seg.param`,
+    `seg.shift_offsets`, and every op whose operands are all load-time
+    values, e.g. `seg.fold_batch_norm` of BatchNorm parameters or a reshape
+    of a weight) into a new function `@<entry>_init`, which returns the
+    load-time values the rest of the graph uses. `@<entry>` takes those
+    values as trailing arguments, each marked `{seg.derived = <index of the
+    @<entry>_init result>}`. A compiled model calls `@<entry>_init` once
+    when it loads its weights and `@<entry>` per inference.
+
+    Parameters used directly by per-inference ops stay `seg.param` ops in
+    `@<entry>` (binding them needs no copy). `@<entry>_init` always exists,
+    with no results when nothing is hoisted.
+
+    ```mlir
+    func.func @forward(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+      %w = seg.param "conv.weight" : tensor<4x4x3x3xf32>
+      %m = seg.param "bn.running_mean" : tensor<4xf32>
+      ...
+      %f:2 = seg.fold_batch_norm %w bias %b, %m, %v, %g, %beta ...
+      %y = seg.fused_conv2d %x, %f#0, %f#1 ...
+      return %y : tensor<1x4x8x8xf32>
+    }
+    // becomes
+    func.func @forward_init() -> (tensor<4x4x3x3xf32>, tensor<4xf32>) {
+      %w = seg.param "conv.weight" : tensor<4x4x3x3xf32>
+      ...
+      %f:2 = seg.fold_batch_norm %w bias %b, %m, %v, %g, %beta ...
+      return %f#0, %f#1 : tensor<4x4x3x3xf32>, tensor<4xf32>
+    }
+    func.func @forward(%x: tensor<1x4x8x8xf32>,
+                       %w: tensor<4x4x3x3xf32> {seg.derived = 0 : i64},
+                       %b: tensor<4xf32> {seg.derived = 1 : i64})
+        -> tensor<1x4x8x8xf32> {
+      %y = seg.fused_conv2d %x, %w, %b ...
+      return %y : tensor<1x4x8x8xf32>
+    }
+    ```
+
+    Input: a module with a single-block function `@<entry>` and no
+    `@<entry>_init`. Output: `@<entry>` holds no load-time op other than
+    `seg.param`.
+  }];
+  let dependentDialects = ["::mlir::gpuopt::seg::SegDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "Name of the function to split">,
+  ];
+  let statistics = [
+    Statistic<"numHoisted", "ops-hoisted",
+              "ops moved into the initializer (seg.param excluded)">,
+    Statistic<"numDerived", "derived-values",
+              "initializer results passed to the entry function">,
+  ];
+}
+
 #endif // GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD

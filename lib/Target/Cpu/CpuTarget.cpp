@@ -1,0 +1,358 @@
+//===- CpuTarget.cpp - compile a seg graph into a model library -----------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// seg → (--seg-split-load-time) → --gpuopt-cpu-lowering → LLVM IR + the
+// model-specific glue of include/gpuopt/Runtime/CompiledModel.h → host object
+// (-O3) → `c++ -shared` with the model runtime archives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Target/Cpu/CpuTarget.h"
+#include "CpuTargetConfig.h"
+
+#include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
+#include "gpuopt/Dialect/Seg/Transforms/Passes.h"
+#include "gpuopt/Pipelines/Pipelines.h"
+#include "gpuopt/Runtime/CompiledModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+
+namespace {
+
+/// The symbols a model library exports (include/gpuopt/Runtime/ModelAbi.h).
+constexpr const char *kAbiSymbols[] = {
+    "gpuopt_model_abi_version",  "gpuopt_model_create",
+    "gpuopt_model_destroy",      "gpuopt_model_num_inputs",
+    "gpuopt_model_num_outputs",  "gpuopt_model_input_shape",
+    "gpuopt_model_output_shape", "gpuopt_model_run",
+    "gpuopt_set_num_threads",    "gpuopt_get_num_threads"};
+
+/// The model runtime's static archives, baked in at configure time.
+constexpr const char *kRuntimeArchives[] = GPUOPT_MODEL_RUNTIME_ARCHIVES;
+
+/// The static f32 shape of `type`, or failure.
+FailureOr<SmallVector<int64_t>> staticF32Shape(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isF32())
+    return failure();
+  return llvm::to_vector(tensor.getShape());
+}
+
+llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
+  llvm::json::Array a;
+  for (int64_t d : shape)
+    a.push_back(d);
+  return a;
+}
+
+/// Describes @<entry>_init and @<entry> (after --seg-split-load-time and
+/// seg.param binding) in the metadata schema of CompiledModel.h, and drops
+/// the argument attributes LLVM does not know.
+FailureOr<std::string> collectMetadata(func::FuncOp init, func::FuncOp entry) {
+  llvm::json::Array params;
+  llvm::StringMap<std::pair<unsigned, Type>> paramIndex;
+  auto describe = [&](func::FuncOp fn) -> FailureOr<llvm::json::Object> {
+    llvm::json::Array args, results;
+    unsigned numInputs = 0;
+    for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
+      FailureOr<SmallVector<int64_t>> shape = staticF32Shape(type);
+      if (failed(shape))
+        return fn.emitError("the CPU target takes statically shaped f32 "
+                            "tensors; argument ")
+               << i << " of @" << fn.getSymName() << " is " << type;
+      llvm::json::Object arg{{"shape", shapeJson(*shape)}};
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, "seg.param")) {
+        auto [it, inserted] = paramIndex.try_emplace(
+            name.getValue(), std::make_pair(params.size(), type));
+        if (inserted)
+          params.push_back(llvm::json::Object{{"name", name.getValue()},
+                                              {"shape", shapeJson(*shape)}});
+        else if (it->second.second != type)
+          return fn.emitError("parameter '")
+                 << name.getValue()
+                 << "' is used with two types: " << it->second.second << " and "
+                 << type;
+        arg["kind"] = "param";
+        arg["index"] = it->second.first;
+      } else if (auto derived =
+                     fn.getArgAttrOfType<IntegerAttr>(i, "seg.derived")) {
+        arg["kind"] = "derived";
+        arg["index"] = derived.getInt();
+      } else {
+        arg["kind"] = "input";
+        arg["index"] = numInputs++;
+      }
+      args.push_back(std::move(arg));
+      fn.removeArgAttr(i, "seg.param");
+      fn.removeArgAttr(i, "seg.derived");
+    }
+    for (auto [i, type] : llvm::enumerate(fn.getResultTypes())) {
+      FailureOr<SmallVector<int64_t>> shape = staticF32Shape(type);
+      if (failed(shape))
+        return fn.emitError("the CPU target returns statically shaped f32 "
+                            "tensors; result ")
+               << i << " of @" << fn.getSymName() << " is " << type;
+      results.push_back(shapeJson(*shape));
+    }
+    return llvm::json::Object{{"args", std::move(args)},
+                              {"results", std::move(results)}};
+  };
+  FailureOr<llvm::json::Object> initJson = describe(init);
+  if (failed(initJson))
+    return failure();
+  FailureOr<llvm::json::Object> entryJson = describe(entry);
+  if (failed(entryJson))
+    return failure();
+  llvm::json::Object root{{"version", GPUOPT_COMPILED_METADATA_VERSION},
+                          {"entry", entry.getSymName()},
+                          {"params", std::move(params)},
+                          {"init", std::move(*initJson)},
+                          {"forward", std::move(*entryJson)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(root));
+  return text;
+}
+
+/// Adds `void <name>(void **descriptors)` calling the C interface `callee`
+/// with descriptors[0..n).
+LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
+                               StringRef callee, ModuleOp where) {
+  llvm::Function *target = module.getFunction(callee);
+  if (!target)
+    return where.emitError("the lowered module has no @") << callee;
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  for (llvm::Argument &arg : target->args())
+    if (arg.getType() != ptr)
+      return where.emitError("@")
+             << callee << " takes a non-pointer argument (not a memref)";
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                    name, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < target->arg_size(); ++i)
+    args.push_back(
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i)));
+  b.CreateCall(target, args);
+  b.CreateRetVoid();
+  return success();
+}
+
+FailureOr<std::unique_ptr<llvm::TargetMachine>>
+createHostTargetMachine(ModuleOp where) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return where.emitError("no LLVM target for the host: ") << error;
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.getKey(), feature.getValue());
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), {},
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return where.emitError("cannot create an LLVM target machine for ")
+           << triple.str();
+  return tm;
+}
+
+/// A temporary file removed when this goes out of scope.
+struct TempFile {
+  SmallString<128> path;
+  std::optional<llvm::FileRemover> remover;
+
+  LogicalResult create(StringRef suffix, ModuleOp where) {
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("gpuopt-compile", suffix, path))
+      return where.emitError("cannot create a temporary file: ")
+             << ec.message();
+    remover.emplace(path);
+    return success();
+  }
+};
+
+/// Runs `c++ -shared` on `object` with the model runtime into `output`.
+LogicalResult linkSharedLibrary(StringRef object, StringRef output,
+                                ModuleOp where) {
+  TempFile script, log;
+  if (failed(script.create("map", where)) || failed(log.create("txt", where)))
+    return failure();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(script.path, ec);
+    if (ec)
+      return where.emitError("cannot write ")
+             << script.path << ": " << ec.message();
+    // Only the C ABI is visible: two models can live in one process.
+    os << "{\n  global:\n";
+    for (const char *symbol : kAbiSymbols)
+      os << "    " << symbol << ";\n";
+    os << "  local: *;\n};\n";
+  }
+  std::string compiler = GPUOPT_HOST_CXX;
+  if (!llvm::sys::fs::can_execute(compiler)) {
+    auto found = llvm::sys::findProgramByName("c++");
+    if (!found)
+      return where.emitError("no C++ compiler to link with: neither ")
+             << compiler << " nor c++ on PATH";
+    compiler = *found;
+  }
+  SmallVector<std::string> args = {compiler, "-shared", "-o", output.str(),
+                                   object.str()};
+  for (const char *symbol : kAbiSymbols)
+    args.push_back(std::string("-Wl,-u,") + symbol);
+  args.push_back("-Wl,--start-group");
+  for (const char *archive : kRuntimeArchives)
+    args.push_back(archive);
+  llvm::append_range(
+      args,
+      ArrayRef<std::string>{"-Wl,--end-group", "-Wl,--no-undefined",
+                            "-Wl,--version-script=" + script.path.str().str(),
+                            "-lm", "-pthread"});
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, log.path.str(),
+                                          log.path.str()};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt, redirects,
+                                     0, 0, &error);
+  if (rc == 0)
+    return success();
+  std::string text;
+  if (auto buffer = llvm::MemoryBuffer::getFile(log.path))
+    text = (*buffer)->getBuffer().trim().str();
+  InFlightDiagnostic diag = where.emitError("linking ")
+                            << output << " failed (" << compiler << ")";
+  if (StringRef(text).contains("undefined reference"))
+    diag << ": the generated code calls a function that the model runtime "
+            "does not define";
+  diag << ":\n" << (text.empty() ? error : text);
+  return failure();
+}
+
+} // namespace
+
+LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
+                                          const CpuCompileOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!entry || entry.isExternal())
+    return module.emitError("no function named @")
+           << options.entry << " in the module";
+
+  if (!options.pipeline.empty()) {
+    PassManager pm(ctx);
+    std::string error;
+    llvm::raw_string_ostream errorStream(error);
+    if (failed(parsePassPipeline(options.pipeline, pm, errorStream)))
+      return module.emitError("bad --pipeline '")
+             << options.pipeline << "': " << StringRef(error).trim();
+    if (failed(pm.run(module)))
+      return module.emitError("the pipeline '")
+             << options.pipeline << "' failed";
+  }
+
+  {
+    PassManager pm(ctx);
+    pm.addPass(seg::createSplitLoadTimePass({options.entry}));
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  if (failed(convertSegParamsToArguments(module)))
+    return failure();
+  auto init = module.lookupSymbol<func::FuncOp>(options.entry + "_init");
+  entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  FailureOr<std::string> metadata = collectMetadata(init, entry);
+  if (failed(metadata))
+    return failure();
+
+  {
+    PassManager pm(ctx);
+    if (failed(buildCpuLoweringPipeline(pm)))
+      return module.emitError("cannot build the CPU pipeline");
+    if (failed(pm.run(module)))
+      return module.emitError("the CPU lowering failed");
+  }
+
+  DialectRegistry translations;
+  registerAllToLLVMIRTranslations(translations);
+  ctx->appendDialectRegistry(translations);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule)
+    return module.emitError("translation to LLVM IR failed");
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> tm =
+      createHostTargetMachine(module);
+  if (failed(tm))
+    return failure();
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+
+  if (failed(addPackedWrapper(*llvmModule, GPUOPT_COMPILED_INIT,
+                              "_mlir_ciface_" + options.entry + "_init",
+                              module)) ||
+      failed(addPackedWrapper(*llvmModule, GPUOPT_COMPILED_FORWARD,
+                              "_mlir_ciface_" + options.entry, module)))
+    return failure();
+  llvm::Constant *text =
+      llvm::ConstantDataArray::getString(llvmContext, *metadata);
+  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           GPUOPT_COMPILED_METADATA);
+
+  if (llvm::Error error =
+          makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get())) {
+    std::string message = llvm::toString(std::move(error));
+    return module.emitError("LLVM optimization failed: ") << message;
+  }
+
+  TempFile object;
+  if (failed(object.create("o", module)))
+    return failure();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(object.path, ec);
+    if (ec)
+      return module.emitError("cannot write ")
+             << object.path << ": " << ec.message();
+    llvm::legacy::PassManager codegen;
+    if ((*tm)->addPassesToEmitFile(codegen, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+      return module.emitError("the host target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+  return linkSharedLibrary(object.path, options.outputPath, module);
+}

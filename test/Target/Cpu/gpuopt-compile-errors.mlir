@@ -1,0 +1,26 @@
+// Every error of gpuopt-compile: a message on stderr and exit code 1.
+// RUN: not gpuopt-compile %s --target=cpu 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
+// RUN: not gpuopt-compile %s --target=tpu -o %t.so 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not gpuopt-compile %s --target=cuda -o %t.so 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: not gpuopt-compile %S/Inputs/no-such-file.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not gpuopt-compile %S/Inputs/parse-error.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=PARSE
+// RUN: not gpuopt-compile %s --entry=nope -o %t.so 2>&1 | FileCheck %s --check-prefix=ENTRY
+// RUN: not gpuopt-compile %s --pipeline=no-such-pass -o %t.so 2>&1 | FileCheck %s --check-prefix=PIPELINE
+// RUN: not gpuopt-compile %S/Inputs/f16.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=F16
+// RUN: not gpuopt-compile %s -o %t.no-such-dir/model.so 2>&1 | FileCheck %s --check-prefix=LINK
+
+// NO-OUTPUT: gpuopt-compile: error: no output file: pass -o MODEL.so
+// TARGET: gpuopt-compile: error: unknown target 'tpu' (targets: cpu, cuda)
+// CUDA: gpuopt-compile: error: --target=cuda is not available in this build
+// MISSING: gpuopt-compile: error: cannot open input file '{{.*}}no-such-file.mlir'
+// PARSE: parse-error.mlir:3:{{[0-9]+}}: error:
+// ENTRY: error: no function named @nope in the module
+// PIPELINE: error: bad --pipeline 'no-such-pass'
+// F16: f16.mlir:2:1: error: the CPU target takes statically shaped f32 tensors; argument 0 of @forward is 'tensor<4xf16>'
+// LINK: error: linking {{.*}}no-such-dir/model.so failed
+
+func.func @forward(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = seg.param "w" : tensor<8x8xf32>
+  %y = seg.linear %x, %w : tensor<1x4x8x8xf32>, tensor<8x8xf32> -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}

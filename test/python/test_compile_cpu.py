@@ -1,0 +1,308 @@
+"""Compiled CPU models: gpuopt-compile --target=cpu, the C ABI, gpuopt.compiled.
+
+Every zoo model is exported at 32x32 with random weights and statistics,
+compiled to a shared library as exported and after --gpuopt-optimize, run via
+gpuopt.compiled.CompiledModel (ctypes) and via `gpuopt-run model.so`, and
+compared with PyTorch eager (relative L2 error <= 1e-4). Bad libraries,
+weights and inputs give a located message (exit code 1 or a Python
+exception), never a crash. A C program linked only against a model library
+proves the runtime needs no MLIR.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import rel_l2
+from safetensors.numpy import load_file, save_file
+from test_export import randomize
+from torch import nn
+
+import gpuopt
+from gpuopt import models
+from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model, set_num_threads
+from gpuopt.tools import REPO_ROOT, ToolError, tool
+
+REL_L2 = 1e-4
+HERE = Path(__file__).resolve().parent
+
+
+def run_so(
+    so: Path, weights: Path, *inputs: Path, extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
+    """gpuopt-run on a compiled library; the output goes next to the first input."""
+    return subprocess.run(
+        [
+            str(tool("gpuopt-run")),
+            str(so),
+            f"--weights={weights}",
+            *[f"--input=@{p}" for p in inputs],
+            f"--output=@{inputs[0].parent / 'y.npy'}",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", models.names())
+def test_zoo_model_compiled(name: str, tmp_path: Path) -> None:
+    model = randomize(models.build(name).eval(), seed=11)
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
+    weights = tmp_path / "m.safetensors"
+    gpuopt.export(model, (x,), tmp_path / "m.mlir", weights)
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    for pipeline in (None, "gpuopt-optimize"):
+        what = f"{name} compiled {'after ' + pipeline if pipeline else 'as exported'}"
+        so = compile_model(tmp_path / "m.mlir", tmp_path / f"{pipeline or 'm'}.so", pipeline=pipeline)
+        with CompiledModel(so, weights) as compiled:
+            assert compiled.input_shapes == [(1, 3, 32, 32)]
+            assert compiled.output_shapes == [expected.shape]
+            (actual,) = compiled.run(x.numpy())
+        err = rel_l2(actual, expected)
+        assert err <= REL_L2, f"{what}, CompiledModel: relative L2 error {err:.3e}"
+        proc = run_so(so, weights, tmp_path / "x.npy")
+        assert proc.returncode == 0, proc.stderr
+        err = rel_l2(np.load(tmp_path / "y.npy"), expected)
+        assert err <= REL_L2, f"{what}, gpuopt-run: relative L2 error {err:.3e}"
+
+
+class Tiny(nn.Module):
+    """Conv-BN-ReLU plus a second input: load-time folding and two inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.bn(self.conv(x))) * r
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """A compiled Tiny (after --gpuopt-optimize: BatchNorm folded at load time)."""
+    out = tmp_path_factory.mktemp("tiny")
+    model = randomize(Tiny().eval(), seed=3)
+    gen = torch.Generator().manual_seed(4)
+    x, r = torch.randn(1, 3, 8, 8, generator=gen), torch.randn(1, 4, 8, 8, generator=gen)
+    gpuopt.export(model, (x, r), out / "m.mlir", out / "m.safetensors")
+    np.save(out / "x.npy", x.numpy())
+    np.save(out / "r.npy", r.numpy())
+    with torch.no_grad():
+        expected = model(x, r).numpy()
+    so = compile_model(out / "m.mlir", out / "m.so", pipeline="gpuopt-optimize")
+    return {"dir": out, "so": so, "weights": out / "m.safetensors", "x": x, "r": r, "expected": expected}
+
+
+def test_two_inputs_threads_and_repeated_runs(tiny: dict) -> None:
+    set_num_threads(1)
+    try:
+        with CompiledModel(tiny["so"], tiny["weights"], strict=True) as m:
+            assert m.input_shapes == [(1, 3, 8, 8), (1, 4, 8, 8)]
+            for _ in range(3):
+                (y,) = m.run(tiny["x"].numpy(), tiny["r"].numpy())
+                assert rel_l2(y, tiny["expected"]) <= REL_L2
+    finally:
+        set_num_threads(0)
+    d = tiny["dir"]
+    proc = run_so(tiny["so"], tiny["weights"], d / "x.npy", d / "r.npy", extra=("--runs=3",))
+    assert proc.returncode == 0, proc.stderr
+    assert "median of 3" in proc.stdout
+    assert rel_l2(np.load(d / "y.npy"), tiny["expected"]) <= REL_L2
+
+
+def test_library_exports_only_the_abi_and_needs_no_mlir(tiny: dict) -> None:
+    nm = subprocess.run(
+        ["nm", "-D", "--defined-only", str(tiny["so"])], capture_output=True, text=True, check=True
+    )
+    exported = {line.split()[-1] for line in nm.stdout.splitlines() if " T " in line}
+    assert exported == {
+        "gpuopt_model_abi_version",
+        "gpuopt_model_create",
+        "gpuopt_model_destroy",
+        "gpuopt_model_num_inputs",
+        "gpuopt_model_num_outputs",
+        "gpuopt_model_input_shape",
+        "gpuopt_model_output_shape",
+        "gpuopt_model_run",
+        "gpuopt_set_num_threads",
+        "gpuopt_get_num_threads",
+    }
+    ldd = subprocess.run(["ldd", str(tiny["so"])], capture_output=True, text=True, check=True).stdout
+    assert "MLIR" not in ldd and "LLVM" not in ldd and "mlir" not in ldd, ldd
+
+
+def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> None:
+    """test/python/model_abi_main.c: plain C, the ABI header and model.so."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    d = tiny["dir"]
+    tiny["x"].numpy().tofile(tmp_path / "x.bin")
+    tiny["r"].numpy().tofile(tmp_path / "r.bin")
+    exe = tmp_path / "main"
+    subprocess.run(
+        [
+            cc,
+            "-std=c99",
+            "-Wall",
+            "-Werror",
+            f"-I{REPO_ROOT / 'include'}",
+            str(HERE / "model_abi_main.c"),
+            str(tiny["so"]),
+            f"-Wl,-rpath,{d}",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
+    ldd = subprocess.run(["ldd", str(exe)], capture_output=True, text=True, check=True).stdout
+    assert "MLIR" not in ldd and "LLVM" not in ldd, ldd
+    proc = subprocess.run(
+        [
+            str(exe),
+            str(tiny["weights"]),
+            str(tmp_path / "x.bin"),
+            str(tmp_path / "r.bin"),
+            str(tmp_path / "y.bin"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "inputs 2, outputs 1, output 0: [1, 4, 8, 8]" in proc.stdout
+    y = np.fromfile(tmp_path / "y.bin", dtype=np.float32).reshape(tiny["expected"].shape)
+    assert rel_l2(y, tiny["expected"]) <= REL_L2
+    # Errors come back through the ABI too.
+    proc = subprocess.run(
+        [str(exe), str(tmp_path / "none.safetensors"), "x", "r", "y"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "none.safetensors" in proc.stderr
+
+
+def write_fake_library(path: Path, body: str) -> Path:
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler")
+    src = path.with_suffix(".c")
+    src.write_text(body)
+    subprocess.run([cxx, "-x", "c", "-shared", "-fPIC", str(src), "-o", str(path)], check=True)
+    return path
+
+
+def library_cases(tmp_path: Path) -> list[tuple[Path, str]]:
+    corrupt = tmp_path / "corrupt.so"
+    corrupt.write_bytes(b"\x7fELF" + b"\0" * 60)
+    truncated = tmp_path / "notelf.so"
+    truncated.write_text("not a library")
+    other = write_fake_library(tmp_path / "other.so", "int f(void) { return 0; }\n")
+    future = write_fake_library(tmp_path / "future.so", "int gpuopt_model_abi_version(void) { return 99; }\n")
+    return [
+        (tmp_path / "missing.so", "cannot load"),
+        (corrupt, "cannot load"),
+        (truncated, "cannot load"),
+        (other, "is not a gpuopt model library"),
+        (future, "has model ABI version 99"),
+    ]
+
+
+def test_bad_libraries(tiny: dict, tmp_path: Path) -> None:
+    for so, message in library_cases(tmp_path):
+        with pytest.raises(CompiledModelError, match=message):
+            CompiledModel(so, tiny["weights"])
+        proc = run_so(so, tiny["weights"], tiny["dir"] / "x.npy", tiny["dir"] / "r.npy")
+        assert proc.returncode == 1, f"{so.name}: {proc.stderr}"
+        assert "gpuopt-run: error:" in proc.stderr and message in proc.stderr, proc.stderr
+
+
+def weight_cases(tiny: dict, tmp_path: Path) -> list[tuple[Path, bool, str]]:
+    good = load_file(str(tiny["weights"]))
+    name = min(good)
+    cases = []
+
+    def save(tag: str, tensors: dict[str, np.ndarray]) -> Path:
+        path = tmp_path / f"{tag}.safetensors"
+        save_file(tensors, str(path))
+        return path
+
+    missing = {k: v for k, v in good.items() if k != name}
+    cases.append((save("missing", missing), False, f"parameter '{name}' is missing"))
+    shape = dict(good, **{name: np.zeros((2, 2), np.float32)})
+    cases.append((save("shape", shape), False, f"parameter '{name}' has shape \\[2, 2\\], the model expects"))
+    dtype = dict(good, **{name: good[name].astype(np.float16)})
+    cases.append((save("dtype", dtype), False, f"parameter '{name}' is F16; compiled models take F32"))
+    extra = dict(good, unused=np.zeros(3, np.float32))
+    cases.append((save("extra", extra), True, "1 tensor\\(s\\) are not used by the model \\('unused'\\)"))
+    cases.append((tmp_path / "none.safetensors", False, "none.safetensors"))
+    garbage = tmp_path / "garbage.safetensors"
+    garbage.write_bytes(b"\x05\0\0\0\0\0\0\0{bad}")
+    cases.append((garbage, False, "garbage.safetensors"))
+    return cases
+
+
+def test_bad_weights(tiny: dict, tmp_path: Path) -> None:
+    d = tiny["dir"]
+    for weights, strict, message in weight_cases(tiny, tmp_path):
+        with pytest.raises(CompiledModelError, match=message):
+            CompiledModel(tiny["so"], weights, strict=strict)
+        extra = ("--strict-weights",) if strict else ()
+        proc = run_so(tiny["so"], weights, d / "x.npy", d / "r.npy", extra=extra)
+        assert proc.returncode == 1, f"{weights.name}: {proc.stderr}"
+        assert "gpuopt-run: error:" in proc.stderr, proc.stderr
+    # Without --strict-weights, unused tensors are ignored.
+    with CompiledModel(tiny["so"], tmp_path / "extra.safetensors") as m:
+        m.run(tiny["x"].numpy(), tiny["r"].numpy())
+
+
+def test_bad_inputs(tiny: dict, tmp_path: Path) -> None:
+    d = tiny["dir"]
+    with CompiledModel(tiny["so"], tiny["weights"]) as m:
+        with pytest.raises(
+            ValueError, match=r"input 1 has shape \(1, 4, 4, 4\), the model expects \(1, 4, 8, 8\)"
+        ):
+            m.run(tiny["x"].numpy(), np.zeros((1, 4, 4, 4), np.float32))
+        with pytest.raises(ValueError, match="the model takes 2 input"):
+            m.run(tiny["x"].numpy())
+    with pytest.raises(CompiledModelError, match="closed"):
+        m.run(tiny["x"].numpy(), tiny["r"].numpy())
+    np.save(tmp_path / "small.npy", np.zeros((1, 4, 4, 4), np.float32))
+    np.save(tmp_path / "f64.npy", np.zeros((1, 4, 8, 8), np.float64))
+    cases = [
+        (
+            (d / "x.npy", tmp_path / "small.npy"),
+            "input 1 has shape [1, 4, 4, 4], the model expects [1, 4, 8, 8]",
+        ),
+        ((d / "x.npy", tmp_path / "f64.npy"), "unsupported dtype '<f8'"),
+        ((d / "x.npy",), "takes 2 input(s) but 1 --input given"),
+        ((d / "x.npy", tmp_path / "none.npy"), "none.npy"),
+    ]
+    for inputs, message in cases:
+        proc = run_so(tiny["so"], tiny["weights"], *inputs)
+        assert proc.returncode == 1, proc.stderr
+        assert message in proc.stderr, proc.stderr
+    proc = run_so(tiny["so"], tiny["weights"], d / "x.npy", d / "r.npy", extra=("--backend=reference",))
+    assert proc.returncode == 1
+    assert "is a compiled model library; --backend=reference does not apply" in proc.stderr
+
+
+def test_compile_model_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @forward(\n")
+    with pytest.raises(ToolError, match="bad.mlir:1:20: error: expected non-function type"):
+        compile_model(bad, tmp_path / "bad.so")
+    with pytest.raises(ToolError, match="unknown target 'tpu'"):
+        compile_model(bad, tmp_path / "bad.so", target="tpu")
