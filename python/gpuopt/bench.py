@@ -101,6 +101,10 @@ KEY_PAIRS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Pause before each timed call (see _measure).
+SETTLE_S = 0.005
+
+
 class BudgetExceeded(Exception):
     """Raised (by SIGALRM) when a row's preparation runs past the budget."""
 
@@ -161,6 +165,8 @@ class ModelReport:
     runs: int
     warmup: int
     tol: float
+    #: 1-minute load average of the machine before and after the timed rounds.
+    load: tuple[float, float] = (0.0, 0.0)
 
     def row(self, key: str) -> RowResult | None:
         return next((r for r in self.rows if r.key == key), None)
@@ -391,11 +397,15 @@ def benchmark(
     seed: int = 0,
     preparers: dict[str, Callable[[Context, RowResult], Runner]] | None = None,
     progress: bool = True,
+    workdir: Path | None = None,
 ) -> ModelReport:
     """Measures ``module`` (put in eval mode) on random inputs of ``input_shape``.
 
     ``preparers`` overrides how rows are built (tests inject runners); rows are
-    measured in the order of ROWS. Returns every measurement; see :func:`format_table`.
+    measured in the order of ROWS. The exported graph (``exported.mlir``,
+    ``weights.safetensors``) and each gpuopt row's graph and library
+    (``KEY.mlir``, ``KEY.so``) are written to ``workdir`` (kept) or to a
+    temporary directory. Returns every measurement; see :func:`format_table`.
     """
     log = _log if progress else (lambda msg: None)
     threads = threads or os.cpu_count() or 1
@@ -413,8 +423,10 @@ def benchmark(
 
     results: dict[str, RowResult] = {}
     runners: dict[str, Runner] = {}
-    with tempfile.TemporaryDirectory(prefix="gpuopt-bench-") as tmp:
-        ctx = Context(module, inputs[0], Path(tmp), threads)
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpuopt-bench-")))
+        ctx = Context(module, inputs[0], Path(workdir), threads)
         log(f"{name}: input {'x'.join(map(str, input_shape))}, {threads} thread(s); exporting the seg graph")
         from gpuopt.export import export
 
@@ -478,9 +490,11 @@ def benchmark(
                 f"{row.detail['first_run_s'] * 1e3:.1f} ms, rel. L2 vs eager {row.rel_l2:.1e}"
             )
 
+        load_before = os.getloadavg()[0]
         _measure(results, runners, inputs, runs, warmup, budget_s, log)
+        load = (load_before, os.getloadavg()[0])
         runners.clear()  # compiled models close before their directory goes
-    return ModelReport(info, [results[k] for k in order], threads, runs, warmup, tol)
+    return ModelReport(info, [results[k] for k in order], threads, runs, warmup, tol, load)
 
 
 def _measure(
@@ -492,7 +506,12 @@ def _measure(
     budget_s: float | None,
     log: Callable[[str], None],
 ) -> None:
-    """Interleaved warm-up and timed runs; a row's runs are cut to fit its budget."""
+    """Interleaved warm-up and timed runs; a row's runs are cut to fit its budget.
+
+    Each timed call starts after a short pause (SETTLE_S), so that the threads of
+    the previous call's runtime (ONNX Runtime and OpenMP spin before sleeping)
+    are idle: every call starts on a quiet machine, as an isolated inference does.
+    """
     keys = list(runners)
     wanted = {}
     for key in keys:
@@ -517,6 +536,7 @@ def _measure(
             key = keys[(i + r) % len(keys)]
             if len(results[key].times_s) >= wanted[key]:
                 continue
+            time.sleep(SETTLE_S)
             start = time.perf_counter()
             runners[key](x)
             results[key].times_s.append(time.perf_counter() - start)
@@ -539,7 +559,8 @@ def format_table(report: ModelReport) -> str:
     lines = [
         (
             f"{info.name}, input {'x'.join(map(str, info.input_shape))}, {report.threads} thread(s), "
-            f"median of up to {report.runs} interleaved runs after {report.warmup} warm-up"
+            f"median of up to {report.runs} interleaved runs after {report.warmup} warm-up; "
+            f"load average {report.load[0]:.1f} -> {report.load[1]:.1f} on {os.cpu_count()} cores"
         ),
         (
             f"params {info.params:,} (graph; module {info.module_params:,}; BatchNorm statistics "
@@ -640,6 +661,7 @@ def to_json(reports: list[ModelReport], command: str) -> dict[str, Any]:
                 "runs": rep.runs,
                 "warmup": rep.warmup,
                 "tol": rep.tol,
+                "load_average": list(rep.load),
                 "rows": rows,
                 "ratios": ratios(rep),
             }
