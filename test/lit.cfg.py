@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "GPUOPT"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gpuopt_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python", "Inputs"]
@@ -27,5 +27,5 @@ if config.gpuopt_enable_torch:
     config.available_features.add("torch")
 
 tool_dirs = [config.gpuopt_tools_dir, config.llvm_tools_dir]
-tools = ["gpuopt-opt", "gpuopt-compile", ToolSubst("gpuopt-run", unresolved="ignore")]
+tools = ["gpuopt-opt", "gpuopt-compile", "gpuopt-cpu-kernels-test", ToolSubst("gpuopt-run", unresolved="ignore")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

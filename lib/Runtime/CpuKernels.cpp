@@ -16,7 +16,7 @@
 // different source row in a copy that is made anyway (the wrap point is
 // split out: at most two memcpy's per row, no `mod` in any inner loop).
 //
-// The micro-kernel computes an MR x 32 tile (MR <= 8) in registers with GCC
+// The micro-kernel computes an MR x 32 tile (MR <= 12) in registers with GCC
 // vector extensions; it is compiled three times (AVX-512, AVX2, baseline)
 // and the best one for the running CPU is chosen once. Tiles are spread over
 // the pool of ThreadPool.h. Epilogues (bias, residual, activation) are
@@ -37,8 +37,8 @@ namespace gpuopt::runtime {
 namespace {
 
 constexpr int kNR = 32;      // Columns of a micro-tile.
-constexpr int kMaxMR = 8;    // Rows of a micro-tile.
-constexpr int64_t kMB = 64;  // Rows of a parallel task.
+constexpr int kMaxMR = 12;  // Rows of a micro-tile.
+constexpr int64_t kMB = 96;  // Rows of a parallel task.
 constexpr int64_t kNB = 256; // Columns of a parallel task.
 
 typedef float V16 __attribute__((vector_size(64), aligned(4)));
@@ -76,7 +76,7 @@ __attribute__((always_inline)) inline void
 microKernelBody(int64_t kSize, const float *a, int64_t aRow, int64_t aCol,
                 const float *b, const int64_t *bOff, float *tile) {
   V16 acc[MR][2];
-#pragma GCC unroll 8
+#pragma GCC unroll 12
   for (int i = 0; i < MR; ++i)
     acc[i][0] = acc[i][1] = V16{};
   for (int64_t k = 0; k < kSize; ++k) {
@@ -85,14 +85,14 @@ microKernelBody(int64_t kSize, const float *a, int64_t aRow, int64_t aCol,
     std::memcpy(&b0, row, sizeof(V16));
     std::memcpy(&b1, row + 16, sizeof(V16));
     const float *ak = a + k * aCol;
-#pragma GCC unroll 8
+#pragma GCC unroll 12
     for (int i = 0; i < MR; ++i) {
       V16 av = V16{} + ak[i * aRow];
       acc[i][0] += av * b0;
       acc[i][1] += av * b1;
     }
   }
-#pragma GCC unroll 8
+#pragma GCC unroll 12
   for (int i = 0; i < MR; ++i) {
     std::memcpy(tile + i * kNR, &acc[i][0], sizeof(V16));
     std::memcpy(tile + i * kNR + 16, &acc[i][1], sizeof(V16));
@@ -129,20 +129,44 @@ KernelTable makeTable() {
   KernelTable t{};
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) {
-    t.fns[1] = microKernelAvx512<1>, t.fns[2] = microKernelAvx512<2>;
-    t.fns[3] = microKernelAvx512<3>, t.fns[4] = microKernelAvx512<4>;
-    t.fns[5] = microKernelAvx512<5>, t.fns[6] = microKernelAvx512<6>;
-    t.fns[7] = microKernelAvx512<7>, t.fns[8] = microKernelAvx512<8>;
+    t.fns[1] = microKernelAvx512<1>;
+    t.fns[2] = microKernelAvx512<2>;
+    t.fns[3] = microKernelAvx512<3>;
+    t.fns[4] = microKernelAvx512<4>;
+    t.fns[5] = microKernelAvx512<5>;
+    t.fns[6] = microKernelAvx512<6>;
+    t.fns[7] = microKernelAvx512<7>;
+    t.fns[8] = microKernelAvx512<8>;
+    t.fns[9] = microKernelAvx512<9>;
+    t.fns[10] = microKernelAvx512<10>;
+    t.fns[11] = microKernelAvx512<11>;
+    t.fns[12] = microKernelAvx512<12>;
   } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    t.fns[1] = microKernelAvx2<1>, t.fns[2] = microKernelAvx2<2>;
-    t.fns[3] = microKernelAvx2<3>, t.fns[4] = microKernelAvx2<4>;
-    t.fns[5] = microKernelAvx2<5>, t.fns[6] = microKernelAvx2<6>;
-    t.fns[7] = microKernelAvx2<7>, t.fns[8] = microKernelAvx2<8>;
+    t.fns[1] = microKernelAvx2<1>;
+    t.fns[2] = microKernelAvx2<2>;
+    t.fns[3] = microKernelAvx2<3>;
+    t.fns[4] = microKernelAvx2<4>;
+    t.fns[5] = microKernelAvx2<5>;
+    t.fns[6] = microKernelAvx2<6>;
+    t.fns[7] = microKernelAvx2<7>;
+    t.fns[8] = microKernelAvx2<8>;
+    t.fns[9] = microKernelAvx2<9>;
+    t.fns[10] = microKernelAvx2<10>;
+    t.fns[11] = microKernelAvx2<11>;
+    t.fns[12] = microKernelAvx2<12>;
   } else {
-    t.fns[1] = microKernelBase<1>, t.fns[2] = microKernelBase<2>;
-    t.fns[3] = microKernelBase<3>, t.fns[4] = microKernelBase<4>;
-    t.fns[5] = microKernelBase<5>, t.fns[6] = microKernelBase<6>;
-    t.fns[7] = microKernelBase<7>, t.fns[8] = microKernelBase<8>;
+    t.fns[1] = microKernelBase<1>;
+    t.fns[2] = microKernelBase<2>;
+    t.fns[3] = microKernelBase<3>;
+    t.fns[4] = microKernelBase<4>;
+    t.fns[5] = microKernelBase<5>;
+    t.fns[6] = microKernelBase<6>;
+    t.fns[7] = microKernelBase<7>;
+    t.fns[8] = microKernelBase<8>;
+    t.fns[9] = microKernelBase<9>;
+    t.fns[10] = microKernelBase<10>;
+    t.fns[11] = microKernelBase<11>;
+    t.fns[12] = microKernelBase<12>;
   }
   return t;
 }

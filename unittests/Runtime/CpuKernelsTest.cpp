@@ -1,0 +1,185 @@
+//===- CpuKernelsTest.cpp - CPU kernels against a naive reference ---------===//
+//
+// Part of the gpuopt project.
+//
+// Checks every kernel of lib/Runtime/CpuKernels.cpp on random inputs against
+// a direct double-precision loop nest over the op's definition (relative L2
+// error <= 1e-5): convolutions across strides, paddings, dilations, groups,
+// per-channel shifts (cyclic and zero-filled, offsets beyond the map),
+// residuals and activations; linear; transposed convolution with
+// kernel == stride. Exit status 1 and one line per failing case otherwise.
+// Run by lit (test/Runtime/cpu-kernels.test).
+//
+//===----------------------------------------------------------------------===//
+#include "gpuopt/Runtime/CpuKernels.h"
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+using namespace gpuopt::runtime;
+extern "C" void
+_mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *, MemRef4F *, MemRef4F *, MemRef1F *,
+                               MemRef4F *, MemRef1I *, MemRef1I *, int64_t,
+                               int64_t, int64_t, int64_t, int64_t, int64_t,
+                               int64_t, int64_t, int64_t);
+extern "C" void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *, MemRef2F *,
+                                               MemRef2F *, MemRef1F *, int64_t);
+extern "C" void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *, MemRef4F *,
+                                                         MemRef4F *, MemRef1F *,
+                                                         int64_t);
+MemRef4F d4(std::vector<float> &v, int64_t a, int64_t b, int64_t c, int64_t d) {
+  MemRef4F m{v.data(), v.data(), 0, {a, b, c, d}, {b * c * d, c * d, d, 1}};
+  return m;
+}
+std::mt19937 rng(1);
+void fill(std::vector<float> &v) {
+  std::normal_distribution<float> n;
+  for (auto &x : v)
+    x = n(rng);
+}
+int fails = 0;
+void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
+          int d, int g, bool shift, bool zero, bool res, int act) {
+  int OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1,
+      OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
+  int Cg = C / g, OCg = OC / g;
+  std::vector<float> in(N * C * H * W), w(OC * Cg * KH * KW), b(OC),
+      r(N * OC * OH * OW), out(N * OC * OH * OW), ref(N * OC * OH * OW);
+  fill(in);
+  fill(w);
+  fill(b);
+  fill(r);
+  std::vector<int64_t> oh(shift ? C : 0), ow(shift ? C : 0);
+  for (int c = 0; c < (shift ? C : 0); ++c) {
+    oh[c] = (c % 7) - 3 + (c % 3 ? 0 : H + 1);
+    ow[c] = -(c % 5) + 2 - (c % 4 ? 0 : W);
+  }
+  auto src = [&](int n, int c, int y, int x) -> float {
+    if (y < 0 || y >= H || x < 0 || x >= W)
+      return 0;
+    if (shift) {
+      int sy = y - oh[c], sx = x - ow[c];
+      if (!zero) {
+        sy = ((sy % H) + H) % H;
+        sx = ((sx % W) + W) % W;
+      } else if (sy < 0 || sy >= H || sx < 0 || sx >= W)
+        return 0;
+      y = sy;
+      x = sx;
+    }
+    return in[((n * C + c) * H + y) * W + x];
+  };
+  for (int n = 0; n < N; ++n)
+    for (int o = 0; o < OC; ++o)
+      for (int y = 0; y < OH; ++y)
+        for (int x = 0; x < OW; ++x) {
+          int gg = o / OCg;
+          double acc = b[o];
+          for (int c = 0; c < Cg; ++c)
+            for (int i = 0; i < KH; ++i)
+              for (int j = 0; j < KW; ++j)
+                acc +=
+                    (double)w[((o * Cg + c) * KH + i) * KW + j] *
+                    src(n, gg * Cg + c, y * s - p + i * d, x * s - p + j * d);
+          int idx = ((n * OC + o) * OH + y) * OW + x;
+          float v = acc;
+          if (act == 1)
+            v = v > 0 ? v : 0;
+          if (act == 2)
+            v = 0.5f * v * (1 + std::erf(v / std::sqrt(2.f)));
+          if (res)
+            v += r[idx];
+          ref[idx] = v;
+        }
+  MemRef4F mo = d4(out, N, OC, OH, OW), mi = d4(in, N, C, H, W),
+           mw = d4(w, OC, Cg, KH, KW), mr = d4(r, N, OC, OH, OW);
+  MemRef1F mb{b.data(), b.data(), 0, {OC}, {1}};
+  MemRef1I mh{oh.data(), oh.data(), 0, {(int64_t)oh.size()}, {1}},
+      mwo{ow.data(), ow.data(), 0, {(int64_t)ow.size()}, {1}};
+  _mlir_ciface_gpuopt_cpu_conv2d(&mo, &mi, &mw, &mb, &mr, &mh, &mwo, s, s, p, p,
+                                 d, d, g, 1 | (res ? 2 : 0) | (zero ? 4 : 0),
+                                 act);
+  double e = 0, nr = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    e += (out[i] - ref[i]) * (out[i] - ref[i]);
+    nr += ref[i] * ref[i];
+  }
+  double rel = std::sqrt(e / nr);
+  if (rel > 1e-5) {
+    fails++;
+    printf("FAIL conv N%d C%d H%d W%d OC%d K%dx%d s%d p%d d%d g%d shift%d "
+           "zero%d res%d act%d rel=%g\n",
+           N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, rel);
+  }
+}
+int main() {
+  conv(1, 3, 16, 15, 5, 3, 3, 2, 1, 1, 1, false, false, false, 0);
+  conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1);
+  conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, 2);
+  conv(1, 16, 9, 11, 20, 3, 3, 1, 1, 1, 1, true, true, false, 0);
+  conv(1, 8, 12, 12, 8, 1, 1, 1, 0, 1, 1, true, false, false, 0);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, 1);
+  conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, 0);
+  conv(1, 8, 13, 12, 8, 3, 3, 1, 2, 2, 1, true, true, false, 0);
+  conv(1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 8, false, false, false, 0);
+  conv(1, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, 0);
+  conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1);
+  conv(1, 5, 7, 33, 9, 5, 3, 2, 2, 1, 1, true, false, true, 1);
+  // linear
+  {
+    int M = 37, K = 70, N = 45;
+    std::vector<float> x(M * K), w(N * K), b(N), o(M * N);
+    fill(x);
+    fill(w);
+    fill(b);
+    MemRef2F mo{o.data(), o.data(), 0, {M, N}, {N, 1}},
+        mx{x.data(), x.data(), 0, {M, K}, {K, 1}},
+        mw{w.data(), w.data(), 0, {N, K}, {K, 1}};
+    MemRef1F mb{b.data(), b.data(), 0, {N}, {1}};
+    _mlir_ciface_gpuopt_cpu_linear(&mo, &mx, &mw, &mb, 1);
+    double e = 0, nr = 0;
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        double a = b[j];
+        for (int k = 0; k < K; ++k)
+          a += x[i * K + k] * w[j * K + k];
+        e += (a - o[i * N + j]) * (a - o[i * N + j]);
+        nr += a * a;
+      }
+    if (std::sqrt(e / nr) > 1e-5) {
+      fails++;
+      printf("FAIL linear %g\n", std::sqrt(e / nr));
+    }
+  }
+  // conv transpose k=s=2
+  {
+    int N = 1, C = 6, H = 5, W = 7, OC = 9;
+    std::vector<float> x(N * C * H * W), w(C * OC * 4), b(OC),
+        o(N * OC * 2 * H * 2 * W);
+    fill(x);
+    fill(w);
+    fill(b);
+    MemRef4F mo = d4(o, N, OC, 2 * H, 2 * W), mx = d4(x, N, C, H, W),
+             mw = d4(w, C, OC, 2, 2);
+    MemRef1F mb{b.data(), b.data(), 0, {OC}, {1}};
+    _mlir_ciface_gpuopt_cpu_conv_transpose2d(&mo, &mx, &mw, &mb, 1);
+    double e = 0, nr = 0;
+    for (int oc = 0; oc < OC; ++oc)
+      for (int y = 0; y < 2 * H; ++y)
+        for (int xx = 0; xx < 2 * W; ++xx) {
+          double a = b[oc];
+          for (int c = 0; c < C; ++c)
+            a += x[(c * H + y / 2) * W + xx / 2] *
+                 w[((c * OC + oc) * 2 + y % 2) * 2 + xx % 2];
+          double v = o[(oc * 2 * H + y) * 2 * W + xx];
+          e += (a - v) * (a - v);
+          nr += a * a;
+        }
+    if (std::sqrt(e / nr) > 1e-5) {
+      fails++;
+      printf("FAIL convT %g\n", std::sqrt(e / nr));
+    }
+  }
+  printf("fails=%d\n", fails);
+  return fails != 0;
+}
