@@ -37,7 +37,7 @@ namespace gpuopt::runtime {
 namespace {
 
 constexpr int kNR = 32;      // Columns of a micro-tile.
-constexpr int kMaxMR = 12;  // Rows of a micro-tile.
+constexpr int kMaxMR = 12;   // Rows of a micro-tile.
 constexpr int64_t kMB = 96;  // Rows of a parallel task.
 constexpr int64_t kNB = 256; // Columns of a parallel task.
 
@@ -639,6 +639,65 @@ void linear(MemRef2F *outD, MemRef2F *inD, MemRef2F *wD, MemRef1F *biasD,
           });
 }
 
+//===----------------------------------------------------------------------===//
+// Bilinear upsampling (PyTorch's half-pixel or align-corners coordinates)
+//===----------------------------------------------------------------------===//
+
+struct AxisTable {
+  std::vector<int64_t> low, high;
+  std::vector<float> weight; // Of the high sample.
+};
+
+/// Same arithmetic as the linalg lowering (DataMovementOps.cpp): f32
+/// source coordinate, floor, clamp of the high index.
+AxisTable axisTable(int64_t in, int64_t out, bool alignCorners) {
+  AxisTable t;
+  t.low.resize(out);
+  t.high.resize(out);
+  t.weight.resize(out);
+  float scale = alignCorners
+                    ? (out > 1 ? float(double(in - 1) / double(out - 1)) : 0.f)
+                    : float(double(in) / double(out));
+  for (int64_t i = 0; i < out; ++i) {
+    float fi = static_cast<float>(i);
+    float src =
+        alignCorners ? scale * fi : std::max(scale * (fi + 0.5f) - 0.5f, 0.f);
+    float lowF = std::floor(src);
+    t.low[i] = static_cast<int64_t>(lowF);
+    t.high[i] = std::min(t.low[i] + 1, in - 1);
+    t.weight[i] = src - lowF;
+  }
+  return t;
+}
+
+void upsampleBilinear(MemRef4F *outD, MemRef4F *inD, bool alignCorners) {
+  std::vector<float> inScratch;
+  const float *in = denseData(*inD, inScratch);
+  int64_t planes = inD->sizes[0] * inD->sizes[1];
+  int64_t h = inD->sizes[2], w = inD->sizes[3];
+  int64_t oh = outD->sizes[2], ow = outD->sizes[3];
+  AxisTable ty = axisTable(h, oh, alignCorners);
+  AxisTable tx = axisTable(w, ow, alignCorners);
+  DenseOut<4> outBuf(*outD);
+  float *out = outBuf.data();
+  parallelFor(planes, [&](int64_t p) {
+    const float *src = in + p * h * w;
+    float *dst = out + p * oh * ow;
+    for (int64_t y = 0; y < oh; ++y) {
+      const float *r0 = src + ty.low[y] * w, *r1 = src + ty.high[y] * w;
+      float ly = ty.weight[y];
+      float *row = dst + y * ow;
+      for (int64_t x = 0; x < ow; ++x) {
+        float lx = tx.weight[x];
+        int64_t x0 = tx.low[x], x1 = tx.high[x];
+        float top = (1.f - lx) * r0[x0] + lx * r0[x1];
+        float bottom = (1.f - lx) * r1[x0] + lx * r1[x1];
+        row[x] = (1.f - ly) * top + ly * bottom;
+      }
+    }
+  });
+}
+
 } // namespace
 } // namespace gpuopt::runtime
 
@@ -668,6 +727,11 @@ void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *out, MemRef2F *in, MemRef2F *w,
   linear(out, in, w, bias, hasBias);
 }
 
+void _mlir_ciface_gpuopt_cpu_upsample_bilinear(MemRef4F *out, MemRef4F *in,
+                                               int64_t alignCorners) {
+  upsampleBilinear(out, in, alignCorners != 0);
+}
+
 } // extern "C"
 
 // lib/Runtime/Allocator.cpp
@@ -685,6 +749,8 @@ const KernelSymbol *getCpuKernelSymbols() {
        reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_conv_transpose2d)},
       {"_mlir_ciface_gpuopt_cpu_linear",
        reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_linear)},
+      {"_mlir_ciface_gpuopt_cpu_upsample_bilinear",
+       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_upsample_bilinear)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",

@@ -125,7 +125,8 @@ def ConvertSegToCpuKernelsPass
     kernel equals its stride (no padding, output padding or dilation, one
     group) and `seg.linear` — become calls of the C functions of
     lib/Runtime/CpuKernels.cpp, which compute them as register-tiled GEMMs
-    (AVX-512/AVX2 micro-kernel, all cores). The call is made on buffers at the
+    (AVX-512/AVX2 micro-kernel, all cores); `seg.upsample_bilinear` becomes
+    a kernel with precomputed index/weight tables per axis. The call is made on buffers at the
     tensor level, so that One-Shot Bufferize sees ordinary tensors:
 
     ```mlir

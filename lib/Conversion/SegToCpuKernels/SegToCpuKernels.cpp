@@ -234,6 +234,19 @@ LogicalResult lowerLinear(ModuleOp module, seg::LinearOp op) {
   return success();
 }
 
+LogicalResult lowerUpsample(ModuleOp module, seg::UpsampleBilinearOp op) {
+  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getResult(), 4))
+    return failure();
+  KernelCallBuilder kb(module, op);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto [alloc, out] = kb.output(resultType);
+  kb.call("gpuopt_cpu_upsample_bilinear",
+          {out, kb.buffer(op.getInput()), kb.i64(op.getAlignCorners())});
+  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
+  op.erase();
+  return success();
+}
+
 struct ConvertSegToCpuKernelsPass
     : mlir::gpuopt::impl::ConvertSegToCpuKernelsPassBase<
           ConvertSegToCpuKernelsPass> {
@@ -242,7 +255,7 @@ struct ConvertSegToCpuKernelsPass
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<seg::Conv2dOp, seg::FusedConv2dOp, seg::ConvTranspose2dOp,
-              seg::LinearOp>(op))
+              seg::LinearOp, seg::UpsampleBilinearOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -257,6 +270,8 @@ struct ConvertSegToCpuKernelsPass
         (void)lowerConvTranspose(module, convT);
       else if (auto lin = dyn_cast<seg::LinearOp>(op))
         (void)lowerLinear(module, lin);
+      else if (auto up = dyn_cast<seg::UpsampleBilinearOp>(op))
+        (void)lowerUpsample(module, up);
     }
   }
 };

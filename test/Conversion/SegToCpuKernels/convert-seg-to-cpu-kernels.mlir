@@ -57,6 +57,16 @@ func.func @up(%x: tensor<1x8x5x6xf32>, %w: tensor<8x4x2x2xf32>, %b: tensor<4xf32
 
 // -----
 
+// CHECK-LABEL: func.func @upsample
+// CHECK: %[[ALIGN:.*]] = arith.constant 1 : i64
+// CHECK: call @gpuopt_cpu_upsample_bilinear(%{{.*}}, %{{.*}}, %[[ALIGN]])
+func.func @upsample(%x: tensor<1x4x5x6xf32>) -> tensor<1x4x10x12xf32> {
+  %y = seg.upsample_bilinear %x size = [10, 12] align_corners = true : tensor<1x4x5x6xf32> -> tensor<1x4x10x12xf32>
+  return %y : tensor<1x4x10x12xf32>
+}
+
+// -----
+
 // Not covered by the kernels: left for --convert-seg-to-linalg.
 // CHECK-LABEL: func.func @negative_overlapping_transposed_conv
 // CHECK-NOT: call
