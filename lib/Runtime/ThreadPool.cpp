@@ -13,6 +13,12 @@
 namespace gpuopt::runtime {
 namespace {
 
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 int defaultThreads() {
   if (const char *env = std::getenv("GPUOPT_NUM_THREADS")) {
     int n = std::atoi(env);
@@ -54,57 +60,66 @@ public:
       std::lock_guard<std::mutex> lock(mutex);
       job = &body;
       jobTasks = numTasks;
-      jobThreads = threads;
-      pending = threads - 1;
-      ++generation;
+      jobSlots = threads - 1;
+      next.store(0, std::memory_order_relaxed);
+      open = true;
+      active = 0;
+      generation.fetch_add(1, std::memory_order_release);
     }
     wake.notify_all();
-    work(0, threads, numTasks, body);
+    // Tasks are handed out dynamically: a worker that is slow to wake (the
+    // machine is shared) costs nothing, the caller just takes more tasks.
+    work(body);
     std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [&] { return pending == 0; });
+    open = false; // Workers waking from now on stay out of this job.
+    done.wait(lock, [&] { return active == 0; });
     job = nullptr;
   }
 
 private:
   static thread_local bool insideJob;
 
-  static void work(int self, int threads, int64_t numTasks,
-                   const std::function<void(int64_t)> &body) {
+  void work(const std::function<void(int64_t)> &body) {
     insideJob = true;
-    for (int64_t t = self; t < numTasks; t += threads)
+    for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < jobTasks;
+         t = next.fetch_add(1, std::memory_order_relaxed))
       body(t);
     insideJob = false;
   }
 
   void ensureWorkers(int n) {
-    while (static_cast<int>(workers.size()) < n) {
-      int index = static_cast<int>(workers.size()) + 1;
-      workers.emplace_back([this, index] { loop(index); });
-    }
+    while (static_cast<int>(workers.size()) < n)
+      workers.emplace_back([this] { loop(); });
   }
 
-  void loop(int index) {
+  void loop() {
     uint64_t seen = 0;
     for (;;) {
+      // Spin briefly before sleeping: kernels come in quick succession.
+      for (int i = 0;
+           i < 2000 && generation.load(std::memory_order_acquire) == seen &&
+           !quit.load(std::memory_order_relaxed);
+           ++i)
+        cpuRelax();
       const std::function<void(int64_t)> *body;
-      int threads;
-      int64_t tasks;
       {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return quit || generation != seen; });
-        if (quit)
+        wake.wait(lock, [&] {
+          return quit.load(std::memory_order_relaxed) ||
+                 generation.load(std::memory_order_relaxed) != seen;
+        });
+        if (quit.load(std::memory_order_relaxed))
           return;
-        seen = generation;
+        seen = generation.load(std::memory_order_relaxed);
+        if (!open || jobSlots == 0)
+          continue; // Job finished already, or enough threads on it.
+        --jobSlots;
+        ++active;
         body = job;
-        threads = jobThreads;
-        tasks = jobTasks;
       }
-      if (index < threads)
-        work(index, threads, tasks, *body);
-      else
-        continue; // Not part of this job (fewer tasks than workers).
+      work(*body);
       std::lock_guard<std::mutex> lock(mutex);
-      if (--pending == 0)
+      if (--active == 0)
         done.notify_one();
     }
   }
@@ -112,7 +127,7 @@ private:
   void stop() {
     {
       std::lock_guard<std::mutex> lock(mutex);
-      quit = true;
+      quit.store(true);
     }
     wake.notify_all();
     for (std::thread &w : workers)
@@ -126,10 +141,12 @@ private:
   std::condition_variable wake, done;
   const std::function<void(int64_t)> *job = nullptr;
   int64_t jobTasks = 0;
-  int jobThreads = 0;
-  int pending = 0;
-  uint64_t generation = 0;
-  bool quit = false;
+  int jobSlots = 0;  // Workers that may still join the job.
+  int active = 0;    // Workers in the job.
+  bool open = false; // The job accepts workers.
+  std::atomic<int64_t> next{0};
+  std::atomic<uint64_t> generation{0};
+  std::atomic<bool> quit{false};
   std::vector<std::thread> workers;
 };
 
