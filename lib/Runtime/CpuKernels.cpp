@@ -698,6 +698,108 @@ void upsampleBilinear(MemRef4F *outD, MemRef4F *inD, bool alignCorners) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Deformable convolution (torchvision.ops.deform_conv2d semantics)
+//===----------------------------------------------------------------------===//
+
+/// torchvision's bilinear sample of one plane: 0 outside (-1, h) x (-1, w),
+/// corners outside the plane read 0.
+inline float sampleBilinear(const float *plane, int64_t h, int64_t w, float y,
+                            float x) {
+  if (y <= -1.f || y >= float(h) || x <= -1.f || x >= float(w))
+    return 0.f;
+  float yl = std::floor(y), xl = std::floor(x);
+  int64_t y0 = static_cast<int64_t>(yl), x0 = static_cast<int64_t>(xl);
+  int64_t y1 = y0 + 1, x1 = x0 + 1;
+  float ly = y - yl, lx = x - xl, hy = 1.f - ly, hx = 1.f - lx;
+  float v1 = (y0 >= 0 && x0 >= 0) ? plane[y0 * w + x0] : 0.f;
+  float v2 = (y0 >= 0 && x1 <= w - 1) ? plane[y0 * w + x1] : 0.f;
+  float v3 = (y1 <= h - 1 && x0 >= 0) ? plane[y1 * w + x0] : 0.f;
+  float v4 = (y1 <= h - 1 && x1 <= w - 1) ? plane[y1 * w + x1] : 0.f;
+  return hy * hx * v1 + hy * lx * v2 + ly * hx * v3 + ly * lx * v4;
+}
+
+struct DeformArgs {
+  MemRef4F *out, *in, *offset, *w;
+  MemRef1F *bias;
+  int64_t strideH, strideW, padH, padW, dilH, dilW, groups, offsetGroups,
+      hasBias;
+};
+
+/// Samples every tap into a [C*KH*KW][OH*OW] matrix (the offsets are
+/// per-pixel, so no padded-copy trick), then one GEMM per group.
+void deformConv2d(const DeformArgs &args) {
+  std::vector<float> inScratch, offScratch, wScratch;
+  const float *in = denseData(*args.in, inScratch);
+  const float *off = denseData(*args.offset, offScratch);
+  const float *wt = denseData(*args.w, wScratch);
+  int64_t batch = args.in->sizes[0], c = args.in->sizes[1],
+          h = args.in->sizes[2], w = args.in->sizes[3];
+  int64_t oc = args.w->sizes[0], cg = args.w->sizes[1], kh = args.w->sizes[2],
+          kw = args.w->sizes[3];
+  int64_t oh = args.out->sizes[2], ow = args.out->sizes[3];
+  int64_t offBatch = args.offset->sizes[0];
+  int64_t cPerOffGroup = c / args.offsetGroups;
+  const float *bias =
+      args.hasBias ? args.bias->aligned + args.bias->offset : nullptr;
+  int64_t biasStride = args.hasBias ? args.bias->strides[0] : 0;
+  DenseOut<4> outBuf(*args.out);
+  float *out = outBuf.data();
+  int64_t nCols = oh * ow, rowLen = nCols + kNR;
+  static thread_local std::vector<float> colsScratch;
+  std::vector<float> &cols = colsScratch;
+  cols.assign(static_cast<size_t>(c * kh * kw * rowLen), 0.f);
+  int64_t ocg = oc / args.groups, kSize = cg * kh * kw;
+  std::vector<int64_t> bOff(kSize);
+  for (int64_t img = 0; img < batch; ++img) {
+    const float *offImg = off + (offBatch == 1 ? 0 : img) *
+                                    (2 * args.offsetGroups * kh * kw) * nCols;
+    parallelFor(c, [&](int64_t ch) {
+      const float *plane = in + (img * c + ch) * h * w;
+      int64_t g = ch / cPerOffGroup;
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          int64_t tap = (g * kh + i) * kw + j;
+          const float *dy = offImg + (2 * tap) * nCols;
+          const float *dx = offImg + (2 * tap + 1) * nCols;
+          float *dst = cols.data() + ((ch * kh + i) * kw + j) * rowLen;
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t x = 0; x < ow; ++x) {
+              int64_t p = y * ow + x;
+              float sy =
+                  float(y * args.strideH - args.padH + i * args.dilH) + dy[p];
+              float sx =
+                  float(x * args.strideW - args.padW + j * args.dilW) + dx[p];
+              dst[p] = sampleBilinear(plane, h, w, sy, sx);
+            }
+        }
+    });
+    float *outImg = out + img * oc * nCols;
+    for (int64_t g = 0; g < args.groups; ++g) {
+      for (int64_t k = 0; k < kSize; ++k)
+        bOff[k] = (g * kSize + k) * rowLen;
+      Gemm gemm;
+      gemm.m = ocg;
+      gemm.n = nCols;
+      gemm.k = kSize;
+      gemm.a = wt + g * ocg * kSize;
+      gemm.aRow = kSize;
+      gemm.aCol = 1;
+      gemm.b = cols.data();
+      gemm.bOff = bOff.data();
+      gemm.bSlack = true;
+      runGemm(gemm, [&](int64_t i0, int rows, int64_t j0, int ncols,
+                        const float *tile) {
+        for (int r = 0; r < rows; ++r) {
+          int64_t o = g * ocg + i0 + r;
+          storeRow(outImg + o * nCols + j0, tile + r * kNR, ncols,
+                   bias ? bias[o * biasStride] : 0.f, nullptr, 0, kNone);
+        }
+      });
+    }
+  }
+}
+
 } // namespace
 } // namespace gpuopt::runtime
 
@@ -732,6 +834,14 @@ void _mlir_ciface_gpuopt_cpu_upsample_bilinear(MemRef4F *out, MemRef4F *in,
   upsampleBilinear(out, in, alignCorners != 0);
 }
 
+void _mlir_ciface_gpuopt_cpu_deform_conv2d(
+    MemRef4F *out, MemRef4F *in, MemRef4F *offset, MemRef4F *w, MemRef1F *bias,
+    int64_t strideH, int64_t strideW, int64_t padH, int64_t padW, int64_t dilH,
+    int64_t dilW, int64_t groups, int64_t offsetGroups, int64_t hasBias) {
+  deformConv2d({out, in, offset, w, bias, strideH, strideW, padH, padW, dilH,
+                dilW, groups, offsetGroups, hasBias});
+}
+
 } // extern "C"
 
 // lib/Runtime/Allocator.cpp
@@ -751,6 +861,8 @@ const KernelSymbol *getCpuKernelSymbols() {
        reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_linear)},
       {"_mlir_ciface_gpuopt_cpu_upsample_bilinear",
        reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_upsample_bilinear)},
+      {"_mlir_ciface_gpuopt_cpu_deform_conv2d",
+       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_deform_conv2d)},
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",

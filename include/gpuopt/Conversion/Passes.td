@@ -125,8 +125,11 @@ def ConvertSegToCpuKernelsPass
     kernel equals its stride (no padding, output padding or dilation, one
     group) and `seg.linear` — become calls of the C functions of
     lib/Runtime/CpuKernels.cpp, which compute them as register-tiled GEMMs
-    (AVX-512/AVX2 micro-kernel, all cores); `seg.upsample_bilinear` becomes
-    a kernel with precomputed index/weight tables per axis. The call is made on buffers at the
+    (AVX-512/AVX2 micro-kernel, all cores); `seg.deform_conv2d` becomes
+    bilinear sampling into a column matrix plus the same GEMM (the usual
+    deformable-convolution implementation, so that `--roll-to-deform-conv`
+    is measured against `--fuse-roll` fairly); `seg.upsample_bilinear`
+    becomes a kernel with precomputed index/weight tables per axis. The call is made on buffers at the
     tensor level, so that One-Shot Bufferize sees ordinary tensors:
 
     ```mlir

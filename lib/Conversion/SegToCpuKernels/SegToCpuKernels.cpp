@@ -247,6 +247,31 @@ LogicalResult lowerUpsample(ModuleOp module, seg::UpsampleBilinearOp op) {
   return success();
 }
 
+LogicalResult lowerDeformConv(ModuleOp module, seg::DeformConv2dOp op) {
+  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getOffset(), 4) ||
+      !isStaticF32(op.getWeight(), 4) || !isStaticF32(op.getResult(), 4) ||
+      (op.getBias() && !isStaticF32(op.getBias(), 1)))
+    return failure();
+  KernelCallBuilder kb(module, op);
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  auto [alloc, out] = kb.output(resultType);
+  SmallVector<Value> args = {
+      out, kb.buffer(op.getInput()), kb.buffer(op.getOffset()),
+      kb.buffer(op.getWeight()),
+      op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer()};
+  ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                    dilation = op.getDilation();
+  for (int64_t v :
+       {stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
+        int64_t(op.getGroups()), int64_t(op.getOffsetGroups()),
+        int64_t(op.getBias() ? 1 : 0)})
+    args.push_back(kb.i64(v));
+  kb.call("gpuopt_cpu_deform_conv2d", args);
+  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
+  op.erase();
+  return success();
+}
+
 struct ConvertSegToCpuKernelsPass
     : mlir::gpuopt::impl::ConvertSegToCpuKernelsPassBase<
           ConvertSegToCpuKernelsPass> {
@@ -255,7 +280,7 @@ struct ConvertSegToCpuKernelsPass
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<seg::Conv2dOp, seg::FusedConv2dOp, seg::ConvTranspose2dOp,
-              seg::LinearOp, seg::UpsampleBilinearOp>(op))
+              seg::LinearOp, seg::UpsampleBilinearOp, seg::DeformConv2dOp>(op))
         ops.push_back(op);
     });
     for (Operation *op : ops) {
@@ -272,6 +297,8 @@ struct ConvertSegToCpuKernelsPass
         (void)lowerLinear(module, lin);
       else if (auto up = dyn_cast<seg::UpsampleBilinearOp>(op))
         (void)lowerUpsample(module, up);
+      else if (auto deform = dyn_cast<seg::DeformConv2dOp>(op))
+        (void)lowerDeformConv(module, deform);
     }
   }
 };

@@ -67,6 +67,20 @@ func.func @upsample(%x: tensor<1x4x5x6xf32>) -> tensor<1x4x10x12xf32> {
 
 // -----
 
+// A deformable convolution with the constant offsets of --roll-to-deform-conv:
+// groups = 1, offset_groups = 4, no bias.
+// CHECK-LABEL: func.func @deform
+// CHECK: %[[OFFG:.*]] = arith.constant 4 : i64
+// CHECK: %[[NOBIAS:.*]] = arith.constant 0 : i64
+// CHECK: call @gpuopt_cpu_deform_conv2d({{.*}}, %[[OFFG]], %[[NOBIAS]])
+func.func @deform(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32> {
+  %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
+  %y = seg.deform_conv2d %x, %off, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4 : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32>
+  return %y : tensor<1x6x8x8xf32>
+}
+
+// -----
+
 // Not covered by the kernels: left for --convert-seg-to-linalg.
 // CHECK-LABEL: func.func @negative_overlapping_transposed_conv
 // CHECK-NOT: call
