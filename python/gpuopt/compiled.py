@@ -89,12 +89,13 @@ def _declare(lib: ctypes.CDLL) -> None:
 class CompiledModel:
     """A model library from ``gpuopt-compile`` with its weights loaded.
 
-    ``strict`` rejects weights files holding tensors the model does not use.
+    ``strict`` rejects weights files holding tensors the model does not use;
+    ``weights_path`` may be None for a model without parameters.
     Loading runs the model's load-time initializer once (e.g. BatchNorm
     folding); :meth:`run` is one inference.
     """
 
-    def __init__(self, so_path: str | Path, weights_path: str | Path, strict: bool = False) -> None:
+    def __init__(self, so_path: str | Path, weights_path: str | Path | None, strict: bool = False) -> None:
         self._model: int | None = None
         path = Path(so_path).resolve()
         try:
@@ -119,7 +120,8 @@ class CompiledModel:
         except AttributeError as e:
             raise CompiledModelError(f"{so_path} is not a complete gpuopt model library ({e})") from None
         err = ctypes.create_string_buffer(_ERRLEN)
-        model = self._lib.gpuopt_model_create(str(weights_path).encode(), int(strict), err, _ERRLEN)
+        weights = None if weights_path is None else str(weights_path).encode()
+        model = self._lib.gpuopt_model_create(weights, int(strict), err, _ERRLEN)
         if not model:
             raise CompiledModelError(err.value.decode(errors="replace"))
         self._model = model

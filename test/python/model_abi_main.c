@@ -63,6 +63,12 @@ int main(int argc, char **argv) {
     rank = gpuopt_model_output_shape(model, i, shape);
     outputs[i] = malloc(numel(shape, rank) * sizeof(float));
   }
+  /* A NULL buffer is an error, not a crash. */
+  if (gpuopt_model_run(model, NULL, outputs, err, sizeof(err)) == 0) {
+    fprintf(stderr, "a NULL input array was accepted\n");
+    return 1;
+  }
+  printf("NULL inputs: %s\n", err);
   if (gpuopt_model_run(model, (const float *const *)inputs, outputs, err,
                        sizeof(err))) {
     fprintf(stderr, "error: %s\n", err);

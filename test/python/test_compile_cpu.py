@@ -202,6 +202,7 @@ def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> 
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+    assert "NULL inputs: gpuopt_model_run: inputs or outputs is NULL" in proc.stdout
     assert "inputs 2, outputs 1, output 0: [1, 4, 8, 8]" in proc.stdout
     y = np.fromfile(tmp_path / "y.bin", dtype=np.float32).reshape(tiny["expected"].shape)
     assert rel_l2(y, tiny["expected"]) <= REL_L2
@@ -285,6 +286,14 @@ def test_bad_weights(tiny: dict, tmp_path: Path) -> None:
         proc = run_so(tiny["so"], weights, d / "x.npy", d / "r.npy", extra=extra)
         assert proc.returncode == 1, f"{weights.name}: {proc.stderr}"
         assert "gpuopt-run: error:" in proc.stderr, proc.stderr
+    proc = subprocess.run(
+        [str(tool("gpuopt-run")), str(tiny["so"]), f"--input=@{d / 'x.npy'}", f"--input=@{d / 'r.npy'}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert "the model has 6 parameters; no weights file given" in proc.stderr
     # Without --strict-weights, unused tensors are ignored.
     with CompiledModel(tiny["so"], tmp_path / "extra.safetensors") as m:
         m.run(tiny["x"].numpy(), tiny["r"].numpy())
@@ -310,15 +319,21 @@ def test_bad_inputs(tiny: dict, tmp_path: Path) -> None:
         ),
         ((d / "x.npy", tmp_path / "f64.npy"), "unsupported dtype '<f8'"),
         ((d / "x.npy",), "takes 2 input(s) but 1 --input given"),
+        ((d / "x.npy", d / "r.npy", d / "r.npy"), "takes 2 input(s) but 3 --input given"),
         ((d / "x.npy", tmp_path / "none.npy"), "none.npy"),
     ]
     for inputs, message in cases:
         proc = run_so(tiny["so"], tiny["weights"], *inputs)
         assert proc.returncode == 1, proc.stderr
         assert message in proc.stderr, proc.stderr
-    proc = run_so(tiny["so"], tiny["weights"], d / "x.npy", d / "r.npy", extra=("--backend=reference",))
-    assert proc.returncode == 1
-    assert "is a compiled model library; --backend=reference does not apply" in proc.stderr
+    for extra, message in [
+        (("--backend=reference",), "is a compiled model library; --backend=reference does not apply"),
+        (("--runs=0",), "--runs must be at least 1"),
+        ((f"--output=@{tmp_path / 'y2.npy'}",), "returns 1 result(s) but 2 --output given"),
+    ]:
+        proc = run_so(tiny["so"], tiny["weights"], d / "x.npy", d / "r.npy", extra=extra)
+        assert proc.returncode == 1, proc.stderr
+        assert message in proc.stderr, proc.stderr
 
 
 def test_compile_model_errors(tmp_path: Path) -> None:
@@ -328,3 +343,18 @@ def test_compile_model_errors(tmp_path: Path) -> None:
         compile_model(bad, tmp_path / "bad.so")
     with pytest.raises(ToolError, match="unknown target 'tpu'"):
         compile_model(bad, tmp_path / "bad.so", target="tpu")
+
+
+def test_model_without_parameters(tmp_path: Path, rng: np.random.Generator) -> None:
+    graph = tmp_path / "relu.mlir"
+    graph.write_text(
+        "func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+        "  %y = seg.relu %x : tensor<2x3xf32>\n"
+        "  return %y : tensor<2x3xf32>\n"
+        "}\n"
+    )
+    so = compile_model(graph, tmp_path / "relu.so")
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    with CompiledModel(so, None) as m:
+        (y,) = m.run(x)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))

@@ -76,6 +76,9 @@ int compileMain() {
   mlir::gpuopt::registerAllPasses();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // The messages locate the problem; a dump of the (lowered) module would
+  // bury them.
+  context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);

@@ -8,6 +8,10 @@
 // RUN: not gpuopt-compile %s --pipeline=no-such-pass -o %t.so 2>&1 | FileCheck %s --check-prefix=PIPELINE
 // RUN: not gpuopt-compile %S/Inputs/f16.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=F16
 // RUN: not gpuopt-compile %s -o %t.no-such-dir/model.so 2>&1 | FileCheck %s --check-prefix=LINK
+// RUN: not gpuopt-compile %s --pipeline='seg-split-load-time{entry=nope}' -o %t.so 2>&1 | FileCheck %s --check-prefix=PIPELINE-FAILED
+// RUN: not gpuopt-compile %S/Inputs/f16-result.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=F16-RESULT
+// RUN: not gpuopt-compile %S/Inputs/param-two-types.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=TWO-TYPES
+// RUN: not gpuopt-compile %S/Inputs/external-call.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=UNDEFINED
 
 // NO-OUTPUT: gpuopt-compile: error: no output file: pass -o MODEL.so
 // TARGET: gpuopt-compile: error: unknown target 'tpu' (targets: cpu, cuda)
@@ -18,6 +22,13 @@
 // PIPELINE: error: bad --pipeline 'no-such-pass'
 // F16: f16.mlir:2:1: error: the CPU target takes statically shaped f32 tensors; argument 0 of @forward is 'tensor<4xf16>'
 // LINK: error: linking {{.*}}no-such-dir/model.so failed
+// LINK-NOT: see current operation
+// PIPELINE-FAILED: error: no function body named @nope to split
+// PIPELINE-FAILED: error: the pipeline 'seg-split-load-time{entry=nope}' failed
+// F16-RESULT: f16-result.mlir:2:1: error: the CPU target returns statically shaped f32 tensors; result 0 of @forward is 'tensor<4xf16>'
+// TWO-TYPES: param-two-types.mlir:3:1: error: parameter 'p' is used with two types: 'tensor<2x2xf32>' and 'tensor<4xf32>'
+// UNDEFINED: error: linking {{.*}} failed ({{.*}}): the generated code calls a function that the model runtime does not define:
+// UNDEFINED: undefined reference to `_mlir_ciface_not_in_the_runtime'
 
 func.func @forward(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = seg.param "w" : tensor<8x8xf32>
