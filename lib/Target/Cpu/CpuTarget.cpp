@@ -55,6 +55,8 @@ constexpr const char *kAbiSymbols[] = {
 
 /// The model runtime's static archives, baked in at configure time.
 constexpr const char *kRuntimeArchives[] = GPUOPT_MODEL_RUNTIME_ARCHIVES;
+/// Libraries they use, and the sanitizer flags of an instrumented build.
+constexpr const char *kLinkFlags[] = GPUOPT_MODEL_LINK_FLAGS;
 
 /// The static f32 shape of `type`, or failure.
 FailureOr<SmallVector<int64_t>> staticF32Shape(Type type) {
@@ -240,8 +242,9 @@ LogicalResult linkSharedLibrary(StringRef object, StringRef output,
   llvm::append_range(
       args,
       ArrayRef<std::string>{"-Wl,--end-group", "-Wl,--no-undefined",
-                            "-Wl,--version-script=" + script.path.str().str(),
-                            "-lm", "-pthread"});
+                            "-Wl,--version-script=" + script.path.str().str()});
+  for (const char *flag : kLinkFlags)
+    args.push_back(flag);
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, log.path.str(),
                                           log.path.str()};
