@@ -27,5 +27,19 @@ if config.gpuopt_enable_torch:
     config.available_features.add("torch")
 
 tool_dirs = [config.gpuopt_tools_dir, config.llvm_tools_dir]
-tools = ["gpuopt-opt", "gpuopt-compile", "gpuopt-cpu-kernels-test", ToolSubst("gpuopt-run", unresolved="ignore")]
+# The CUDA toolkit's ptxas assembles cubins (gpu-module-to-binary format=bin);
+# gpuopt-cuda-run is built when the toolkit's headers are found.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+if os.path.exists(os.path.join(config.gpuopt_tools_dir, "gpuopt-cuda-run")):
+    config.available_features.add("cuda-runtime")
+
+tools = [
+    "not",
+    "gpuopt-opt",
+    "gpuopt-compile",
+    "gpuopt-cpu-kernels-test",
+    ToolSubst("gpuopt-run", unresolved="ignore"),
+    ToolSubst("gpuopt-cuda-run", unresolved="ignore"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

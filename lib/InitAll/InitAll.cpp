@@ -10,12 +10,14 @@
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/IR/SegDialect.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
+#include "gpuopt/Pipelines/GpuPipeline.h"
 #include "gpuopt/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::gpuopt::registerAllDialects(DialectRegistry &registry) {
   registry.insert<seg::SegDialect>();
@@ -23,6 +25,8 @@ void mlir::gpuopt::registerAllDialects(DialectRegistry &registry) {
   // the CPU and NVPTX pipelines run over all of them.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates kernel modules to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::gpuopt::registerAllPasses() {
@@ -31,4 +35,5 @@ void mlir::gpuopt::registerAllPasses() {
   registerAnalysisPasses();
   registerConversionPasses();
   registerPipelines();
+  registerGpuPipelines();
 }

@@ -5,23 +5,28 @@
 //===----------------------------------------------------------------------===//
 //
 //   gpuopt-compile MODEL.mlir --target=cpu -o model.so
+//   gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 -o model.gpuopt
 //                  [--pipeline=gpuopt-optimize] [--entry=forward]
 //
 // Parses and verifies the graph, runs the optional pipeline, and hands the
-// module to the chosen target, which writes a shared library implementing
-// include/gpuopt/Runtime/ModelAbi.h. Every failure is a located message on
-// stderr and exit code 1.
+// module to the chosen target: cpu writes a shared library implementing
+// include/gpuopt/Runtime/ModelAbi.h, cuda an artifact for the CUDA runtime
+// (include/gpuopt/Runtime/CudaArtifact.h). Every failure is a located
+// message on stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Target/Cpu/CpuTarget.h"
+#include "gpuopt/Target/Cuda/CudaTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -37,14 +42,41 @@ llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                      llvm::cl::init("-"),
                                      llvm::cl::cat(category));
 
-llvm::cl::opt<std::string> outputFile("o",
-                                      llvm::cl::desc("the library to write"),
-                                      llvm::cl::value_desc("model.so"),
-                                      llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    outputFile("o",
+               llvm::cl::desc("the library (cpu) or artifact (cuda) to write"),
+               llvm::cl::value_desc("model.so"), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
-    target("target", llvm::cl::desc("what to compile for: cpu (the host CPU)"),
+    target("target",
+           llvm::cl::desc("what to compile for: cpu (the host CPU) or cuda "
+                          "(NVIDIA GPUs)"),
            llvm::cl::init("cpu"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    cudaArch("cuda-arch",
+             llvm::cl::desc("--target=cuda: GPU architectures, sm_NN[,sm_MM] "
+                            "(sm_90: H100/H200, sm_86: RTX 30xx/A10); one "
+                            "kernel image each"),
+             llvm::cl::init("sm_90"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    cudaFormat("cuda-format",
+               llvm::cl::desc("--target=cuda: kernel images, fatbin (cubin "
+                              "and PTX), cubin (assembled by ptxas now) or "
+                              "ptx (compiled by the driver at load)"),
+               llvm::cl::init("fatbin"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    cudaToolkit("cuda-toolkit",
+                llvm::cl::desc("--target=cuda: CUDA toolkit root (ptxas, "
+                               "libdevice)"),
+                llvm::cl::init("/usr/local/cuda"), llvm::cl::cat(category));
+
+llvm::cl::opt<int64_t> cudaBlockSize(
+    "cuda-block-size",
+    llvm::cl::desc("--target=cuda: threads per block of the kernels"),
+    llvm::cl::init(256), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> pipeline(
     "pipeline",
@@ -68,8 +100,20 @@ int compileMain() {
     return fail("no output file: pass -o MODEL.so");
   if (target != "cpu" && target != "cuda")
     return fail("unknown target '" + target + "' (targets: cpu, cuda)");
-  if (target == "cuda")
-    return fail("--target=cuda is not available in this build");
+  if (target == "cuda") {
+    llvm::SmallVector<llvm::StringRef> archs;
+    llvm::StringRef(cudaArch).split(archs, ',');
+    for (llvm::StringRef arch : archs) {
+      unsigned sm = 0;
+      if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+        return fail("--cuda-arch must be sm_NN[,sm_MM...] with NN >= 50, got "
+                    "'" +
+                    cudaArch + "'");
+    }
+    if (cudaFormat != "fatbin" && cudaFormat != "cubin" && cudaFormat != "ptx")
+      return fail("--cuda-format must be fatbin, cubin or ptx, got '" +
+                  cudaFormat + "'");
+  }
 
   DialectRegistry registry;
   mlir::gpuopt::registerAllDialects(registry);
@@ -91,6 +135,22 @@ int compileMain() {
   if (!module)
     return 1;
 
+  if (target == "cuda") {
+    mlir::gpuopt::CudaCompileOptions options;
+    options.entry = entry;
+    options.pipeline = pipeline;
+    options.outputPath = outputFile;
+    options.chip = cudaArch;
+    // PTX ISA 8.0 (CUDA 12.0) covers sm_50 to sm_90.
+    options.features = "+ptx80";
+    options.format = cudaFormat == "cubin" ? "bin"
+                     : cudaFormat == "ptx" ? "isa"
+                                           : "fatbin";
+    options.toolkit = cudaToolkit;
+    options.blockSize = cudaBlockSize;
+    return failed(mlir::gpuopt::compileForCuda(*module, options)) ? 1 : 0;
+  }
+
   mlir::gpuopt::CpuCompileOptions options;
   options.entry = entry;
   options.pipeline = pipeline;
@@ -106,6 +166,8 @@ int main(int argc, char **argv) {
       argc, argv,
       "gpuopt-compile: compile a seg graph into a model library\n\n"
       "  gpuopt-compile MODEL.mlir --target=cpu -o model.so "
-      "[--pipeline=gpuopt-optimize]\n");
+      "[--pipeline=gpuopt-optimize]\n"
+      "  gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 "
+      "-o model.gpuopt\n");
   return compileMain();
 }

@@ -71,8 +71,12 @@ def ConvertParallelLoopsToKernelsPass
       every buffer they share is accessed point-wise at the same indices
       (fill, convolution, bias and activation of one seg op become one
       kernel);
-    - each top-level `memref.copy` becomes an elementwise copy kernel; any
-      other op with memory effects becomes a one-thread kernel;
+    - each run of independent top-level `memref.copy` ops (with
+      `batch-copies`: none reads what another writes, targets in one buffer
+      are disjoint static boxes) becomes one elementwise copy kernel whose
+      threads find their copy by a balanced tree of index comparisons (a
+      roll's halves and a concat's pieces move in one launch); any other op
+      with memory effects becomes a one-thread kernel;
     - constants, `memref.get_global` and view ops (`memref.subview`,
       `expand_shape`, ...) used by a kernel are cloned into it (globals into
       the `gpu.module`), so kernel arguments are only whole root buffers —
@@ -102,12 +106,16 @@ def ConvertParallelLoopsToKernelsPass
            "Threads per block of the parallel kernels (1 to 1024)">,
     Option<"fuse", "fuse", "bool", /*default=*/"true",
            "Fuse adjacent point-wise dependent loops with equal bounds">,
+    Option<"batchCopies", "batch-copies", "bool", /*default=*/"true",
+           "Move independent adjacent copies in one kernel">,
     Option<"moduleName", "module-name", "std::string", /*default=*/"\"kernels\"",
            "Name of the gpu.module that receives the kernels">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels created">,
-    Statistic<"numFused", "fused-loops", "Loops fused into a preceding loop">
+    Statistic<"numFused", "fused-loops", "Loops fused into a preceding loop">,
+    Statistic<"numBatchedCopies", "batched-copies",
+              "Copies moved by a kernel shared with other copies">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -1,7 +1,6 @@
 // Every error of gpuopt-compile: a message on stderr and exit code 1.
 // RUN: not gpuopt-compile %s --target=cpu 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
 // RUN: not gpuopt-compile %s --target=tpu -o %t.so 2>&1 | FileCheck %s --check-prefix=TARGET
-// RUN: not gpuopt-compile %s --target=cuda -o %t.so 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: not gpuopt-compile %S/Inputs/no-such-file.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not gpuopt-compile %S/Inputs/parse-error.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=PARSE
 // RUN: not gpuopt-compile %s --entry=nope -o %t.so 2>&1 | FileCheck %s --check-prefix=ENTRY
@@ -15,7 +14,6 @@
 
 // NO-OUTPUT: gpuopt-compile: error: no output file: pass -o MODEL.so
 // TARGET: gpuopt-compile: error: unknown target 'tpu' (targets: cpu, cuda)
-// CUDA: gpuopt-compile: error: --target=cuda is not available in this build
 // MISSING: gpuopt-compile: error: cannot open input file '{{.*}}no-such-file.mlir'
 // PARSE: parse-error.mlir:3:{{[0-9]+}}: error:
 // ENTRY: error: no function named @nope in the module

@@ -1,0 +1,57 @@
+//===- CudaTarget.h - compile a seg graph for NVIDIA GPUs -------*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// `gpuopt-compile --target=cuda`: lowers a seg module with the NVPTX pipeline
+// (--gpuopt-gpu-lowering) and writes one artifact file that the CUDA runtime
+// (lib/CudaRuntime, no MLIR) loads: the kernel image (cubin or PTX) and a
+// launch plan extracted from the host function. The file format is
+// documented in include/gpuopt/Runtime/CudaArtifact.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_TARGET_CUDA_CUDATARGET_H
+#define GPUOPT_TARGET_CUDA_CUDATARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+namespace gpuopt {
+
+/// What compileForCuda does.
+struct CudaCompileOptions {
+  /// The function to compile.
+  std::string entry = "forward";
+  /// A textual pass pipeline run first (e.g. "gpuopt-optimize"); empty for
+  /// none.
+  std::string pipeline;
+  /// Where the artifact goes.
+  std::string outputPath;
+  /// NVPTX chips, comma-separated (one kernel object each), and features
+  /// (sm_90 needs +ptx80 or newer).
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  /// "fatbin" (cubin and PTX), "bin" (cubin, assembled by the toolkit's
+  /// ptxas) or "isa" (PTX, which the driver compiles when loading it).
+  std::string format = "fatbin";
+  /// CUDA toolkit root (bin/ptxas, nvvm/libdevice).
+  std::string toolkit = "/usr/local/cuda";
+  /// Threads per block of the parallel kernels.
+  int64_t blockSize = 256;
+};
+
+/// Compiles `module` (consumed: it is lowered in place) into a CUDA artifact
+/// at `options.outputPath`. Failures are diagnostics located at the module
+/// or the offending op (a host op the launch plan cannot express included).
+LogicalResult compileForCuda(ModuleOp module,
+                             const CudaCompileOptions &options);
+
+} // namespace gpuopt
+} // namespace mlir
+
+#endif // GPUOPT_TARGET_CUDA_CUDATARGET_H

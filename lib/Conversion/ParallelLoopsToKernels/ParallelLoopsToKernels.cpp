@@ -1,0 +1,613 @@
+//===- ParallelLoopsToKernels.cpp - outline loop nests into kernels -------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Implements --convert-parallel-loops-to-kernels: the host functions of a
+// bufferized module become sequences of gpu.launch_func over root buffers,
+// and every loop nest becomes a kernel of one gpu.module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <functional>
+
+namespace mlir {
+namespace gpuopt {
+#define GEN_PASS_DEF_CONVERTPARALLELLOOPSTOKERNELSPASS
+#include "gpuopt/Conversion/Passes.h.inc"
+} // namespace gpuopt
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// Ops that stay on the host: allocations and the values kernels are
+/// launched with.
+bool isHostOp(Operation *op) {
+  return isa<memref::AllocOp, memref::DeallocOp, func::ReturnOp>(op) ||
+         isPure(op) || isa<memref::GetGlobalOp>(op);
+}
+
+/// Whether `op` can be cloned into a kernel instead of passing its result:
+/// constants, pure scalar arithmetic, views and globals.
+bool isSinkable(Operation *op) {
+  return isa<memref::GetGlobalOp>(op) ||
+         (isPure(op) && op->getNumRegions() == 0);
+}
+
+/// The buffer a memref value is a view of: a block argument or the result of
+/// a non-view op (memref.alloc, memref.get_global).
+Value getRoot(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto cast = dyn_cast<memref::CastOp>(def)) {
+      v = cast.getSource();
+      continue;
+    }
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Constant lower bounds, trip counts and steps of a parallel loop.
+struct LoopBounds {
+  SmallVector<int64_t> lower, count, step;
+};
+
+FailureOr<LoopBounds> getBounds(scf::ParallelOp loop) {
+  LoopBounds b;
+  for (auto [lbV, ubV, stV] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> lb = getConstantIntValue(lbV);
+    std::optional<int64_t> ub = getConstantIntValue(ubV);
+    std::optional<int64_t> st = getConstantIntValue(stV);
+    if (!lb || !ub || !st || *st <= 0)
+      return failure();
+    b.lower.push_back(*lb);
+    b.count.push_back(*ub > *lb ? (*ub - *lb + *st - 1) / *st : 0);
+    b.step.push_back(*st);
+  }
+  return b;
+}
+
+/// One memory access of a loop body.
+struct Access {
+  Value root;
+  Value memref;
+  SmallVector<Value> indices;
+  bool write;
+};
+
+/// Collects the loads and stores of `loop`; fails if it has other memory
+/// effects whose footprint is unknown.
+LogicalResult collectAccesses(scf::ParallelOp loop,
+                              SmallVectorImpl<Access> &out) {
+  WalkResult r = loop.getBody()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      out.push_back({getRoot(load.getMemRef()), load.getMemRef(),
+                     llvm::to_vector(load.getIndices()), false});
+      return WalkResult::advance();
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      out.push_back({getRoot(store.getMemRef()), store.getMemRef(),
+                     llvm::to_vector(store.getIndices()), true});
+      return WalkResult::advance();
+    }
+    if (isMemoryEffectFree(op) ||
+        isa<scf::ForOp, scf::IfOp, scf::YieldOp, scf::ReduceOp>(op))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return failure(r.wasInterrupted());
+}
+
+/// Whether `second` can be fused into `first` (equal bounds, and every buffer
+/// written by one and accessed by the other is accessed point-wise: through
+/// the same memref value at the same indices, which name every loop index).
+bool canFuse(scf::ParallelOp first, scf::ParallelOp second) {
+  if (!first.getInitVals().empty() || !second.getInitVals().empty())
+    return false;
+  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
+  if (failed(b1) || failed(b2) || b1->lower != b2->lower ||
+      b1->count != b2->count || b1->step != b2->step)
+    return false;
+  SmallVector<Access> a1, a2;
+  if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
+    return false;
+  IRMapping ivs;
+  ivs.map(second.getInductionVars(), first.getInductionVars());
+  SmallVector<Value> firstIvs = llvm::to_vector(first.getInductionVars());
+
+  // Indices of `a` in the first loop's index names.
+  auto mapped = [&](const Access &a, bool inSecond) {
+    SmallVector<Value> idx;
+    for (Value v : a.indices)
+      idx.push_back(inSecond ? ivs.lookupOrDefault(v) : v);
+    return idx;
+  };
+  llvm::SetVector<Value> shared;
+  for (const Access &x : a1)
+    for (const Access &y : a2)
+      if (x.root == y.root && (x.write || y.write))
+        shared.insert(x.root);
+  for (Value root : shared) {
+    std::optional<std::pair<Value, SmallVector<Value>>> pattern;
+    auto check = [&](const Access &a, bool inSecond) {
+      if (a.root != root)
+        return true;
+      SmallVector<Value> idx = mapped(a, inSecond);
+      if (!pattern) {
+        for (Value iv : firstIvs)
+          if (!llvm::is_contained(idx, iv))
+            return false;
+        pattern.emplace(a.memref, idx);
+        return true;
+      }
+      return pattern->first == a.memref && pattern->second == idx;
+    };
+    for (const Access &a : a1)
+      if (!check(a, false))
+        return false;
+    for (const Access &a : a2)
+      if (!check(a, true))
+        return false;
+  }
+  return true;
+}
+
+/// A copy's buffers, and the box its target covers in the target root when
+/// it is a static subview of it (none: possibly all of it).
+struct CopyInfo {
+  memref::CopyOp op;
+  Value srcRoot, dstRoot;
+  std::optional<SmallVector<std::pair<int64_t, int64_t>>> box;
+};
+
+CopyInfo getCopyInfo(memref::CopyOp copy) {
+  CopyInfo info{copy, getRoot(copy.getSource()), getRoot(copy.getTarget()),
+                std::nullopt};
+  auto sub = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+  if (!sub || sub.getSource() != info.dstRoot)
+    return info;
+  ArrayRef<int64_t> off = sub.getStaticOffsets(), size = sub.getStaticSizes(),
+                    stride = sub.getStaticStrides();
+  SmallVector<std::pair<int64_t, int64_t>> box;
+  for (size_t d = 0; d < off.size(); ++d) {
+    if (ShapedType::isDynamic(off[d]) || ShapedType::isDynamic(size[d]) ||
+        ShapedType::isDynamic(stride[d]) || size[d] < 1)
+      return info;
+    box.push_back({off[d], off[d] + (size[d] - 1) * stride[d]});
+  }
+  info.box = std::move(box);
+  return info;
+}
+
+/// Whether `c` can run concurrently with every copy of `group`: it reads no
+/// buffer they write, writes none they read, and writes disjoint boxes of
+/// the buffers they also write.
+bool isIndependent(const CopyInfo &c, ArrayRef<CopyInfo> group) {
+  for (const CopyInfo &g : group) {
+    if (c.srcRoot == g.dstRoot || c.dstRoot == g.srcRoot)
+      return false;
+    if (c.dstRoot != g.dstRoot)
+      continue;
+    if (!c.box || !g.box || c.box->size() != g.box->size())
+      return false;
+    bool disjoint = false;
+    for (size_t d = 0; d < c.box->size(); ++d)
+      disjoint |= (*c.box)[d].second < (*g.box)[d].first ||
+                  (*g.box)[d].second < (*c.box)[d].first;
+    if (!disjoint)
+      return false;
+  }
+  return true;
+}
+
+/// Splits the runs of memref.copy in `block` (allocations and pure ops may
+/// sit between them) into groups of independent copies with static shapes; with
+/// `batch` false every copy is its own group.
+SmallVector<SmallVector<memref::CopyOp>> groupCopies(Block &block, bool batch) {
+  SmallVector<SmallVector<memref::CopyOp>> groups;
+  SmallVector<CopyInfo> current;
+  auto flush = [&] {
+    if (current.empty())
+      return;
+    groups.emplace_back();
+    for (CopyInfo &c : current)
+      groups.back().push_back(c.op);
+    current.clear();
+  };
+  for (Operation &op : block) {
+    auto copy = dyn_cast<memref::CopyOp>(&op);
+    if (!copy) {
+      // Allocations and views neither read nor write buffer contents.
+      if (!isa<memref::AllocOp>(op) &&
+          !(isPure(&op) && op.getNumRegions() == 0))
+        flush();
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(copy.getTarget().getType());
+    CopyInfo info = getCopyInfo(copy);
+    if (!batch || !type || !type.hasStaticShape() ||
+        !isIndependent(info, current))
+      flush();
+    current.push_back(info);
+    if (!batch || !type || !type.hasStaticShape())
+      flush();
+  }
+  flush();
+  return groups;
+}
+
+struct ConvertParallelLoopsToKernelsPass
+    : public gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
+          ConvertParallelLoopsToKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  /// Fuses adjacent loops of `block`; pure ops between two loops move above
+  /// the first when their operands allow it.
+  void fuseLoops(Block &block);
+  /// Replaces `op` by a launch of a new kernel. `count` is the linearized
+  /// iteration space (1 for a sequential kernel); `emitBody` clones the work
+  /// given the kernel-side mapping and the thread's linear index.
+  LogicalResult
+  outline(ArrayRef<Operation *> ops, func::FuncOp func, int64_t count,
+          function_ref<void(OpBuilder &, IRMapping &, Value)> emitBody);
+  /// Replaces a group of independent copies by one kernel.
+  LogicalResult outlineCopies(ArrayRef<memref::CopyOp> copies,
+                              func::FuncOp func);
+  /// Clones the definition of `v` into the kernel (recursively), or maps it to
+  /// a new kernel argument when it is a root buffer.
+  LogicalResult capture(Value v, Operation *user, OpBuilder &kb, IRMapping &map,
+                        SmallVectorImpl<Value> &args);
+
+  gpu::GPUModuleOp kernels;
+  unsigned kernelIndex = 0;
+};
+
+void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block) {
+  for (auto it = block.begin(); it != block.end(); ++it) {
+    auto first = dyn_cast<scf::ParallelOp>(&*it);
+    if (!first)
+      continue;
+    while (true) {
+      Operation *next = first->getNextNode();
+      SmallVector<Operation *> between;
+      while (next && !isa<scf::ParallelOp>(next) && isPure(next) &&
+             next->getNumRegions() == 0) {
+        between.push_back(next);
+        next = next->getNextNode();
+      }
+      auto second = dyn_cast_or_null<scf::ParallelOp>(next);
+      if (!second || !canFuse(first, second))
+        break;
+      // Pure ops in between have no effects: hoisting them above `first` is
+      // legal when their operands are defined before it.
+      bool movable = llvm::all_of(between, [&](Operation *op) {
+        return llvm::all_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return !def || def->getBlock() != &block ||
+                 def->isBeforeInBlock(first) ||
+                 llvm::is_contained(between, def);
+        });
+      });
+      if (!movable)
+        break;
+      for (Operation *op : between)
+        op->moveBefore(first);
+      Block *dst = first.getBody();
+      Block *src = second.getBody();
+      for (auto [a, b] : llvm::zip(src->getArguments(), dst->getArguments()))
+        a.replaceAllUsesWith(b);
+      Operation *terminator = dst->getTerminator();
+      for (Operation &op :
+           llvm::make_early_inc_range(src->without_terminator()))
+        op.moveBefore(terminator);
+      second.erase();
+      ++numFused;
+    }
+  }
+}
+
+LogicalResult
+ConvertParallelLoopsToKernelsPass::capture(Value v, Operation *user,
+                                           OpBuilder &kb, IRMapping &map,
+                                           SmallVectorImpl<Value> &args) {
+  if (map.contains(v))
+    return success();
+  Operation *def = v.getDefiningOp();
+  if (def && isSinkable(def)) {
+    for (Value operand : def->getOperands())
+      if (failed(capture(operand, user, kb, map, args)))
+        return failure();
+    if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      // The constant lives in the kernel module: copy its global there once.
+      if (!SymbolTable::lookupSymbolIn(kernels, get.getNameAttr())) {
+        Operation *global =
+            SymbolTable::lookupNearestSymbolFrom(def, get.getNameAttr());
+        if (!global)
+          return def->emitOpError("references an unknown global");
+        OpBuilder mb = OpBuilder::atBlockBegin(kernels.getBody());
+        mb.clone(*global);
+      }
+    }
+    kb.clone(*def, map);
+    return success();
+  }
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type)
+    return user->emitOpError("uses a value computed on the host that cannot "
+                             "be passed to a kernel: ")
+           << v.getType();
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    return user->emitOpError("needs a buffer of static shape and identity "
+                             "layout as kernel argument, got ")
+           << type;
+  Block *entry = &kb.getInsertionBlock()->getParent()->front();
+  map.map(v, entry->addArgument(type, v.getLoc()));
+  args.push_back(v);
+  return success();
+}
+
+LogicalResult ConvertParallelLoopsToKernelsPass::outline(
+    ArrayRef<Operation *> ops, func::FuncOp func, int64_t count,
+    function_ref<void(OpBuilder &, IRMapping &, Value)> emitBody) {
+  Operation *op = ops.back();
+  Location loc = op->getLoc();
+  OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
+  std::string name =
+      (func.getSymName() + "_kernel" + Twine(kernelIndex++)).str();
+  auto kernel = gpu::GPUFuncOp::create(
+      mb, loc, name, FunctionType::get(&getContext(), {}, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                  UnitAttr::get(&getContext()));
+  Block &entry = kernel.getBody().front();
+  OpBuilder kb = OpBuilder::atBlockBegin(&entry);
+
+  // Everything the op reads from above becomes a clone or an argument.
+  SetVector<Value> above;
+  for (Operation *o : ops) {
+    for (Region &region : o->getRegions())
+      getUsedValuesDefinedAbove(region, above);
+    for (Value operand : o->getOperands())
+      above.insert(operand);
+  }
+  IRMapping map;
+  SmallVector<Value> args;
+  for (Value v : above)
+    if (failed(capture(v, op, kb, map, args))) {
+      kernel.erase();
+      return failure();
+    }
+  int64_t block = std::min<int64_t>(blockSize, llvm::alignTo(count, 32));
+  if (count == 1)
+    block = 1;
+  Value gid;
+  if (count == 1) {
+    gid = arith::ConstantIndexOp::create(kb, loc, 0);
+    emitBody(kb, map, gid);
+  } else {
+    Value bid = gpu::BlockIdOp::create(kb, loc, gpu::Dimension::x);
+    Value tid = gpu::ThreadIdOp::create(kb, loc, gpu::Dimension::x);
+    Value bs = arith::ConstantIndexOp::create(kb, loc, block);
+    gid = arith::AddIOp::create(kb, loc,
+                                arith::MulIOp::create(kb, loc, bid, bs), tid);
+    Value inRange =
+        arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::ult, gid,
+                              arith::ConstantIndexOp::create(kb, loc, count));
+    auto guard = scf::IfOp::create(kb, loc, inRange, /*withElse=*/false);
+    OpBuilder tb = guard.getThenBodyBuilder();
+    emitBody(tb, map, gid);
+  }
+  gpu::ReturnOp::create(kb, loc);
+  kernel.setType(
+      FunctionType::get(&getContext(), entry.getArgumentTypes(), {}));
+
+  OpBuilder hb(op);
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(hb, loc, v);
+  };
+  Value one = cst(1);
+  gpu::KernelDim3 grid{cst((count + block - 1) / block), one, one};
+  gpu::KernelDim3 threads{cst(block), one, one};
+  gpu::LaunchFuncOp::create(hb, loc, kernel, grid, threads, Value(), args);
+  for (Operation *o : ops)
+    o->erase();
+  ++numKernels;
+  return success();
+}
+
+/// Delinearizes `gid` into indices of the iteration space `count` (innermost
+/// fastest), scaled by `step` and offset by `lower`.
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value gid,
+                               ArrayRef<int64_t> lower, ArrayRef<int64_t> count,
+                               ArrayRef<int64_t> step) {
+  SmallVector<Value> ivs(count.size());
+  Value rest = gid;
+  for (int64_t d = count.size() - 1; d >= 0; --d) {
+    Value n = arith::ConstantIndexOp::create(b, loc, count[d]);
+    Value i = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, n);
+    if (d > 0)
+      rest = arith::DivUIOp::create(b, loc, rest, n);
+    if (step[d] != 1)
+      i = arith::MulIOp::create(
+          b, loc, i, arith::ConstantIndexOp::create(b, loc, step[d]));
+    if (lower[d] != 0)
+      i = arith::AddIOp::create(
+          b, loc, i, arith::ConstantIndexOp::create(b, loc, lower[d]));
+    ivs[d] = i;
+  }
+  return ivs;
+}
+
+LogicalResult ConvertParallelLoopsToKernelsPass::outlineCopies(
+    ArrayRef<memref::CopyOp> copies, func::FuncOp func) {
+  // Each copy covers a range of the linear thread index; a balanced tree of
+  // comparisons finds a thread's copy.
+  SmallVector<int64_t> start{0};
+  for (memref::CopyOp copy : copies) {
+    auto type = dyn_cast<MemRefType>(copy.getTarget().getType());
+    if (!type || !type.hasStaticShape())
+      return copy.emitOpError("needs a static shape to become a kernel");
+    start.push_back(start.back() + type.getNumElements());
+  }
+  SmallVector<Operation *> ops(copies.begin(), copies.end());
+  if (start.back() == 0) {
+    for (Operation *op : ops)
+      op->erase();
+    return success();
+  }
+  Location loc = ops.back()->getLoc();
+  auto emitBody = [&](OpBuilder &b, IRMapping &map, Value gid) {
+    std::function<void(OpBuilder &, size_t, size_t)> emit = [&](OpBuilder &b2,
+                                                                size_t lo,
+                                                                size_t hi) {
+      if (hi - lo == 1) {
+        memref::CopyOp copy = copies[lo];
+        auto type = cast<MemRefType>(copy.getTarget().getType());
+        Value local = gid;
+        if (start[lo] != 0)
+          local = arith::SubIOp::create(
+              b2, loc, gid, arith::ConstantIndexOp::create(b2, loc, start[lo]));
+        SmallVector<int64_t> zeros(type.getRank(), 0), ones(type.getRank(), 1);
+        SmallVector<Value> ivs =
+            delinearize(b2, loc, local, zeros, type.getShape(), ones);
+        Value v =
+            memref::LoadOp::create(b2, loc, map.lookup(copy.getSource()), ivs);
+        memref::StoreOp::create(b2, loc, v, map.lookup(copy.getTarget()), ivs);
+        return;
+      }
+      size_t mid = (lo + hi) / 2;
+      Value cond = arith::CmpIOp::create(
+          b2, loc, arith::CmpIPredicate::ult, gid,
+          arith::ConstantIndexOp::create(b2, loc, start[mid]));
+      auto branch = scf::IfOp::create(b2, loc, cond, /*withElse=*/true);
+      OpBuilder tb = branch.getThenBodyBuilder();
+      emit(tb, lo, mid);
+      OpBuilder eb = branch.getElseBodyBuilder();
+      emit(eb, mid, hi);
+    };
+    emit(b, 0, copies.size());
+  };
+  if (copies.size() > 1)
+    numBatchedCopies += copies.size();
+  return outline(ops, func, start.back(), emitBody);
+}
+
+void ConvertParallelLoopsToKernelsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (blockSize < 1 || blockSize > 1024) {
+    module.emitError("block-size must be in [1, 1024], got ")
+        << static_cast<int64_t>(blockSize);
+    return signalPassFailure();
+  }
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      funcs.push_back(func);
+  if (funcs.empty())
+    return;
+
+  if (SymbolTable::lookupSymbolIn(module, moduleName)) {
+    module.emitError("module-name '") << moduleName << "' is already taken";
+    return signalPassFailure();
+  }
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  kernels = gpu::GPUModuleOp::create(mb, module.getLoc(), moduleName);
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(&getContext()));
+
+  for (func::FuncOp func : funcs) {
+    if (!func.getBody().hasOneBlock()) {
+      func.emitOpError("must have a single block to be outlined into "
+                       "kernels");
+      return signalPassFailure();
+    }
+    Block &body = func.getBody().front();
+    if (fuse)
+      fuseLoops(body);
+    SmallVector<SmallVector<memref::CopyOp>> groups =
+        groupCopies(body, batchCopies);
+    llvm::DenseMap<Operation *, SmallVector<memref::CopyOp> *> groupOf;
+    for (SmallVector<memref::CopyOp> &g : groups)
+      for (memref::CopyOp c : g)
+        groupOf[c] = &g;
+    for (Operation &opRef : llvm::make_early_inc_range(body)) {
+      Operation *op = &opRef;
+      Location loc = op->getLoc();
+      LogicalResult result = success();
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        FailureOr<LoopBounds> b = getBounds(loop);
+        if (failed(b) || !loop.getInitVals().empty()) {
+          loop.emitOpError("needs constant bounds, positive steps and no "
+                           "reductions to become a kernel");
+          return signalPassFailure();
+        }
+        int64_t total = 1;
+        for (int64_t c : b->count)
+          total *= c;
+        if (total == 0) {
+          loop.erase();
+          continue;
+        }
+        result = outline(
+            {op}, func, total, [&](OpBuilder &b2, IRMapping &map, Value gid) {
+              SmallVector<Value> ivs =
+                  delinearize(b2, loc, gid, b->lower, b->count, b->step);
+              map.map(loop.getInductionVars(), ivs);
+              for (Operation &inner : loop.getBody()->without_terminator())
+                b2.clone(inner, map);
+            });
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        // A group is outlined at its last copy, which all its views dominate.
+        auto group = groupOf.find(copy);
+        if (group->second->back() != copy)
+          continue;
+        result = outlineCopies(*group->second, func);
+      } else if (isHostOp(op)) {
+        continue;
+      } else {
+        if (op->getNumResults() != 0) {
+          op->emitOpError("has results and side effects: it can run neither "
+                          "on the host nor in a kernel");
+          return signalPassFailure();
+        }
+        // Work that is not a parallel loop runs in a single thread.
+        result =
+            outline({op}, func, 1, [&](OpBuilder &b2, IRMapping &map, Value) {
+              b2.clone(*op, map);
+            });
+      }
+      if (failed(result))
+        return signalPassFailure();
+    }
+  }
+  if (kernels.getBody()->empty())
+    kernels.erase();
+}
+
+} // namespace

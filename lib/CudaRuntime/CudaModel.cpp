@@ -1,0 +1,429 @@
+//===- CudaModel.cpp - run a compiled CUDA model --------------------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The driver API is resolved from libcuda.so.1 with dlopen/dlsym (cuda.h
+// provides the types and, through its _v2 macros, the symbol names), so the
+// runtime links on machines without a driver and reports its absence as an
+// error. One primary context, one stream, one arena holding every buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/CudaModel.h"
+
+#include "gpuopt/Runtime/Safetensors.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+#define GPUOPT_CU_STR2(x) #x
+#define GPUOPT_CU_STR(x) GPUOPT_CU_STR2(x)
+
+// Every driver function the runtime calls; the macro's argument expands to
+// its versioned symbol (cuMemAlloc -> cuMemAlloc_v2).
+#define GPUOPT_CU_FUNCTIONS(X)                                                 \
+  X(cuInit)                                                                    \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetName)                                                           \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuDevicePrimaryCtxRelease)                                                 \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleUnload)                                                            \
+  X(cuModuleGetFunction)                                                       \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemsetD8Async)                                                           \
+  X(cuMemcpyHtoDAsync)                                                         \
+  X(cuMemcpyDtoHAsync)                                                         \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamDestroy)                                                           \
+  X(cuStreamSynchronize)                                                       \
+  X(cuStreamBeginCapture)                                                      \
+  X(cuStreamEndCapture)                                                        \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuLaunchKernel)                                                            \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
+  X(cuEventDestroy)
+
+struct Driver {
+#define GPUOPT_CU_FIELD(name) decltype(&::name) name = nullptr;
+  GPUOPT_CU_FUNCTIONS(GPUOPT_CU_FIELD)
+#undef GPUOPT_CU_FIELD
+};
+
+/// Opens libcuda once per process.
+Status loadDriver(const Driver *&out) {
+  static Driver driver;
+  static std::string error;
+  static bool done = false;
+  if (!done) {
+    done = true;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char *why = dlerror();
+      error = std::string("no NVIDIA driver: cannot load libcuda.so.1 (") +
+              (why ? why : "unknown reason") + ")";
+    } else {
+#define GPUOPT_CU_LOAD(name)                                                   \
+  if (error.empty()) {                                                         \
+    driver.name =                                                              \
+        reinterpret_cast<decltype(&::name)>(dlsym(lib, GPUOPT_CU_STR(name)));  \
+    if (!driver.name)                                                          \
+      error = std::string("the NVIDIA driver lacks ") + GPUOPT_CU_STR(name) +  \
+              " (driver too old for CUDA " GPUOPT_CU_STR(CUDA_VERSION) "?)";   \
+  }
+      GPUOPT_CU_FUNCTIONS(GPUOPT_CU_LOAD)
+#undef GPUOPT_CU_LOAD
+    }
+  }
+  if (!error.empty())
+    return Status::error(error);
+  out = &driver;
+  return Status::ok();
+}
+
+Status cuError(const Driver &d, CUresult r, const char *call) {
+  const char *name = nullptr, *text = nullptr;
+  if (d.cuGetErrorName)
+    d.cuGetErrorName(r, &name);
+  if (d.cuGetErrorString)
+    d.cuGetErrorString(r, &text);
+  return Status::error(std::string(call) + " failed: " +
+                       (name ? name : "CUDA error " + std::to_string(r)) +
+                       (text ? std::string(" (") + text + ")" : ""));
+}
+
+} // namespace
+
+#define CU_CHECK(call)                                                         \
+  do {                                                                         \
+    CUresult cuResult = (call);                                                \
+    if (cuResult != CUDA_SUCCESS)                                              \
+      return cuError(*d, cuResult, #call);                                     \
+  } while (0)
+
+struct CudaModel::Impl {
+  const Driver *d = nullptr;
+  CUdevice device = 0;
+  CUcontext ctx = nullptr;
+  CUmodule module = nullptr;
+  CUstream stream = nullptr;
+  CUdeviceptr arena = 0;
+  CUgraphExec graph = nullptr;
+  std::vector<CUfunction> functions;
+  /// Per step: the argument values and pointers to them (kernelParams).
+  struct Launch {
+    CUfunction fn;
+    unsigned grid[3], block[3];
+    std::vector<CUdeviceptr> values;
+    std::vector<void *> params;
+  };
+  std::vector<Launch> init, run;
+
+  ~Impl() {
+    if (!d)
+      return;
+    // Best effort: nothing useful can be done about a failing release.
+    if (graph)
+      d->cuGraphExecDestroy(graph);
+    if (stream)
+      d->cuStreamDestroy(stream);
+    if (arena)
+      d->cuMemFree(arena);
+    if (module)
+      d->cuModuleUnload(module);
+    if (ctx)
+      d->cuDevicePrimaryCtxRelease(device);
+  }
+
+  Status prepare(const CudaArtifact &art, const std::vector<CudaStep> &steps,
+                 std::vector<Launch> &out) {
+    for (const CudaStep &s : steps) {
+      Launch l;
+      l.fn = functions[s.kernel];
+      std::copy(s.grid, s.grid + 3, l.grid);
+      std::copy(s.block, s.block + 3, l.block);
+      for (unsigned id : s.args)
+        l.values.push_back(arena + art.buffers[id].offset);
+      out.push_back(std::move(l));
+    }
+    for (Launch &l : out)
+      for (CUdeviceptr &v : l.values)
+        l.params.push_back(&v);
+    return Status::ok();
+  }
+
+  Status launch(std::vector<Launch> &steps) {
+    for (Launch &l : steps)
+      CU_CHECK(d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2],
+                                 l.block[0], l.block[1], l.block[2], 0, stream,
+                                 l.params.data(), nullptr));
+    return Status::ok();
+  }
+
+  Status forward(bool useGraph) {
+    if (!useGraph)
+      return launch(run);
+    if (!graph) {
+      CU_CHECK(
+          d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+      Status s = launch(run);
+      CUgraph g = nullptr;
+      CUresult end = d->cuStreamEndCapture(stream, &g);
+      if (!s)
+        return s;
+      if (end != CUDA_SUCCESS)
+        return cuError(*d, end, "cuStreamEndCapture");
+      CUresult inst = d->cuGraphInstantiate(&graph, g, 0);
+      d->cuGraphDestroy(g);
+      if (inst != CUDA_SUCCESS)
+        return cuError(*d, inst, "cuGraphInstantiate");
+    }
+    CU_CHECK(d->cuGraphLaunch(graph, stream));
+    return Status::ok();
+  }
+};
+
+CudaModel::~CudaModel() = default;
+
+Status CudaModel::create(const std::string &artifactPath,
+                         const std::string &weightsPath, bool strict,
+                         int deviceIndex, std::unique_ptr<CudaModel> &out) {
+  std::unique_ptr<CudaModel> m(new CudaModel());
+  if (Status s = readCudaArtifact(artifactPath, m->art); !s)
+    return s;
+  SafetensorsFile weights;
+  if (Status s = readSafetensors(weightsPath, weights); !s)
+    return s;
+  // Bind (and check) the weights before touching the GPU.
+  std::set<std::string> used;
+  for (const CudaBuffer &b : m->art.buffers) {
+    if (b.kind != "param")
+      continue;
+    auto it = weights.tensors.find(b.name);
+    if (it == weights.tensors.end())
+      return Status::error(weightsPath + ": missing parameter '" + b.name +
+                           "' of shape " + formatShape(b.shape));
+    if (it->second.dtype != b.dtype || it->second.shape != b.shape)
+      return Status::error(weightsPath + ": parameter '" + b.name + "' is " +
+                           dtypeName(it->second.dtype) + " " +
+                           formatShape(it->second.shape) + ", expected " +
+                           dtypeName(b.dtype) + " " + formatShape(b.shape));
+    used.insert(b.name);
+  }
+  if (strict)
+    for (const auto &[name, t] : weights.tensors)
+      if (!used.count(name))
+        return Status::error(weightsPath + ": tensor '" + name +
+                             "' is not a parameter of the model (strict)");
+
+  m->impl = std::make_unique<Impl>();
+  Impl &I = *m->impl;
+  if (Status s = loadDriver(I.d); !s)
+    return s;
+  const Driver *d = I.d;
+  CU_CHECK(d->cuInit(0));
+  int count = 0;
+  CU_CHECK(d->cuDeviceGetCount(&count));
+  if (deviceIndex < 0 || deviceIndex >= count)
+    return Status::error("no CUDA device " + std::to_string(deviceIndex) +
+                         " (the driver reports " + std::to_string(count) + ")");
+  CU_CHECK(d->cuDeviceGet(&I.device, deviceIndex));
+  char name[256] = {0};
+  CU_CHECK(d->cuDeviceGetName(name, sizeof(name) - 1, I.device));
+  m->info.name = name;
+  CU_CHECK(d->cuDriverGetVersion(&m->info.driverVersion));
+  CU_CHECK(d->cuDeviceGetAttribute(&m->info.computeMajor,
+                                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                   I.device));
+  CU_CHECK(d->cuDeviceGetAttribute(&m->info.computeMinor,
+                                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                   I.device));
+  CU_CHECK(d->cuDeviceGetAttribute(&m->info.multiprocessors,
+                                   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                   I.device));
+  CU_CHECK(d->cuDevicePrimaryCtxRetain(&I.ctx, I.device));
+  CU_CHECK(d->cuCtxSetCurrent(I.ctx));
+
+  const CudaArtifact &art = m->art;
+  if (!art.kernels.empty()) {
+    int cc = m->info.computeMajor * 10 + m->info.computeMinor;
+    const CudaImage *image = selectCudaImage(art, cc);
+    if (!image) {
+      std::string have;
+      for (const CudaImage &i : art.images)
+        have += (have.empty() ? "" : ", ") + i.format + " " + i.chip;
+      return Status::error(
+          artifactPath + ": no kernel image for " + m->info.name + " (sm_" +
+          std::to_string(cc) + "); the artifact holds " + have +
+          ": recompile with --cuda-arch=sm_" + std::to_string(cc));
+    }
+    char log[8192] = {0};
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER,
+                           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
+    CUresult r =
+        d->cuModuleLoadDataEx(&I.module, image->bytes.data(), 2, opts, vals);
+    if (r != CUDA_SUCCESS) {
+      Status s = cuError(*d, r, "cuModuleLoadDataEx");
+      return Status::error(s.message() + " loading the " + image->format +
+                           " for " + image->chip + " on " + m->info.name +
+                           " (sm_" + std::to_string(m->info.computeMajor) +
+                           std::to_string(m->info.computeMinor) + ")" +
+                           (log[0] ? std::string(": ") + log : ""));
+    }
+    for (const std::string &k : art.kernels) {
+      CUfunction fn;
+      CU_CHECK(d->cuModuleGetFunction(&fn, I.module, k.c_str()));
+      I.functions.push_back(fn);
+    }
+  }
+  CU_CHECK(d->cuStreamCreate(&I.stream, CU_STREAM_NON_BLOCKING));
+  CU_CHECK(d->cuMemAlloc(&I.arena, std::max<uint64_t>(art.arenaBytes, 256)));
+  // Poison the arena (0xff bytes are NaNs): unwritten outputs show.
+  CU_CHECK(d->cuMemsetD8Async(I.arena, 0xff, art.arenaBytes, I.stream));
+  for (const CudaBuffer &b : art.buffers)
+    if (b.kind == "param")
+      CU_CHECK(d->cuMemcpyHtoDAsync(I.arena + b.offset,
+                                    weights.tensors[b.name].data.data(),
+                                    b.bytes, I.stream));
+  if (Status s = I.prepare(art, art.init, I.init); !s)
+    return s;
+  if (Status s = I.prepare(art, art.run, I.run); !s)
+    return s;
+  if (Status s = I.launch(I.init); !s)
+    return s;
+  CU_CHECK(d->cuStreamSynchronize(I.stream));
+  out = std::move(m);
+  return Status::ok();
+}
+
+Status CudaModel::setInputs(const std::vector<const float *> &inputs) {
+  const Driver *d = impl->d;
+  if (inputs.size() != art.inputs.size())
+    return Status::error("expected " + std::to_string(art.inputs.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.inputs[i]];
+    CU_CHECK(d->cuMemcpyHtoDAsync(impl->arena + b.offset, inputs[i], b.bytes,
+                                  impl->stream));
+  }
+  CU_CHECK(d->cuStreamSynchronize(impl->stream));
+  return Status::ok();
+}
+
+Status CudaModel::forward(bool graph) {
+  const Driver *d = impl->d;
+  if (Status s = impl->forward(graph); !s)
+    return s;
+  CU_CHECK(d->cuStreamSynchronize(impl->stream));
+  return Status::ok();
+}
+
+Status CudaModel::getOutputs(const std::vector<float *> &outputs) {
+  const Driver *d = impl->d;
+  if (outputs.size() != art.outputs.size())
+    return Status::error("expected " + std::to_string(art.outputs.size()) +
+                         " outputs, got " + std::to_string(outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.outputs[i]];
+    CU_CHECK(d->cuMemcpyDtoHAsync(outputs[i], impl->arena + b.offset, b.bytes,
+                                  impl->stream));
+  }
+  CU_CHECK(d->cuStreamSynchronize(impl->stream));
+  return Status::ok();
+}
+
+Status CudaModel::time(int warmup, int runs, bool graph,
+                       std::vector<double> &ms) {
+  const Driver *d = impl->d;
+  for (int i = 0; i < warmup; ++i)
+    if (Status s = impl->forward(graph); !s)
+      return s;
+  CU_CHECK(d->cuStreamSynchronize(impl->stream));
+  CUevent start, stop;
+  CU_CHECK(d->cuEventCreate(&start, CU_EVENT_DEFAULT));
+  CU_CHECK(d->cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  Status result = Status::ok();
+  for (int i = 0; i < runs && result; ++i) {
+    CUresult r = d->cuEventRecord(start, impl->stream);
+    if (r == CUDA_SUCCESS) {
+      result = impl->forward(graph);
+      if (!result)
+        break;
+      r = d->cuEventRecord(stop, impl->stream);
+    }
+    if (r == CUDA_SUCCESS)
+      r = d->cuEventSynchronize(stop);
+    float t = 0;
+    if (r == CUDA_SUCCESS)
+      r = d->cuEventElapsedTime(&t, start, stop);
+    if (r != CUDA_SUCCESS)
+      result = cuError(*d, r, "timing a forward with CUDA events");
+    ms.push_back(t);
+  }
+  d->cuEventDestroy(start);
+  d->cuEventDestroy(stop);
+  return result;
+}
+
+Status CudaModel::profileSteps(std::vector<double> &ms) {
+  const Driver *d = impl->d;
+  if (Status s = impl->forward(false); !s)
+    return s;
+  size_t n = impl->run.size();
+  std::vector<CUevent> events(n + 1, nullptr);
+  Status result = Status::ok();
+  for (CUevent &e : events)
+    if (d->cuEventCreate(&e, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+      result = Status::error("cuEventCreate failed while profiling");
+      break;
+    }
+  for (size_t i = 0; i < n && result; ++i) {
+    Impl::Launch &l = impl->run[i];
+    CUresult r = d->cuEventRecord(events[i], impl->stream);
+    if (r == CUDA_SUCCESS)
+      r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+                            l.block[1], l.block[2], 0, impl->stream,
+                            l.params.data(), nullptr);
+    if (r != CUDA_SUCCESS)
+      result = cuError(*d, r, "profiling a launch");
+  }
+  if (result) {
+    CUresult r = d->cuEventRecord(events[n], impl->stream);
+    if (r == CUDA_SUCCESS)
+      r = d->cuEventSynchronize(events[n]);
+    for (size_t i = 0; i < n && r == CUDA_SUCCESS; ++i) {
+      float t = 0;
+      r = d->cuEventElapsedTime(&t, events[i], events[i + 1]);
+      ms.push_back(t);
+    }
+    if (r != CUDA_SUCCESS)
+      result = cuError(*d, r, "reading profiling events");
+  }
+  for (CUevent e : events)
+    if (e)
+      d->cuEventDestroy(e);
+  return result;
+}

@@ -1,0 +1,515 @@
+//===- CudaTarget.cpp - compile a seg graph for NVIDIA GPUs ---------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs the NVPTX pipeline in two halves. Between them the host function is a
+// straight sequence of memref.alloc and gpu.launch_func over root buffers
+// (--convert-parallel-loops-to-kernels guarantees it); it becomes the launch
+// plan: buffers placed in one arena (temporaries by liveness), the launches
+// split into load-time initializers and the per-inference sequence. The
+// second half turns the gpu.module into a cubin or PTX image.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Target/Cuda/CudaTarget.h"
+
+#include "gpuopt/Pipelines/GpuPipeline.h"
+#include "gpuopt/Runtime/CudaArtifact.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::gpuopt;
+namespace rt = ::gpuopt::runtime;
+
+namespace {
+
+struct Buffer {
+  std::string kind;
+  std::string name;
+  MemRefType type;
+  uint64_t bytes = 0;
+  uint64_t offset = 0;
+};
+
+struct Step {
+  unsigned kernel = 0;
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  SmallVector<unsigned> args;
+  SmallVector<bool> reads, writes;
+  std::string loc;
+};
+
+struct Plan {
+  std::vector<Buffer> buffers;
+  std::vector<unsigned> inputs, outputs;
+  std::vector<std::string> kernels;
+  std::vector<Step> init, run;
+  uint64_t arenaBytes = 0;
+};
+
+uint64_t alignUp(uint64_t v) {
+  return (v + rt::kCudaArenaAlignment - 1) / rt::kCudaArenaAlignment *
+         rt::kCudaArenaAlignment;
+}
+
+/// Safetensors spelling of an element type, or "" when the runtime has none.
+std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "F32";
+  if (t.isF16())
+    return "F16";
+  if (t.isBF16())
+    return "BF16";
+  if (t.isF64())
+    return "F64";
+  if (t.isInteger(64))
+    return "I64";
+  if (t.isInteger(32))
+    return "I32";
+  if (t.isInteger(8))
+    return "I8";
+  return "";
+}
+
+std::string formatLoc(Location loc) {
+  std::string out;
+  loc->walk([&](Location l) {
+    if (auto flc = dyn_cast<FileLineColLoc>(l)) {
+      out = (flc.getFilename().getValue() + ":" + Twine(flc.getLine()) + ":" +
+             Twine(flc.getColumn()))
+                .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return out;
+}
+
+/// Whether kernel argument `v` (or a view of it) is read and/or written.
+void classifyAccess(Value v, bool &read, bool &write) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::LoadOp>(user)) {
+      read = true;
+    } else if (auto store = dyn_cast<memref::StoreOp>(user);
+               store && store.getMemRef() == v) {
+      write = true;
+    } else if (isa<ViewLikeOpInterface, memref::CastOp>(user)) {
+      for (Value r : user->getResults())
+        classifyAccess(r, read, write);
+    } else {
+      read = write = true;
+    }
+  }
+}
+
+/// Builds the plan from the bufferized host function `func` whose first
+/// `numInputs` arguments are inputs and last `numOutputs` are outputs.
+LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
+                          unsigned numInputs, unsigned numOutputs, Plan &plan) {
+  unsigned numArgs = func.getNumArguments();
+  if (numArgs < numInputs + numOutputs)
+    return func.emitOpError("has ")
+           << numArgs << " arguments after bufferization, expected at least "
+           << numInputs + numOutputs;
+  llvm::DenseMap<Value, unsigned> ids;
+  auto addBuffer = [&](Value v, StringRef kind, StringRef name,
+                       Operation *at) -> FailureOr<unsigned> {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+      return at->emitOpError("needs buffers of static shape and identity "
+                             "layout in the CUDA launch plan, got ")
+             << v.getType();
+    std::string dtype = dtypeName(type.getElementType());
+    if (dtype.empty() || (kind != "temp" && dtype != "F32"))
+      return at->emitOpError("has a ")
+             << kind << " buffer of element type " << type.getElementType()
+             << " that the CUDA runtime cannot bind";
+    Buffer b;
+    b.kind = kind.str();
+    b.name = name.str();
+    b.type = type;
+    b.bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    ids[v] = plan.buffers.size();
+    plan.buffers.push_back(b);
+    return plan.buffers.size() - 1;
+  };
+  for (unsigned i = 0; i < numArgs; ++i) {
+    Value arg = func.getArgument(i);
+    auto param = func.getArgAttrOfType<StringAttr>(i, "seg.param");
+    StringRef kind = i < numInputs               ? "input"
+                     : i >= numArgs - numOutputs ? "output"
+                                                 : "param";
+    if ((kind == "param") != static_cast<bool>(param))
+      return func.emitOpError("argument ")
+             << i << " is expected to be a" << (kind == "param" ? " " : "n ")
+             << kind << " after bufferization";
+    FailureOr<unsigned> id =
+        addBuffer(arg, kind, param ? param.getValue() : "", func);
+    if (failed(id))
+      return failure();
+    if (kind == "input")
+      plan.inputs.push_back(*id);
+    else if (kind == "output")
+      plan.outputs.push_back(*id);
+  }
+
+  std::vector<Step> steps;
+  llvm::StringMap<unsigned> kernelIds;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<arith::ConstantOp, memref::DeallocOp>(op))
+      continue;
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (failed(addBuffer(alloc.getResult(), "temp", "", alloc)))
+        return failure();
+      continue;
+    }
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (ret.getNumOperands() != 0)
+        return ret.emitOpError("returns values; the CUDA launch plan needs "
+                               "results as out-parameters");
+      continue;
+    }
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch)
+      return op.emitOpError("cannot be expressed in the CUDA launch plan "
+                            "(only buffer allocations and kernel launches "
+                            "run on the host)");
+    Step step;
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    Value dims[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
+    for (int d = 0; d < 6; ++d) {
+      std::optional<int64_t> c = getConstantIntValue(dims[d]);
+      if (!c || *c < 1)
+        return launch.emitOpError("needs constant positive grid and block "
+                                  "sizes in the CUDA launch plan");
+      (d < 3 ? step.grid[d] : step.block[d - 3]) = *c;
+    }
+    if (launch.getDynamicSharedMemorySize() || launch.getAsyncToken() ||
+        launch.hasClusterSize())
+      return launch.emitOpError("uses dynamic shared memory, clusters or "
+                                "async tokens, which the CUDA launch plan "
+                                "does not express");
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernel());
+    if (!kernel)
+      return launch.emitOpError("launches an unknown kernel");
+    StringRef name = launch.getKernelName().getValue();
+    auto [it, inserted] = kernelIds.try_emplace(name, plan.kernels.size());
+    if (inserted)
+      plan.kernels.push_back(name.str());
+    step.kernel = it->second;
+    for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
+      auto found = ids.find(operand);
+      if (found == ids.end())
+        return launch.emitOpError("kernel operand ")
+               << index
+               << " is not an argument or allocation of the host function";
+      bool read = false, write = false;
+      classifyAccess(kernel.getArgument(index), read, write);
+      step.args.push_back(found->second);
+      step.reads.push_back(read);
+      step.writes.push_back(write);
+    }
+    step.loc = formatLoc(launch.getLoc());
+    steps.push_back(std::move(step));
+  }
+
+  // Load-time steps: the largest set of temporaries written only by steps
+  // that read parameters and such temporaries (a greatest fixed point, so
+  // that a buffer a step both reads and writes can qualify).
+  std::vector<bool> constant(plan.buffers.size());
+  for (auto [i, b] : llvm::enumerate(plan.buffers))
+    constant[i] = b.kind == "temp";
+  auto eligible = [&](const Step &s) {
+    for (auto [i, id] : llvm::enumerate(s.args)) {
+      const Buffer &b = plan.buffers[id];
+      bool isConst = constant[id] || b.kind == "param";
+      if (s.writes[i] && !constant[id])
+        return false;
+      if (s.reads[i] && !isConst)
+        return false;
+    }
+    return true;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> written(plan.buffers.size());
+    for (const Step &s : steps) {
+      bool ok = eligible(s);
+      for (auto [i, id] : llvm::enumerate(s.args)) {
+        if (!s.writes[i])
+          continue;
+        written[id] = true;
+        if (!ok && constant[id]) {
+          constant[id] = false;
+          changed = true;
+        }
+      }
+    }
+    for (size_t id = 0; id < constant.size(); ++id)
+      if (constant[id] && !written[id]) {
+        constant[id] = false;
+        changed = true;
+      }
+  }
+  for (Step &s : steps)
+    (eligible(s) ? plan.init : plan.run).push_back(std::move(s));
+  for (auto [id, b] : llvm::enumerate(plan.buffers))
+    if (constant[id])
+      b.kind = "constant";
+
+  // Persistent buffers first, then temporaries by liveness over the run
+  // steps: a temporary takes the best-fitting free gap when first used and
+  // returns it after its last use.
+  uint64_t top = 0;
+  for (Buffer &b : plan.buffers)
+    if (b.kind != "temp") {
+      b.offset = top;
+      top = alignUp(top + std::max<uint64_t>(b.bytes, 1));
+    }
+  std::vector<int64_t> first(plan.buffers.size(), -1),
+      last(plan.buffers.size(), -1);
+  for (auto [index, s] : llvm::enumerate(plan.run))
+    for (unsigned id : s.args) {
+      if (first[id] < 0)
+        first[id] = index;
+      last[id] = index;
+    }
+  std::map<uint64_t, uint64_t> freeGaps; // offset -> size, above `top`
+  uint64_t end = top;
+  auto release = [&](uint64_t off, uint64_t size) {
+    auto next = freeGaps.lower_bound(off);
+    if (next != freeGaps.end() && off + size == next->first) {
+      size += next->second;
+      next = freeGaps.erase(next);
+    }
+    if (next != freeGaps.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        prev->second += size;
+        return;
+      }
+    }
+    freeGaps[off] = size;
+  };
+  for (size_t index = 0; index < plan.run.size(); ++index) {
+    for (unsigned id : plan.run[index].args) {
+      Buffer &b = plan.buffers[id];
+      if (b.kind != "temp" || first[id] != static_cast<int64_t>(index))
+        continue;
+      first[id] = -2; // placed
+      uint64_t size = alignUp(std::max<uint64_t>(b.bytes, 1));
+      auto best = freeGaps.end();
+      for (auto g = freeGaps.begin(); g != freeGaps.end(); ++g)
+        if (g->second >= size &&
+            (best == freeGaps.end() || g->second < best->second))
+          best = g;
+      if (best != freeGaps.end()) {
+        b.offset = best->first;
+        uint64_t rest = best->second - size;
+        uint64_t restOff = best->first + size;
+        freeGaps.erase(best);
+        if (rest)
+          freeGaps[restOff] = rest;
+      } else {
+        b.offset = end;
+        end += size;
+      }
+    }
+    for (unsigned id : plan.run[index].args) {
+      Buffer &b = plan.buffers[id];
+      if (b.kind == "temp" && last[id] == static_cast<int64_t>(index)) {
+        last[id] = -2; // released once
+        release(b.offset, alignUp(std::max<uint64_t>(b.bytes, 1)));
+      }
+    }
+  }
+  plan.arenaBytes = std::max<uint64_t>(end, rt::kCudaArenaAlignment);
+  return success();
+}
+
+/// One kernel object of the artifact.
+struct Image {
+  std::string chip, format;
+  std::string bytes;
+};
+
+std::string planToJson(const Plan &plan, const CudaCompileOptions &options,
+                       ArrayRef<Image> images) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  auto ids = [](ArrayRef<unsigned> v) {
+    Array a;
+    for (unsigned x : v)
+      a.push_back(static_cast<int64_t>(x));
+    return a;
+  };
+  Array buffers;
+  for (const Buffer &b : plan.buffers) {
+    Array shape;
+    for (int64_t d : b.type.getShape())
+      shape.push_back(d);
+    Object o{{"kind", b.kind},
+             {"dtype", dtypeName(b.type.getElementType())},
+             {"shape", std::move(shape)},
+             {"bytes", static_cast<int64_t>(b.bytes)},
+             {"offset", static_cast<int64_t>(b.offset)}};
+    if (!b.name.empty())
+      o["name"] = b.name;
+    buffers.push_back(std::move(o));
+  }
+  auto steps = [&](const std::vector<Step> &list) {
+    Array a;
+    for (const Step &s : list)
+      a.push_back(Object{{"kernel", static_cast<int64_t>(s.kernel)},
+                         {"grid", Array{s.grid[0], s.grid[1], s.grid[2]}},
+                         {"block", Array{s.block[0], s.block[1], s.block[2]}},
+                         {"args", ids(s.args)},
+                         {"loc", s.loc}});
+    return a;
+  };
+  Array kernels;
+  for (const std::string &k : plan.kernels)
+    kernels.push_back(k);
+  Array imageList;
+  int64_t offset = 0;
+  for (const Image &image : images) {
+    imageList.push_back(
+        Object{{"chip", image.chip},
+               {"format", image.format},
+               {"offset", offset},
+               {"size", static_cast<int64_t>(image.bytes.size())}});
+    offset += image.bytes.size();
+  }
+  Object root{{"version", rt::kCudaArtifactVersion},
+              {"entry", options.entry},
+              {"images", std::move(imageList)},
+              {"arena_bytes", static_cast<int64_t>(plan.arenaBytes)},
+              {"buffers", std::move(buffers)},
+              {"inputs", ids(plan.inputs)},
+              {"outputs", ids(plan.outputs)},
+              {"kernels", std::move(kernels)},
+              {"init", steps(plan.init)},
+              {"run", steps(plan.run)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(root));
+  return text;
+}
+
+} // namespace
+
+LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
+                                           const CudaCompileOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  if (options.format != "bin" && options.format != "isa" &&
+      options.format != "fatbin")
+    return module.emitError("unknown CUDA object format '")
+           << options.format << "' (expected bin, isa or fatbin)";
+  if (options.blockSize < 1 || options.blockSize > 1024)
+    return module.emitError("CUDA block size must be in [1, 1024], got ")
+           << options.blockSize;
+  if (!options.pipeline.empty()) {
+    PassManager pm(ctx);
+    std::string error;
+    llvm::raw_string_ostream es(error);
+    if (failed(parsePassPipeline(options.pipeline, pm, es)))
+      return module.emitError("invalid pipeline '")
+             << options.pipeline << "': " << error;
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (!entry || entry.isExternal())
+    return module.emitError("no function '")
+           << options.entry << "' with a body to compile";
+  unsigned numInputs = entry.getNumArguments();
+  unsigned numOutputs = entry.getNumResults();
+
+  GpuLoweringOptions lowering;
+  lowering.chip = options.chip;
+  lowering.features = options.features;
+  lowering.format = options.format;
+  lowering.toolkit = options.toolkit;
+  lowering.blockSize = options.blockSize;
+  {
+    PassManager pm(ctx);
+    if (failed(buildGpuKernelPipeline(pm, lowering)))
+      return module.emitError("the GPU kernel pipeline has unregistered "
+                              "passes");
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  Plan plan;
+  entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  if (failed(extractPlan(module, entry, numInputs, numOutputs, plan)))
+    return failure();
+  {
+    PassManager pm(ctx);
+    if (failed(buildGpuBinaryPipeline(pm, lowering)))
+      return module.emitError("the GPU binary pipeline has unregistered "
+                              "passes");
+    if (failed(pm.run(module)))
+      return failure();
+  }
+
+  SmallVector<Image> images;
+  if (!plan.kernels.empty()) {
+    auto binary = module.lookupSymbol<gpu::BinaryOp>("kernels");
+    if (!binary || binary.getObjects().empty())
+      return module.emitError("the GPU pipeline produced no kernel image");
+    StringRef format = options.format == "bin"   ? "cubin"
+                       : options.format == "isa" ? "ptx"
+                                                 : "fatbin";
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!target)
+        return binary.emitOpError("holds an object for a non-NVVM target");
+      images.push_back({target.getChip().str(), format.str(),
+                        object.getObject().getValue().str()});
+    }
+  }
+  std::string header = planToJson(plan, options, images);
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(options.outputPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return module.emitError("cannot write '")
+           << options.outputPath << "': " << ec.message();
+  os.write(rt::kCudaArtifactMagic, sizeof(rt::kCudaArtifactMagic));
+  uint64_t n = header.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  os.write(len, 8);
+  os << header;
+  for (const Image &image : images)
+    os << image.bytes;
+  os.close();
+  if (os.has_error())
+    return module.emitError("cannot write '")
+           << options.outputPath << "': " << os.error().message();
+  return success();
+}

@@ -1,0 +1,31 @@
+// RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0" | FileCheck %s --check-prefix=NVVM
+// RUN: gpuopt-opt %s --gpuopt-gpu-lowering="format=isa chip=sm_86" | FileCheck %s --check-prefix=PTX
+
+// The host function only launches kernels; the convolution's output fill,
+// accumulation, bias and ReLU are one kernel (the padding is a fill and a
+// copy kernel). Kernels take bare pointers and read the thread indices.
+// NVVM-LABEL: func.func @forward
+// NVVM-SAME: {seg.param = "conv.weight"}
+// NVVM-SAME: {seg.param = "conv.bias"}
+// NVVM-COUNT-3: gpu.launch_func @kernels::
+// NVVM-NOT: gpu.launch_func
+// NVVM: return
+// NVVM: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel}
+// NVVM: nvvm.read.ptx.sreg.ctaid.x
+// NVVM: nvvm.read.ptx.sreg.tid.x
+// NVVM: llvm.func @forward_kernel2
+// NVVM: llvm.fmul
+// NVVM: llvm.intr.maximum
+
+// PTX: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_86", features = "+ptx80">, properties = {{.*}}assembly = "
+// PTX-SAME: .target sm_86
+// PTX-SAME: .entry forward_kernel0
+// PTX-SAME: .entry forward_kernel2
+func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
+  %b = seg.param "conv.bias" : tensor<4xf32>
+  %y = seg.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
+  %r = seg.relu %y : tensor<1x4x8x8xf32>
+  return %r : tensor<1x4x8x8xf32>
+}

@@ -1,0 +1,236 @@
+//===- gpuopt-cuda-run.cpp - run a compiled CUDA model --------------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+//   gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors --input=@x.npy
+//       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph] [--profile]
+//       [--device=I] [--strict-weights] [--json=FILE]
+//   gpuopt-cuda-run MODEL.gpuopt --inspect      (no GPU needed)
+//
+// Builds with a C++ compiler and the CUDA headers only (no MLIR, no LLVM).
+// Exit status: 0 on success, 1 on bad input, 2 when no usable GPU or driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/CudaModel.h"
+#include "gpuopt/Runtime/Npy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+void usage() {
+  std::fprintf(
+      stderr,
+      "usage: gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors "
+      "--input=@x.npy [--output=@y.npy]\n"
+      "         [--runs=N] [--warmup=N] [--graph] [--profile] [--device=I]\n"
+      "         [--strict-weights] [--json=FILE]\n"
+      "       gpuopt-cuda-run MODEL.gpuopt --inspect\n");
+}
+
+int fail(const std::string &message, int code = 1) {
+  std::fprintf(stderr, "gpuopt-cuda-run: error: %s\n", message.c_str());
+  return code;
+}
+
+bool parseInt(const char *text, int lo, int hi, int &out) {
+  char *end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (!*text || *end || v < lo || v > hi)
+    return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+void printInspect(const CudaArtifact &art) {
+  size_t counts[5] = {0, 0, 0, 0, 0};
+  const char *kinds[5] = {"input", "output", "param", "constant", "temp"};
+  for (const CudaBuffer &b : art.buffers)
+    for (int k = 0; k < 5; ++k)
+      if (b.kind == kinds[k])
+        ++counts[k];
+  std::printf("entry %s, %zu kernels; images:", art.entry.c_str(),
+              art.kernels.size());
+  for (const CudaImage &image : art.images)
+    std::printf(" %s %s (%zu bytes)", image.format.c_str(), image.chip.c_str(),
+                image.bytes.size());
+  std::printf("\n");
+  std::printf("arena %llu bytes; buffers: %zu input, %zu output, %zu param, "
+              "%zu constant, %zu temp\n",
+              static_cast<unsigned long long>(art.arenaBytes), counts[0],
+              counts[1], counts[2], counts[3], counts[4]);
+  std::printf("launches: %zu at load time, %zu per forward\n", art.init.size(),
+              art.run.size());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string model, weights, jsonPath;
+  std::vector<std::string> inputs, outputs;
+  int runs = 0, warmup = 3, device = 0;
+  bool graph = false, profile = false, strict = false, inspect = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      size_t n = std::strlen(flag);
+      return a.compare(0, n, flag) == 0 ? argv[i] + n : nullptr;
+    };
+    if (const char *v = value("--weights=")) {
+      weights = v;
+    } else if (const char *v = value("--input=@")) {
+      inputs.push_back(v);
+    } else if (const char *v = value("--output=@")) {
+      outputs.push_back(v);
+    } else if (const char *v = value("--json=")) {
+      jsonPath = v;
+    } else if (const char *v = value("--runs=")) {
+      if (!parseInt(v, 0, 1000000, runs))
+        return fail("--runs must be an integer in [0, 1000000]");
+    } else if (const char *v = value("--warmup=")) {
+      if (!parseInt(v, 0, 1000000, warmup))
+        return fail("--warmup must be an integer in [0, 1000000]");
+    } else if (const char *v = value("--device=")) {
+      if (!parseInt(v, 0, 1024, device))
+        return fail("--device must be an integer in [0, 1024]");
+    } else if (a == "--graph") {
+      graph = true;
+    } else if (a == "--profile") {
+      profile = true;
+    } else if (a == "--strict-weights") {
+      strict = true;
+    } else if (a == "--inspect") {
+      inspect = true;
+    } else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else if (!a.empty() && a[0] != '-' && model.empty()) {
+      model = a;
+    } else {
+      usage();
+      return fail("unknown or repeated argument '" + a + "'");
+    }
+  }
+  if (model.empty()) {
+    usage();
+    return fail("no model given");
+  }
+  if (inspect) {
+    CudaArtifact art;
+    if (Status s = readCudaArtifact(model, art); !s)
+      return fail(s.message());
+    printInspect(art);
+    return 0;
+  }
+  if (weights.empty())
+    return fail("--weights=FILE is required");
+
+  // Read inputs before touching the GPU, so that bad files are reported as
+  // such on any machine.
+  CudaArtifact art;
+  if (Status s = readCudaArtifact(model, art); !s)
+    return fail(s.message());
+  if (inputs.size() != art.inputs.size())
+    return fail("the model takes " + std::to_string(art.inputs.size()) +
+                " inputs, got " + std::to_string(inputs.size()) +
+                " --input=@FILE");
+  if (!outputs.empty() && outputs.size() != art.outputs.size())
+    return fail("the model has " + std::to_string(art.outputs.size()) +
+                " outputs, got " + std::to_string(outputs.size()) +
+                " --output=@FILE");
+  std::vector<HostTensor> in(inputs.size());
+  std::vector<const float *> inPtrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (Status s = readNpy(inputs[i], in[i]); !s)
+      return fail(s.message());
+    const CudaBuffer &b = art.buffers[art.inputs[i]];
+    if (in[i].shape != b.shape)
+      return fail(inputs[i] + ": shape " + formatShape(in[i].shape) +
+                  ", the model expects " + formatShape(b.shape));
+    inPtrs.push_back(reinterpret_cast<const float *>(in[i].data.data()));
+  }
+
+  std::unique_ptr<CudaModel> m;
+  if (Status s = CudaModel::create(model, weights, strict, device, m); !s) {
+    bool gpuMissing = s.message().find("NVIDIA driver") != std::string::npos ||
+                      s.message().find("cuInit") != std::string::npos ||
+                      s.message().find("no CUDA device") != std::string::npos;
+    return fail(s.message() +
+                    (gpuMissing ? " (no usable GPU: nothing ran)" : ""),
+                gpuMissing ? 2 : 1);
+  }
+  if (Status s = m->setInputs(inPtrs); !s)
+    return fail(s.message());
+  if (Status s = m->forward(graph); !s)
+    return fail(s.message());
+  std::vector<HostTensor> out(art.outputs.size());
+  std::vector<float *> outPtrs;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.outputs[i]];
+    out[i].dtype = DType::F32;
+    out[i].shape = b.shape;
+    out[i].data.resize(b.bytes);
+    outPtrs.push_back(reinterpret_cast<float *>(out[i].data.data()));
+  }
+  if (Status s = m->getOutputs(outPtrs); !s)
+    return fail(s.message());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (Status s = writeNpy(outputs[i], out[i]); !s)
+      return fail(s.message());
+
+  std::vector<double> ms, steps;
+  if (runs > 0)
+    if (Status s = m->time(warmup, runs, graph, ms); !s)
+      return fail(s.message());
+  if (profile)
+    if (Status s = m->profileSteps(steps); !s)
+      return fail(s.message());
+  const CudaDeviceInfo &info = m->deviceInfo();
+  double median = percentile(ms, 0.5);
+  if (runs > 0)
+    std::printf("%s: %zu launches per forward%s, median %.4f ms (p10 %.4f, "
+                "p90 %.4f) over %d runs on %s\n",
+                model.c_str(), art.run.size(), graph ? " (CUDA graph)" : "",
+                median, percentile(ms, 0.1), percentile(ms, 0.9), runs,
+                info.name.c_str());
+  if (!jsonPath.empty()) {
+    FILE *f = std::fopen(jsonPath.c_str(), "w");
+    if (!f)
+      return fail("cannot write " + jsonPath + ": " + std::strerror(errno));
+    double busy = 0;
+    for (double t : steps)
+      busy += t;
+    std::fprintf(f,
+                 "{\"device\": \"%s\", \"driver\": %d, \"sm\": \"%d%d\", "
+                 "\"launches\": %zu, \"graph\": %s, \"runs\": %d, "
+                 "\"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
+                 "\"kernel_ms_sum\": %.6f, \"step_ms\": [",
+                 info.name.c_str(), info.driverVersion, info.computeMajor,
+                 info.computeMinor, art.run.size(), graph ? "true" : "false",
+                 runs, median, percentile(ms, 0.1), percentile(ms, 0.9), busy);
+    for (size_t i = 0; i < steps.size(); ++i)
+      std::fprintf(f, "%s%.6f", i ? ", " : "", steps[i]);
+    std::fprintf(f, "]}\n");
+    if (std::fclose(f) != 0)
+      return fail("cannot write " + jsonPath);
+  }
+  return 0;
+}
