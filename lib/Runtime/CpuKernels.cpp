@@ -467,6 +467,45 @@ void conv2d(const ConvArgs &args) {
       hp = padded.hp;
       wp = padded.wp;
     }
+    if (groups == c && oc == c) {
+      // Depthwise: a direct stencil per channel over the padded copy (a GEMM
+      // with one row per group would be all overhead).
+      float *outImg = out + img * oc * oh * ow;
+      parallelFor(c, [&](int64_t ch) {
+        const float *plane = planes + ch * hp * wp;
+        const float *wc = wt + ch * kh * kw;
+        float biasV = bias ? bias[ch * biasStride] : 0.f;
+        std::vector<float> acc(static_cast<size_t>(ow));
+        for (int64_t y = 0; y < oh; ++y) {
+          std::fill(acc.begin(), acc.end(), 0.f);
+          for (int64_t r = 0; r < kh; ++r) {
+            const float *row = plane + (y * sh + r * args.dilH) * wp;
+            for (int64_t s = 0; s < kw; ++s) {
+              float wv = wc[r * kw + s];
+              const float *in0 = row + s * args.dilW;
+              if (sw == 1)
+                for (int64_t x = 0; x < ow; ++x)
+                  acc[x] += wv * in0[x];
+              else
+                for (int64_t x = 0; x < ow; ++x)
+                  acc[x] += wv * in0[x * sw];
+            }
+          }
+          float *dst = outImg + (ch * oh + y) * ow;
+          for (int64_t x0 = 0; x0 < ow; x0 += kNR) {
+            int len = static_cast<int>(std::min<int64_t>(kNR, ow - x0));
+            const float *resRow =
+                res ? res->aligned + res->offset + img * res->strides[0] +
+                          ch * res->strides[1] + y * res->strides[2] +
+                          x0 * res->strides[3]
+                    : nullptr;
+            storeRow(dst + x0, acc.data() + x0, len, biasV, resRow,
+                     res ? res->strides[3] : 0, args.act);
+          }
+        }
+      });
+      continue;
+    }
     // Columns of the GEMM: the padded grid (stride 1) or im2col (else).
     int64_t gridW = wp, nCols = oh * wp;
     const float *b = planes;

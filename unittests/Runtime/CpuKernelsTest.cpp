@@ -122,6 +122,11 @@ int main() {
   conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, 0);
   conv(1, 8, 13, 12, 8, 3, 3, 1, 2, 2, 1, true, true, false, 0);
   conv(1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 8, false, false, false, 0);
+  // Depthwise (direct stencil): shifts, residual, GELU, stride, dilation.
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, true, 2);
+  conv(1, 8, 13, 10, 8, 3, 3, 2, 1, 1, 8, false, false, true, 1);
+  conv(1, 8, 13, 10, 8, 3, 3, 1, 2, 2, 8, true, false, false, 1);
+  conv(1, 40, 9, 9, 40, 1, 1, 1, 0, 1, 40, false, false, false, 0);
   conv(1, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, 0);
   conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1);
   conv(1, 5, 7, 33, 9, 5, 3, 2, 2, 1, 1, true, false, true, 1);
