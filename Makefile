@@ -63,5 +63,9 @@ check-asan: venv
 	  -DGPUOPT_PYTHON=$(PYTHON)
 	ninja -C $(ASAN_BUILD_DIR) -j $(JOBS)
 	$(SANITIZER_ENV) $(LLVM_DIR)/bin/lit -sv $(ASAN_BUILD_DIR)/test
+	# Model libraries built by an instrumented gpuopt-compile carry ASan and
+	# cannot be dlopen'ed into the (uninstrumented) Python: the tests that
+	# load them in-process are left out here (gpuopt-run model.so still runs).
 	$(SANITIZER_ENV) GPUOPT_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD_DIR) \
-	  $(PYTHON) -m pytest -q test/python
+	  $(PYTHON) -m pytest -q test/python --ignore=test/python/test_compile_cpu.py \
+	  --deselect=test/python/test_bench.py::test_real_gpuopt_and_ort_rows
