@@ -56,12 +56,8 @@ while IFS='|' read -r row model shape pipeline; do
   secs=$(echo "$(date +%s.%N) - $start" | bc)
   # The cost model's counts of the graph the row runs.
   cost=$WORK/$row.cost.json
-  if [ -z "$pipeline" ]; then
-    "$OPT" "$src" --seg-cost-report="device=h200 format=json output=$cost" -o /dev/null
-  else
-    "$OPT" "$src" --pass-pipeline="builtin.module($pipeline)" \
-      --seg-cost-report="device=h200 format=json output=$cost" -o /dev/null
-  fi
+  report="seg-cost-report{device=h200 format=json output=$cost}"
+  "$OPT" "$src" --pass-pipeline="builtin.module(${pipeline:+$pipeline,}$report)" -o /dev/null
   [ $first = 1 ] || echo ',' >> "$ART/manifest.json"
   first=0
   "$PY" - "$row" "$model" "$shape" "$pipeline" "$secs" "$cost" "$ART/$row.gpuopt" >> "$ART/manifest.json" <<'PYEOF'

@@ -18,6 +18,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +130,26 @@ def zoo_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pat
     return result
 
 
+@pytest.fixture(scope="module")
+def zoo_artifact(
+    zoo_exports: dict[str, tuple[Path, Path]], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, bool], Path]:
+    """Compiles a zoo model for sm_90 and sm_86 (fatbins) once per module."""
+    out = tmp_path_factory.mktemp("artifacts")
+    cache: dict[tuple[str, bool], Path] = {}
+
+    def get(name: str, optimized: bool) -> Path:
+        if (name, optimized) not in cache:
+            path = out / f"{name}-{'opt' if optimized else 'exported'}.gpuopt"
+            extra = ["--pipeline=gpuopt-optimize"] if optimized else []
+            proc = compile_cuda(zoo_exports[name][0], path, "--cuda-arch=sm_90,sm_86", *extra)
+            assert proc.returncode == 0, proc.stderr
+            cache[(name, optimized)] = path
+        return cache[(name, optimized)]
+
+    return get
+
+
 # Exported Rolling-UNet-M/-L hold 4096/8192 rolls: each compile takes minutes
 # on a small machine. Set GPUOPT_SLOW_TESTS=1 to include them.
 SLOW = {("rolling_unet_m", False), ("rolling_unet_l", False)}
@@ -138,17 +159,12 @@ SLOW = {("rolling_unet_m", False), ("rolling_unet_l", False)}
 @pytest.mark.parametrize("optimized", [False, True], ids=["exported", "optimized"])
 @pytest.mark.parametrize("name", models.names())
 def test_zoo_compiles_for_sm90_and_sm86(
-    name: str, optimized: bool, zoo_exports: dict[str, tuple[Path, Path]], tmp_path: Path
+    name: str, optimized: bool, zoo_artifact: Callable[[str, bool], Path]
 ) -> None:
     """One lowering, a fatbin (cubin by ptxas, and PTX) per chip."""
     if (name, optimized) in SLOW and not os.environ.get("GPUOPT_SLOW_TESTS"):
         pytest.skip("exported Rolling-UNet-M/-L take minutes to compile: set GPUOPT_SLOW_TESTS=1")
-    mlir, _ = zoo_exports[name]
-    extra = ["--pipeline=gpuopt-optimize"] if optimized else []
-    out = tmp_path / "m.gpuopt"
-    proc = compile_cuda(mlir, out, "--cuda-arch=sm_90,sm_86", *extra)
-    assert proc.returncode == 0, proc.stderr
-    header, images = read_artifact(out)
+    header, images = read_artifact(zoo_artifact(name, optimized))
     assert sorted(images) == ["sm_86", "sm_90"]
     assert all(i["format"] == "fatbin" for i in header["images"])
     assert all(image[:4] == FATBIN_MAGIC for image in images.values())
@@ -179,16 +195,11 @@ def test_cubin_and_ptx_formats(arch: str, zoo_exports: dict[str, tuple[Path, Pat
 
 
 @needs_ptxas
-def test_rolling_unet_launches_and_buffers(zoo_exports: dict[str, tuple[Path, Path]], tmp_path: Path) -> None:
+def test_rolling_unet_launches_and_buffers(zoo_artifact: Callable[[str, bool], Path]) -> None:
     """Copy batching keeps the exported graph's 2048 rolls to a few hundred
     launches; --gpuopt-optimize removes the rolls' intermediate buffers and
     moves the BatchNorm folding to load time."""
-    mlir, _ = zoo_exports["rolling_unet_s"]
-    plans = []
-    for extra in ([], ["--pipeline=gpuopt-optimize"]):
-        out = tmp_path / "m.gpuopt"
-        assert compile_cuda(mlir, out, *extra).returncode == 0
-        plans.append(read_artifact(out)[0])
+    plans = [read_artifact(zoo_artifact("rolling_unet_s", optimized))[0] for optimized in (False, True)]
     exported, optimized = plans
     temps = [sum(b["kind"] == "temp" for b in p["buffers"]) for p in plans]
     assert len(exported["run"]) < 400, len(exported["run"])
@@ -200,14 +211,12 @@ def test_rolling_unet_launches_and_buffers(zoo_exports: dict[str, tuple[Path, Pa
 @needs_ptxas
 @needs_runtime
 def test_runtime_inspects_and_rejects_bad_artifacts(
-    zoo_exports: dict[str, tuple[Path, Path]], tmp_path: Path
+    zoo_artifact: Callable[[str, bool], Path], tmp_path: Path
 ) -> None:
-    mlir, _ = zoo_exports["unext"]
-    good = tmp_path / "m.gpuopt"
-    assert compile_cuda(mlir, good).returncode == 0
+    good = zoo_artifact("unext", False)
     proc = subprocess.run([CUDA_RUN, good, "--inspect"], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "images: fatbin sm_90" in proc.stdout
+    assert "images: fatbin sm_90" in proc.stdout and "fatbin sm_86" in proc.stdout
     data = good.read_bytes()
     header_len = struct.unpack("<Q", data[8:16])[0]
     cases = {
@@ -232,12 +241,13 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
 
 @needs_ptxas
 @needs_runtime
-def test_runtime_without_gpu_fails_cleanly(zoo_exports: dict[str, tuple[Path, Path]], tmp_path: Path) -> None:
+def test_runtime_without_gpu_fails_cleanly(
+    zoo_exports: dict[str, tuple[Path, Path]], zoo_artifact: Callable[[str, bool], Path], tmp_path: Path
+) -> None:
     if has_gpu():
         pytest.skip("an NVIDIA GPU is present: the no-GPU path does not apply")
     mlir, weights = zoo_exports["unet"]
-    model = tmp_path / "m.gpuopt"
-    assert compile_cuda(mlir, model).returncode == 0
+    model = zoo_artifact("unet", False)
     ref = mlir.parent / "ref"
     proc = subprocess.run(
         [
@@ -264,12 +274,14 @@ def test_runtime_without_gpu_fails_cleanly(zoo_exports: dict[str, tuple[Path, Pa
 @pytest.mark.parametrize("optimized", [False, True], ids=["exported", "optimized"])
 @pytest.mark.parametrize("name", ["unet", "rolling_unet_s", "unext", "unext_stripe"])
 def test_gpu_matches_pytorch(
-    name: str, optimized: bool, zoo_exports: dict[str, tuple[Path, Path]], tmp_path: Path
+    name: str,
+    optimized: bool,
+    zoo_exports: dict[str, tuple[Path, Path]],
+    zoo_artifact: Callable[[str, bool], Path],
+    tmp_path: Path,
 ) -> None:
     mlir, weights = zoo_exports[name]
-    model = tmp_path / "m.gpuopt"
-    extra = ["--pipeline=gpuopt-optimize"] if optimized else []
-    assert compile_cuda(mlir, model, *extra).returncode == 0
+    model = zoo_artifact(name, optimized)
     ref = mlir.parent / "ref"
     for graph in ([], ["--graph"]):
         y = tmp_path / "y.npy"
