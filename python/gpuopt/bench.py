@@ -269,8 +269,12 @@ def prepare_torch_compile(ctx: Context, row: RowResult) -> Runner:
     torch._dynamo.reset()
     compiled = torch.compile(ctx.module)
     start = time.perf_counter()
-    with torch.no_grad():
-        compiled(torch.from_numpy(ctx.example))  # compiles
+    try:
+        with torch.no_grad():
+            compiled(torch.from_numpy(ctx.example))  # compiles
+    except BaseException:
+        torch._dynamo.reset()  # drop what an interrupted compile left behind
+        raise
     row.detail["first_call_s"] = time.perf_counter() - start
 
     def run(x: np.ndarray) -> np.ndarray:
