@@ -189,3 +189,16 @@ def test_real_gpuopt_and_ort_rows(tmp_path: Path) -> None:
     assert full.rolls == 0 and full.ops < rep.info.ops
     out.write_text(json.dumps(bench.to_json([rep], "test")))
     assert json.loads(out.read_text())["models"][0]["rows"][2]["key"] == "full"
+
+
+def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "b.json"
+    argv = ["--model", "zoo:unext_s", "--input-shape", "1,3,32,32", "--rows", "eager"]
+    assert bench.main([*argv, "--runs", "2", "--warmup", "0", "--threads", "1", "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("unext_s, input 1x3x32x32, 1 thread(s)")
+    assert "bench: unext_s: exported" in captured.err
+    doc = json.loads(out.read_text())
+    assert doc["command"].endswith(f"--json {out}") and doc["models"][0]["rows"][0]["key"] == "eager"
+    with pytest.raises(SystemExit):
+        bench.main(["--rows", "eager,nope"])
