@@ -45,9 +45,16 @@ LogicalResult mlir::gpuopt::buildCpuLoweringPipeline(
   pm.addPass(createConvertSegToLinalgPass());
   // Upstream passes, by their registered names (the pipeline reads as the
   // textual form a user would type).
+  // copy-before-write: the kernel calls of --convert-seg-to-cpu-kernels read
+  // their operands through bufferization.to_buffer, which One-Shot Analysis
+  // does not model as a later read, so in-place decisions could overwrite a
+  // buffer a kernel still reads (seen on Rolling-UNet-S after --fuse-roll
+  // alone). Copying before every in-place write removes the hazard; it adds
+  // few copies here because seg ops produce fresh tensors (6 on
+  // Rolling-UNet-S, 4 on UNet).
   const char *upstream =
       "canonicalize,cse,"
-      "one-shot-bufferize{bufferize-function-boundaries=1 "
+      "one-shot-bufferize{bufferize-function-boundaries=1 copy-before-write=1 "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{modify-public-functions=1 "
       "hoist-static-allocs=1},"

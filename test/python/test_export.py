@@ -299,3 +299,28 @@ def test_zoo_model_on_cpu_backend(name: str, optimize: bool, tmp_path: Path) -> 
         actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph=graph, backend="cpu")
         err = rel_l2(actual, expected)
         assert err <= REL_L2, f"{graph} on the CPU backend: relative L2 error {err:.3e}"
+
+
+@pytest.mark.parametrize("pass_flag", ["--fuse-roll", "--roll-to-deform-conv", "--collapse-rolls"])
+def test_rolling_unet_single_pass_on_cpu_backend(pass_flag: str, tmp_path: Path) -> None:
+    """Each roll pass alone leaves token-layout views around the kernel calls
+    (permute -> reshape -> shifted 1x1 convolution, one tensor read by two
+    kernels): the CPU backend must still equal PyTorch. Regression: before
+    the CPU pipeline bufferized with copy-before-write, --fuse-roll alone gave
+    rel. L2 1e-2 (an in-place write into a buffer a later kernel call read)."""
+    model = randomize(models.build("rolling_unet_s").eval(), seed=11)
+    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
+    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    proc = subprocess.run(
+        [str(tool("gpuopt-opt")), str(tmp_path / "m.mlir"), pass_flag, "-o", str(tmp_path / "p.mlir")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph="p.mlir", backend="cpu")
+    err = rel_l2(actual, expected)
+    assert err <= 1e-4, f"{pass_flag}: relative L2 {err:.3e}"
