@@ -150,8 +150,8 @@ def zoo_artifact(
     return get
 
 
-# Exported Rolling-UNet-M/-L hold 4096/8192 rolls: each compile takes minutes
-# on a small machine. Set GPUOPT_SLOW_TESTS=1 to include them.
+# The exported Rolling-UNet-M/-L take 1-2.5 min each to compile on a 2-core
+# machine (their rolls make thousands of copies). GPUOPT_SLOW_TESTS=1 adds them.
 SLOW = {("rolling_unet_m", False), ("rolling_unet_l", False)}
 
 
