@@ -28,9 +28,15 @@
 #include "gpuopt/Runtime/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace gpuopt::runtime {
@@ -224,10 +230,15 @@ void runGemm(const Gemm &g, const TileWriter &write) {
         b = tail.data();
         off = tailOff.data();
       }
-      for (int64_t i0 = mt * kMB; i0 < iEnd; i0 += kMaxMR) {
-        int rows = static_cast<int>(std::min<int64_t>(kMaxMR, iEnd - i0));
+      // Row tiles of near-equal height (16 rows: 8 + 8, not 12 + 4).
+      int64_t blockRows = iEnd - mt * kMB;
+      int64_t tiles = (blockRows + kMaxMR - 1) / kMaxMR;
+      for (int64_t t = 0, i0 = mt * kMB; t < tiles; ++t) {
+        int rows =
+            static_cast<int>((blockRows - (i0 - mt * kMB)) / (tiles - t));
         table.fns[rows](g.k, g.a + i0 * g.aRow, g.aRow, g.aCol, b, off, tile);
         write(i0, rows, j0, cols, tile);
+        i0 += rows;
       }
     }
   });
@@ -254,8 +265,19 @@ template <int Rank> int64_t numElements(const MemRefDesc<float, Rank> &d) {
   return n;
 }
 
+/// dst[i] = src[i * stride] for i < n.
+inline void copyStrided(float *dst, const float *src, int64_t n,
+                        int64_t stride) {
+  if (stride == 1) {
+    std::memcpy(dst, src, sizeof(float) * n);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = src[i * stride];
+}
+
 /// Pointer to the elements of `d` in row-major order; copies into `scratch`
-/// when the memref is strided.
+/// (row by row) when the memref is strided.
 template <int Rank>
 const float *denseData(const MemRefDesc<float, Rank> &d,
                        std::vector<float> &scratch) {
@@ -263,13 +285,16 @@ const float *denseData(const MemRefDesc<float, Rank> &d,
   if (isDense(d))
     return base;
   scratch.resize(numElements(d));
+  int64_t inner = d.sizes[Rank - 1];
+  int64_t rows = inner ? numElements(d) / inner : 0;
   int64_t idx[Rank] = {};
-  for (size_t e = 0; e < scratch.size(); ++e) {
+  for (int64_t row = 0; row < rows; ++row) {
     int64_t src = 0;
-    for (int r = 0; r < Rank; ++r)
+    for (int r = 0; r + 1 < Rank; ++r)
       src += idx[r] * d.strides[r];
-    scratch[e] = base[src];
-    for (int r = Rank - 1; r >= 0; --r) {
+    copyStrided(scratch.data() + row * inner, base + src, inner,
+                d.strides[Rank - 1]);
+    for (int r = Rank - 2; r >= 0; --r) {
       if (++idx[r] < d.sizes[r])
         break;
       idx[r] = 0;
@@ -314,23 +339,26 @@ template <int Rank> struct DenseOut {
 
 /// dst[x'] for x' in [0, pad + w + padHigh) = zero padding around src shifted
 /// right by `shift` (cyclic: wraps around; else zero-filled).
-void copyRow(float *dst, const float *src, int64_t w, int64_t pad,
+/// (src's elements are `sx` floats apart.)
+void copyRow(float *dst, const float *src, int64_t sx, int64_t w, int64_t pad,
              int64_t padHigh, int64_t shift, bool cyclic) {
-  std::memset(dst, 0, sizeof(float) * pad);
-  std::memset(dst + pad + w, 0, sizeof(float) * padHigh);
+  if (pad)
+    std::memset(dst, 0, sizeof(float) * pad);
+  if (padHigh)
+    std::memset(dst + pad + w, 0, sizeof(float) * padHigh);
   float *body = dst + pad;
   if (cyclic) {
     int64_t d = ((shift % w) + w) % w;
     // body[x] = src[(x - d) mod w]
-    std::memcpy(body + d, src, sizeof(float) * (w - d));
-    std::memcpy(body, src + (w - d), sizeof(float) * d);
+    copyStrided(body + d, src, w - d, sx);
+    copyStrided(body, src + (w - d) * sx, d, sx);
     return;
   }
   std::memset(body, 0, sizeof(float) * w);
   if (shift >= w || shift <= -w)
     return;
   int64_t lo = std::max<int64_t>(0, shift), hi = std::min(w, w + shift);
-  std::memcpy(body + lo, src + (lo - shift), sizeof(float) * (hi - lo));
+  copyStrided(body + lo, src + (lo - shift) * sx, hi - lo, sx);
 }
 
 struct Padded {
@@ -338,13 +366,14 @@ struct Padded {
   int64_t hp = 0, wp = 0; // Padded plane size.
 };
 
-/// Copies image `n` of dense NCHW `in` (c channels of h x w) with `ph`/`pw`
-/// zero rows/columns around it (`phHigh`/`pwHigh` after), channel c shifted
-/// by (offH[c], offW[c]). `slack` zero floats follow the last plane.
-void makePadded(Padded &p, const float *in, int64_t c, int64_t h, int64_t w,
-                int64_t ph, int64_t phHigh, int64_t pw, int64_t pwHigh,
-                const int64_t *offH, const int64_t *offW, bool cyclic,
-                int64_t slack) {
+/// Copies one image `in` (c channels of h x w, element strides sc, sy, sx:
+/// any layout, e.g. a permuted token view) with `ph`/`pw` zero rows/columns
+/// around it (`phHigh`/`pwHigh` after), channel c shifted by (offH[c],
+/// offW[c]). `slack` zero floats follow the last plane.
+void makePadded(Padded &p, const float *in, int64_t sc, int64_t sy, int64_t sx,
+                int64_t c, int64_t h, int64_t w, int64_t ph, int64_t phHigh,
+                int64_t pw, int64_t pwHigh, const int64_t *offH,
+                const int64_t *offW, bool cyclic, int64_t slack) {
   p.hp = h + ph + phHigh;
   p.wp = w + pw + pwHigh;
   int64_t plane = p.hp * p.wp;
@@ -352,19 +381,19 @@ void makePadded(Padded &p, const float *in, int64_t c, int64_t h, int64_t w,
   std::memset(p.data.data() + c * plane, 0, sizeof(float) * slack);
   parallelFor(c, [&](int64_t ch) {
     float *dstPlane = p.data.data() + ch * plane;
-    const float *srcPlane = in + ch * h * w;
+    const float *srcPlane = in + ch * sc;
     int64_t dh = offH ? offH[ch] : 0, dw = offW ? offW[ch] : 0;
     for (int64_t y = 0; y < p.hp; ++y) {
       float *dst = dstPlane + y * p.wp;
-      int64_t sy = y - ph - dh; // Source row of the shifted tensor.
+      int64_t row = y - ph - dh; // Source row of the shifted tensor.
       bool inside = y >= ph && y < ph + h;
       if (inside && cyclic)
-        sy = ((sy % h) + h) % h;
-      if (!inside || sy < 0 || sy >= h) {
+        row = ((row % h) + h) % h;
+      if (!inside || row < 0 || row >= h) {
         std::memset(dst, 0, sizeof(float) * p.wp);
         continue;
       }
-      copyRow(dst, srcPlane + sy * w, w, pw, pwHigh, dw, cyclic);
+      copyRow(dst, srcPlane + row * sy, sx, w, pw, pwHigh, dw, cyclic);
     }
   });
 }
@@ -419,7 +448,42 @@ void conv2d(const ConvArgs &args) {
   int64_t oc = args.w->sizes[0], cg = args.w->sizes[1], kh = args.w->sizes[2],
           kw = args.w->sizes[3];
   int64_t oh = args.out->sizes[2], ow = args.out->sizes[3];
-  const float *in = denseData(inD, inScratch);
+  // The input is read in place through its strides by the padded copy; only
+  // the copy-free 1x1 path needs it dense. A channels-last view (a token
+  // map [N, H*W, C] seen as NCHW) is first transposed in cache-sized tiles:
+  // gathering it channel by channel would touch one cache line per element.
+  const float *in = inD.aligned + inD.offset;
+  int64_t inStrides[4] = {inD.strides[0], inD.strides[1], inD.strides[2],
+                          inD.strides[3]};
+  if (inD.strides[1] == 1 && inD.strides[3] == c && inD.strides[2] == w * c &&
+      c > 1) {
+    static thread_local std::vector<float> nhwcScratch;
+    std::vector<float> &dense = nhwcScratch;
+    dense.resize(static_cast<size_t>(batch * c * h * w));
+    int64_t hw = h * w;
+    for (int64_t img = 0; img < batch; ++img) {
+      const float *src = in + img * inStrides[0];
+      float *dst = dense.data() + img * c * hw;
+      int64_t pTiles = (hw + 31) / 32;
+      parallelFor(pTiles, [&](int64_t t) {
+        int64_t p0 = t * 32, p1 = std::min(hw, p0 + 32);
+        for (int64_t c0 = 0; c0 < c; c0 += 32) {
+          int64_t c1 = std::min(c, c0 + 32);
+          for (int64_t pp = p0; pp < p1; ++pp)
+            for (int64_t cc = c0; cc < c1; ++cc)
+              dst[cc * hw + pp] = src[pp * c + cc];
+        }
+      });
+    }
+    in = dense.data();
+    inStrides[0] = c * hw;
+    inStrides[1] = hw;
+    inStrides[2] = w;
+    inStrides[3] = 1;
+  }
+  bool inDense = inStrides[3] == 1 && inStrides[2] == w &&
+                 inStrides[1] == h * w &&
+                 (batch == 1 || inStrides[0] == c * h * w);
   const float *wt = denseData(*args.w, wScratch);
   const float *bias = (args.flags & kHasBias)
                           ? args.bias->aligned + args.bias->offset
@@ -445,7 +509,7 @@ void conv2d(const ConvArgs &args) {
   // Without a copy, B is the input itself: only for 1x1 kernels, where the
   // grid has no dropped columns that could read past the input's end.
   bool needCopy = args.padH || args.padW || phHigh || pwHigh || offH || offW ||
-                  kh != 1 || kw != 1;
+                  kh != 1 || kw != 1 || !inDense;
   // Scratch reused across calls (no fresh pages on every forward pass).
   // (References: the lambdas below run on pool threads, which must use the
   // calling thread's buffers, not their own thread_local ones.)
@@ -456,13 +520,14 @@ void conv2d(const ConvArgs &args) {
   std::vector<int64_t> bOff(kSize);
 
   for (int64_t img = 0; img < batch; ++img) {
-    const float *src = in + img * c * h * w;
+    const float *src = in + img * inStrides[0];
     const float *planes = src;
     int64_t hp = h, wp = w;
     int64_t slack = (kw - 1) * args.dilW + kNR + 16;
     if (needCopy || sh != 1 || sw != 1) {
-      makePadded(padded, src, c, h, w, args.padH, phHigh, args.padW, pwHigh,
-                 offH, offW, cyclic, slack);
+      makePadded(padded, src, inStrides[1], inStrides[2], inStrides[3], c, h, w,
+                 args.padH, phHigh, args.padW, pwHigh, offH, offW, cyclic,
+                 slack);
       planes = padded.data.data();
       hp = padded.hp;
       wp = padded.wp;
@@ -844,6 +909,80 @@ void deformConv2d(const DeformArgs &args) {
 
 using namespace gpuopt::runtime;
 
+namespace {
+/// GPUOPT_PROFILE=1: time every kernel call by kind and shape and print a
+/// summary (total ms, calls, share) to stderr at exit.
+class KernelProfile {
+public:
+  static KernelProfile *get() {
+    static KernelProfile *instance =
+        std::getenv("GPUOPT_PROFILE") ? new KernelProfile() : nullptr;
+    return instance;
+  }
+  void add(const std::string &key, double ms) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Entry &e = entries[key];
+    e.ms += ms;
+    ++e.calls;
+  }
+  ~KernelProfile() = default;
+
+private:
+  struct Entry {
+    double ms = 0;
+    long calls = 0;
+  };
+  KernelProfile() {
+    std::atexit([] { get()->print(); });
+  }
+  void print() {
+    std::vector<std::pair<std::string, Entry>> sorted(entries.begin(),
+                                                      entries.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](auto &a, auto &b) { return a.second.ms > b.second.ms; });
+    double total = 0;
+    for (auto &[key, e] : sorted)
+      total += e.ms;
+    std::fprintf(stderr, "gpuopt kernel profile: %.1f ms in kernels\n", total);
+    for (auto &[key, e] : sorted)
+      std::fprintf(stderr, "  %9.2f ms %6ld calls %5.1f%%  %s\n", e.ms, e.calls,
+                   total > 0 ? 100 * e.ms / total : 0.0, key.c_str());
+  }
+  std::mutex mutex;
+  std::map<std::string, Entry> entries;
+};
+
+/// Times the enclosing scope when profiling is on.
+class ProfileScope {
+public:
+  template <typename KeyFn>
+  explicit ProfileScope(KeyFn keyFn) : profile(KernelProfile::get()) {
+    if (profile) {
+      key = keyFn();
+      start = std::chrono::steady_clock::now();
+    }
+  }
+  ~ProfileScope() {
+    if (profile)
+      profile->add(key, std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+  }
+
+private:
+  KernelProfile *profile;
+  std::string key;
+  std::chrono::steady_clock::time_point start;
+};
+
+template <int Rank> std::string shapeOf(const MemRefDesc<float, Rank> &d) {
+  std::string s;
+  for (int r = 0; r < Rank; ++r)
+    s += (r ? "x" : "") + std::to_string(d.sizes[r]);
+  return s;
+}
+} // namespace
+
 extern "C" {
 
 void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
@@ -853,6 +992,18 @@ void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
                                     int64_t padH, int64_t padW, int64_t dilH,
                                     int64_t dilW, int64_t groups, int64_t flags,
                                     int64_t activation) {
+  ProfileScope scope([&] {
+    std::string layout;
+    if (!isDense(*in))
+      layout = " strides " + std::to_string(in->strides[0]) + "," +
+               std::to_string(in->strides[1]) + "," +
+               std::to_string(in->strides[2]) + "," +
+               std::to_string(in->strides[3]);
+    return "conv2d in " + shapeOf(*in) + layout + " w " + shapeOf(*w) +
+           (offH->sizes[0] || offW->sizes[0] ? " shifted" : "") +
+           (groups > 1 ? " groups " + std::to_string(groups) : "") +
+           (strideH > 1 ? " stride " + std::to_string(strideH) : "");
+  });
   conv2d({out, in, w, bias, residual, offH, offW, strideH, strideW, padH, padW,
           dilH, dilW, groups, flags, activation});
 }
@@ -860,16 +1011,24 @@ void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
 void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *out, MemRef4F *in,
                                               MemRef4F *w, MemRef1F *bias,
                                               int64_t hasBias) {
+  ProfileScope scope([&] {
+    return "conv_transpose2d in " + shapeOf(*in) + " w " + shapeOf(*w);
+  });
   convTranspose2d(out, in, w, bias, hasBias);
 }
 
 void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *out, MemRef2F *in, MemRef2F *w,
                                     MemRef1F *bias, int64_t hasBias) {
+  ProfileScope scope(
+      [&] { return "linear in " + shapeOf(*in) + " w " + shapeOf(*w); });
   linear(out, in, w, bias, hasBias);
 }
 
 void _mlir_ciface_gpuopt_cpu_upsample_bilinear(MemRef4F *out, MemRef4F *in,
                                                int64_t alignCorners) {
+  ProfileScope scope([&] {
+    return "upsample_bilinear in " + shapeOf(*in) + " out " + shapeOf(*out);
+  });
   upsampleBilinear(out, in, alignCorners != 0);
 }
 
@@ -877,6 +1036,8 @@ void _mlir_ciface_gpuopt_cpu_deform_conv2d(
     MemRef4F *out, MemRef4F *in, MemRef4F *offset, MemRef4F *w, MemRef1F *bias,
     int64_t strideH, int64_t strideW, int64_t padH, int64_t padW, int64_t dilH,
     int64_t dilW, int64_t groups, int64_t offsetGroups, int64_t hasBias) {
+  ProfileScope scope(
+      [&] { return "deform_conv2d in " + shapeOf(*in) + " w " + shapeOf(*w); });
   deformConv2d({out, in, offset, w, bias, strideH, strideW, padH, padW, dilH,
                 dilW, groups, offsetGroups, hasBias});
 }
