@@ -186,10 +186,9 @@ const KernelTable &kernels() {
 // GEMM driver
 //===----------------------------------------------------------------------===//
 
-/// Receives a computed tile: rows [i0, i0 + rows), columns [j0, j0 + cols);
-/// tile[r * kNR + c].
-using TileWriter = std::function<void(int64_t i0, int rows, int64_t j0,
-                                      int cols, const float *tile)>;
+/// A writer receives each computed tile: rows [i0, i0 + rows), columns
+/// [j0, j0 + cols); tile[r * kNR + c]. (A template parameter, not a
+/// std::function: it runs once per micro-tile.)
 
 struct Gemm {
   int64_t m = 0, n = 0, k = 0;
@@ -201,7 +200,7 @@ struct Gemm {
   bool bSlack = false;
 };
 
-void runGemm(const Gemm &g, const TileWriter &write) {
+template <typename Writer> void runGemm(const Gemm &g, const Writer &write) {
   if (g.m <= 0 || g.n <= 0)
     return;
   const KernelTable &table = kernels();
@@ -408,24 +407,25 @@ struct Epilogue {
 /// residual comes after the activation (seg.fused_conv2d semantics).
 void storeRow(float *dst, const float *src, int len, float bias,
               const float *res, int64_t resStep, int64_t act) {
-  float tmp[kNR];
-  for (int t = 0; t < len; ++t)
-    tmp[t] = src[t] + bias;
-  switch (act) {
-  case kNone:
-    break;
-  case kRelu:
+  // One pass, written to the destination directly; the common cases are
+  // separate loops the compiler vectorises.
+  if (act == kNone && !res) {
     for (int t = 0; t < len; ++t)
-      tmp[t] = tmp[t] > 0.f ? tmp[t] : 0.f;
-    break;
-  default:
+      dst[t] = src[t] + bias;
+  } else if (act == kRelu && !res) {
+    for (int t = 0; t < len; ++t) {
+      float v = src[t] + bias;
+      dst[t] = v > 0.f ? v : 0.f;
+    }
+  } else if (act == kNone && resStep == 1) {
     for (int t = 0; t < len; ++t)
-      tmp[t] = activate(tmp[t], act);
+      dst[t] = src[t] + bias + res[t];
+  } else {
+    for (int t = 0; t < len; ++t) {
+      float v = activate(src[t] + bias, act);
+      dst[t] = res ? v + res[t * resStep] : v;
+    }
   }
-  if (res)
-    for (int t = 0; t < len; ++t)
-      tmp[t] += res[t * resStep];
-  std::memcpy(dst, tmp, sizeof(float) * len);
 }
 
 //===----------------------------------------------------------------------===//
