@@ -204,16 +204,30 @@ template <typename Writer> void runGemm(const Gemm &g, const Writer &write) {
   if (g.m <= 0 || g.n <= 0)
     return;
   const KernelTable &table = kernels();
-  int64_t mTasks = (g.m + kMB - 1) / kMB;
-  int64_t nTasks = (g.n + kNB - 1) / kNB;
+  // Blocks of kMB x kNB, halved (down to 24 x 64) while there are fewer
+  // than 4 tasks per thread: small maps (14x14, 28x28) would otherwise give
+  // 2-3 unequal tasks and leave a core idle.
+  int64_t mb = kMB, nb = kNB;
+  int64_t minTasks = 4 * static_cast<int64_t>(getNumThreads());
+  auto numTasks = [&] { return ((g.m + mb - 1) / mb) * ((g.n + nb - 1) / nb); };
+  while (numTasks() < minTasks && (nb > 2 * kNR || mb > 2 * kMaxMR)) {
+    if (nb > 2 * kNR && (g.n + nb - 1) / nb <= (g.m + mb - 1) / mb * 4)
+      nb /= 2;
+    else if (mb > 2 * kMaxMR)
+      mb /= 2;
+    else
+      nb /= 2;
+  }
+  int64_t mTasks = (g.m + mb - 1) / mb;
+  int64_t nTasks = (g.n + nb - 1) / nb;
   parallelFor(mTasks * nTasks, [&](int64_t task) {
     int64_t mt = task % mTasks, nt = task / mTasks;
-    int64_t iEnd = std::min(g.m, (mt + 1) * kMB);
-    int64_t jEnd = std::min(g.n, (nt + 1) * kNB);
+    int64_t iEnd = std::min(g.m, (mt + 1) * mb);
+    int64_t jEnd = std::min(g.n, (nt + 1) * nb);
     alignas(64) float tile[kMaxMR * kNR];
     static thread_local std::vector<float> tail;
     static thread_local std::vector<int64_t> tailOff;
-    for (int64_t j0 = nt * kNB; j0 < jEnd; j0 += kNR) {
+    for (int64_t j0 = nt * nb; j0 < jEnd; j0 += kNR) {
       int cols = static_cast<int>(std::min<int64_t>(kNR, jEnd - j0));
       const float *b = g.b + j0;
       const int64_t *off = g.bOff;
@@ -230,11 +244,11 @@ template <typename Writer> void runGemm(const Gemm &g, const Writer &write) {
         off = tailOff.data();
       }
       // Row tiles of near-equal height (16 rows: 8 + 8, not 12 + 4).
-      int64_t blockRows = iEnd - mt * kMB;
+      int64_t blockRows = iEnd - mt * mb;
       int64_t tiles = (blockRows + kMaxMR - 1) / kMaxMR;
-      for (int64_t t = 0, i0 = mt * kMB; t < tiles; ++t) {
+      for (int64_t t = 0, i0 = mt * mb; t < tiles; ++t) {
         int rows =
-            static_cast<int>((blockRows - (i0 - mt * kMB)) / (tiles - t));
+            static_cast<int>((blockRows - (i0 - mt * mb)) / (tiles - t));
         table.fns[rows](g.k, g.a + i0 * g.aRow, g.aRow, g.aCol, b, off, tile);
         write(i0, rows, j0, cols, tile);
         i0 += rows;
