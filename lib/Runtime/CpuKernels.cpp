@@ -247,8 +247,7 @@ template <typename Writer> void runGemm(const Gemm &g, const Writer &write) {
       int64_t blockRows = iEnd - mt * mb;
       int64_t tiles = (blockRows + kMaxMR - 1) / kMaxMR;
       for (int64_t t = 0, i0 = mt * mb; t < tiles; ++t) {
-        int rows =
-            static_cast<int>((blockRows - (i0 - mt * mb)) / (tiles - t));
+        int rows = static_cast<int>((blockRows - (i0 - mt * mb)) / (tiles - t));
         table.fns[rows](g.k, g.a + i0 * g.aRow, g.aRow, g.aCol, b, off, tile);
         write(i0, rows, j0, cols, tile);
         i0 += rows;
@@ -1063,6 +1062,8 @@ extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t size);
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
                                                     uint64_t size);
 extern "C" void _mlir_memref_to_llvm_free(void *p);
+// lib/Runtime/MemRefCopy.cpp
+extern "C" void memrefCopy(int64_t elemSize, void *src, void *dst);
 
 namespace gpuopt::runtime {
 const KernelSymbol *getCpuKernelSymbols() {
@@ -1083,6 +1084,7 @@ const KernelSymbol *getCpuKernelSymbols() {
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc)},
       {"_mlir_memref_to_llvm_free",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_free)},
+      {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)},
       {nullptr, nullptr}};
   return symbols;
 }

@@ -6,8 +6,10 @@
 //
 // `memref.copy` between non-contiguous memrefs lowers to a call of
 // `memrefCopy` (upstream: libmlir_c_runner_utils). Compiled model libraries
-// must not depend on MLIR's libraries, so the model runtime provides it,
-// with upstream's signature and semantics.
+// must not depend on MLIR's libraries, so the runtime provides it, with
+// upstream's signature and semantics (the JIT uses it too, through
+// getCpuKernelSymbols()). Rows that are contiguous on both sides are copied
+// with one memcpy each (concatenations, pads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,13 +49,22 @@ extern "C" void memrefCopy(int64_t elemSize, UnrankedMemRef *src,
     std::memcpy(d.data, s.data, elemSize);
     return;
   }
-  // Odometer over every index; the innermost dimension moves one element.
-  std::vector<int64_t> index(rank, 0);
+  // Rows: the innermost dimension is one memcpy when both sides are
+  // contiguous along it (concat and pad write rows of a larger buffer).
+  int64_t inner = s.sizes[rank - 1];
+  bool rowCopy = s.strides[rank - 1] == 1 && d.strides[rank - 1] == 1;
+  int64_t outerRank = rowCopy ? rank - 1 : rank;
+  if (outerRank == 0) {
+    std::memcpy(d.data, s.data, inner * elemSize);
+    return;
+  }
+  // Odometer over the remaining indices.
+  std::vector<int64_t> index(outerRank, 0);
   int64_t srcOffset = 0, dstOffset = 0;
   while (true) {
     std::memcpy(d.data + dstOffset * elemSize, s.data + srcOffset * elemSize,
-                elemSize);
-    int64_t axis = rank - 1;
+                rowCopy ? inner * elemSize : elemSize);
+    int64_t axis = outerRank - 1;
     for (; axis >= 0; --axis) {
       srcOffset += s.strides[axis];
       dstOffset += d.strides[axis];
