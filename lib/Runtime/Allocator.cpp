@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -48,8 +49,11 @@ void *allocate(size_t size) {
     }
   }
   void *p = std::aligned_alloc(kAlignment, size);
-  if (!p)
-    return nullptr;
+  if (!p) {
+    // Generated code does not check for null: fail here, with a message.
+    std::fprintf(stderr, "gpuopt: out of memory allocating %zu bytes\n", size);
+    std::abort();
+  }
   std::lock_guard<std::mutex> lock(c.mutex);
   c.sizeOf[p] = size;
   return p;
@@ -75,8 +79,13 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size) { return allocate(size); }
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
   // Every block is 64-byte aligned; larger alignments are not requested by
   // the lowering (memref.alloc alignments are at most 64 in gpuopt's IR).
-  if (alignment > kAlignment)
-    return nullptr;
+  if (alignment > kAlignment) {
+    std::fprintf(stderr,
+                 "gpuopt: a buffer asks for %llu-byte alignment; the runtime "
+                 "provides %zu\n",
+                 static_cast<unsigned long long>(alignment), kAlignment);
+    std::abort();
+  }
   return allocate(size);
 }
 void _mlir_memref_to_llvm_free(void *p) { release(p); }

@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -134,7 +135,7 @@ template <template <int> class> struct Unused;
 KernelTable makeTable() {
   KernelTable t{};
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
     t.fns[1] = microKernelAvx512<1>;
     t.fns[2] = microKernelAvx512<2>;
     t.fns[3] = microKernelAvx512<3>;
@@ -994,6 +995,17 @@ template <int Rank> std::string shapeOf(const MemRefDesc<float, Rank> &d) {
     s += (r ? "x" : "") + std::to_string(d.sizes[r]);
   return s;
 }
+/// Runs a kernel body; the generated code that calls it cannot take an
+/// error back, so an exception (out of memory, a thread that cannot start)
+/// ends the process with a message instead of std::terminate's silence.
+template <typename Fn> void guarded(const char *kernel, Fn &&fn) {
+  try {
+    fn();
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "gpuopt: %s kernel failed: %s\n", kernel, e.what());
+    std::abort();
+  }
+}
 } // namespace
 
 extern "C" {
@@ -1017,8 +1029,10 @@ void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
            (groups > 1 ? " groups " + std::to_string(groups) : "") +
            (strideH > 1 ? " stride " + std::to_string(strideH) : "");
   });
-  conv2d({out, in, w, bias, residual, offH, offW, strideH, strideW, padH, padW,
-          dilH, dilW, groups, flags, activation});
+  guarded("conv2d", [&] {
+    conv2d({out, in, w, bias, residual, offH, offW, strideH, strideW, padH,
+            padW, dilH, dilW, groups, flags, activation});
+  });
 }
 
 void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *out, MemRef4F *in,
@@ -1027,14 +1041,15 @@ void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *out, MemRef4F *in,
   ProfileScope scope([&] {
     return "conv_transpose2d in " + shapeOf(*in) + " w " + shapeOf(*w);
   });
-  convTranspose2d(out, in, w, bias, hasBias);
+  guarded("conv_transpose2d",
+          [&] { convTranspose2d(out, in, w, bias, hasBias); });
 }
 
 void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *out, MemRef2F *in, MemRef2F *w,
                                     MemRef1F *bias, int64_t hasBias) {
   ProfileScope scope(
       [&] { return "linear in " + shapeOf(*in) + " w " + shapeOf(*w); });
-  linear(out, in, w, bias, hasBias);
+  guarded("linear", [&] { linear(out, in, w, bias, hasBias); });
 }
 
 void _mlir_ciface_gpuopt_cpu_upsample_bilinear(MemRef4F *out, MemRef4F *in,
@@ -1042,7 +1057,8 @@ void _mlir_ciface_gpuopt_cpu_upsample_bilinear(MemRef4F *out, MemRef4F *in,
   ProfileScope scope([&] {
     return "upsample_bilinear in " + shapeOf(*in) + " out " + shapeOf(*out);
   });
-  upsampleBilinear(out, in, alignCorners != 0);
+  guarded("upsample_bilinear",
+          [&] { upsampleBilinear(out, in, alignCorners != 0); });
 }
 
 void _mlir_ciface_gpuopt_cpu_deform_conv2d(
@@ -1051,8 +1067,10 @@ void _mlir_ciface_gpuopt_cpu_deform_conv2d(
     int64_t dilW, int64_t groups, int64_t offsetGroups, int64_t hasBias) {
   ProfileScope scope(
       [&] { return "deform_conv2d in " + shapeOf(*in) + " w " + shapeOf(*w); });
-  deformConv2d({out, in, offset, w, bias, strideH, strideW, padH, padW, dilH,
-                dilW, groups, offsetGroups, hasBias});
+  guarded("deform_conv2d", [&] {
+    deformConv2d({out, in, offset, w, bias, strideH, strideW, padH, padW, dilH,
+                  dilW, groups, offsetGroups, hasBias});
+  });
 }
 
 } // extern "C"

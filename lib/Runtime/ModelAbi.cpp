@@ -21,7 +21,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <set>
 
@@ -217,6 +219,9 @@ struct gpuopt_model {
   /// Descriptors of the forward function's arguments and results.
   std::vector<Descriptor> descriptors;
   std::vector<void *> pointers;
+  /// Serialises gpuopt_model_run: the descriptors are shared by every call
+  /// (callers such as Python's ctypes release their own lock around it).
+  std::mutex runMutex;
 };
 
 namespace {
@@ -340,14 +345,21 @@ gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
     return nullptr;
   }
   model->md = md;
-  if (Status s = weights_path
-                     ? bindWeights(*md, weights_path, strict != 0, *model)
-                     : Status::ok();
-      !s) {
-    setError(err, errlen, s.message());
+  // Nothing may escape the C ABI: an allocation failure or a thread that
+  // cannot start is an error message, not std::terminate.
+  try {
+    if (Status s = weights_path
+                       ? bindWeights(*md, weights_path, strict != 0, *model)
+                       : Status::ok();
+        !s) {
+      setError(err, errlen, s.message());
+      return nullptr;
+    }
+    initialize(*md, *model);
+  } catch (const std::exception &e) {
+    setError(err, errlen, std::string("gpuopt_model_create: ") + e.what());
     return nullptr;
   }
-  initialize(*md, *model);
   return model.release();
 }
 
@@ -395,13 +407,19 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
                "gpuopt_model_run: output " + std::to_string(i) + " is NULL");
       return 1;
     }
+  std::lock_guard<std::mutex> lock(model->runMutex);
   for (size_t i = 0; i < md.forward.args.size(); ++i)
     if (md.forward.args[i].kind == ArgKind::Input)
       model->descriptors[i].setData(inputs[md.forward.args[i].index]);
   size_t numArgs = md.forward.args.size();
   for (size_t i = 0; i < numOutputs; ++i)
     model->descriptors[numArgs + i].setData(outputs[i]);
-  gpuopt_compiled_forward(model->pointers.data());
+  try {
+    gpuopt_compiled_forward(model->pointers.data());
+  } catch (const std::exception &e) {
+    setError(err, errlen, std::string("gpuopt_model_run: ") + e.what());
+    return 1;
+  }
   return 0;
 }
 

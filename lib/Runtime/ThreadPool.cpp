@@ -3,8 +3,10 @@
 #include "gpuopt/Runtime/ThreadPool.h"
 #include "gpuopt/Runtime/ModelAbi.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -19,14 +21,26 @@ inline void cpuRelax() {
 #endif
 }
 
-int defaultThreads() {
-  if (const char *env = std::getenv("GPUOPT_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n > 0)
-      return n;
-  }
+int hardwareThreads() {
   unsigned hw = std::thread::hardware_concurrency();
   return hw ? static_cast<int>(hw) : 1;
+}
+
+/// More threads than this only adds spinning and tiny tasks.
+int maxThreads() { return std::max(64, 4 * hardwareThreads()); }
+
+int defaultThreads() {
+  if (const char *env = std::getenv("GPUOPT_NUM_THREADS")) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0)
+      return static_cast<int>(std::min<long>(n, maxThreads()));
+    std::fprintf(stderr,
+                 "gpuopt: ignoring GPUOPT_NUM_THREADS='%s' (not a positive "
+                 "integer); using %d threads\n",
+                 env, hardwareThreads());
+  }
+  return hardwareThreads();
 }
 
 class Pool {
@@ -42,7 +56,7 @@ public:
 
   void setThreads(int n) {
     std::lock_guard<std::mutex> lock(configMutex);
-    wanted = n > 0 ? n : defaultThreads();
+    wanted = n > 0 ? std::min(n, maxThreads()) : defaultThreads();
   }
 
   void run(int64_t numTasks, const std::function<void(int64_t)> &body) {

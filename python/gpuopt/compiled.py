@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 import weakref
 from pathlib import Path
 from types import TracebackType
@@ -92,11 +93,13 @@ class CompiledModel:
     ``strict`` rejects weights files holding tensors the model does not use;
     ``weights_path`` may be None for a model without parameters.
     Loading runs the model's load-time initializer once (e.g. BatchNorm
-    folding); :meth:`run` is one inference.
+    folding); :meth:`run` is one inference. Calls from several threads are
+    serialised (ctypes releases the GIL; the C side also locks).
     """
 
     def __init__(self, so_path: str | Path, weights_path: str | Path | None, strict: bool = False) -> None:
         self._model: int | None = None
+        self._lock = threading.Lock()
         path = Path(so_path).resolve()
         try:
             self._lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
@@ -155,15 +158,21 @@ class CompiledModel:
         in_ptrs = (ctypes.c_void_p * max(len(arrays), 1))(*[a.ctypes.data for a in arrays])
         out_ptrs = (ctypes.c_void_p * max(len(outputs), 1))(*[o.ctypes.data for o in outputs])
         err = ctypes.create_string_buffer(_ERRLEN)
-        if self._lib.gpuopt_model_run(self._model, in_ptrs, out_ptrs, err, _ERRLEN):
+        with self._lock:
+            if self._model is None:
+                raise CompiledModelError("the model is closed")
+            status = self._lib.gpuopt_model_run(self._model, in_ptrs, out_ptrs, err, _ERRLEN)
+        if status:
             raise CompiledModelError(err.value.decode(errors="replace"))
         return outputs
 
     def close(self) -> None:
-        """Frees the weights and buffers (the library stays loaded)."""
-        if self._model is not None:
-            self._lib.gpuopt_model_destroy(self._model)
-            self._model = None
+        """Frees the weights and load-time results (the library stays loaded;
+        intermediate buffers stay in its per-process cache for reuse)."""
+        with self._lock:
+            if self._model is not None:
+                self._lib.gpuopt_model_destroy(self._model)
+                self._model = None
 
     def __enter__(self) -> Self:
         return self

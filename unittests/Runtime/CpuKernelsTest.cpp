@@ -2,12 +2,14 @@
 //
 // Part of the gpuopt project.
 //
-// Checks every kernel of lib/Runtime/CpuKernels.cpp on random inputs against
-// a direct double-precision loop nest over the op's definition (relative L2
-// error <= 1e-5): convolutions across strides, paddings, dilations, groups,
-// per-channel shifts (cyclic and zero-filled, offsets beyond the map),
-// residuals and activations; linear; transposed convolution with
-// kernel == stride. Exit status 1 and one line per failing case otherwise.
+// Checks the GEMM-based kernels of lib/Runtime/CpuKernels.cpp on random
+// inputs against a direct double-precision loop nest over the op's
+// definition (relative L2 error <= 1e-5): convolutions across strides,
+// paddings, dilations, groups (depthwise included), per-channel shifts
+// (cyclic and zero-filled, offsets beyond the map), residuals and
+// activations; linear; transposed convolution with kernel == stride.
+// (Upsampling and deformable convolution are checked against PyTorch by
+// test/python/test_reference_ops.py.) Exit status 1 and one line per failing case otherwise.
 // Run by lit (test/Runtime/cpu-kernels.test).
 //
 //===----------------------------------------------------------------------===//

@@ -19,9 +19,10 @@ int getNumThreads();
 /// Sets the number of threads (values < 1 mean "all cores").
 void setNumThreads(int numThreads);
 
-/// Runs body(task) for task in [0, numTasks), spread over the pool's threads
-/// (static round-robin: thread t takes tasks t, t + T, ...). Returns when all
-/// tasks are done. Nested calls run serially on the calling thread.
+/// Runs body(task) for task in [0, numTasks) on the pool's threads; tasks
+/// are handed out dynamically (the caller takes part, a late worker just
+/// gets fewer). Returns when all tasks are done. Nested calls run serially
+/// on the calling thread. Thread counts are capped at max(64, 4 x cores).
 void parallelFor(int64_t numTasks, const std::function<void(int64_t)> &body);
 
 } // namespace gpuopt::runtime

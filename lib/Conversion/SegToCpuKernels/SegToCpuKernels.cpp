@@ -27,8 +27,14 @@ namespace seg = mlir::gpuopt::seg;
 
 namespace {
 
+/// Marks the declarations this pass creates.
+constexpr StringLiteral kKernelAttr = "gpuopt.cpu_kernel";
+constexpr StringLiteral kKernelNames[] = {
+    "gpuopt_cpu_conv2d", "gpuopt_cpu_conv_transpose2d", "gpuopt_cpu_linear",
+    "gpuopt_cpu_upsample_bilinear", "gpuopt_cpu_deform_conv2d"};
+
 // Codes shared with lib/Runtime/CpuKernels.cpp.
-enum : int64_t { kHasBias = 1, kHasResidual = 2, kZeroMode = 4 };
+constexpr int64_t kHasBias = 1, kHasResidual = 2, kZeroMode = 4;
 
 std::optional<int64_t> activationCode(StringRef act) {
   return llvm::StringSwitch<std::optional<int64_t>>(act)
@@ -39,10 +45,13 @@ std::optional<int64_t> activationCode(StringRef act) {
       .Default(std::nullopt);
 }
 
+/// Static f32 tensor of the given rank (any when -1) with no empty
+/// dimension (the kernels index planes and rows; empty tensors stay with the
+/// linalg lowering).
 bool isStaticF32(Value v, int64_t rank = -1) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && t.hasStaticShape() && t.getElementType().isF32() &&
-         (rank < 0 || t.getRank() == rank);
+         (rank < 0 || t.getRank() == rank) && t.getNumElements() > 0;
 }
 
 /// memref<?x...xT, strided<[?, ...], offset: ?>>: what every kernel takes.
@@ -112,6 +121,7 @@ public:
       fn = func::FuncOp::create(mb, module.getLoc(), name, type);
       fn.setPrivate();
       fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+      fn->setAttr(kKernelAttr, UnitAttr::get(ctx));
     }
     func::CallOp::create(b, loc, fn, args);
   }
@@ -277,6 +287,15 @@ struct ConvertSegToCpuKernelsPass
           ConvertSegToCpuKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A symbol of a kernel's name that this pass did not declare would be
+    // called with the kernel's arguments: refuse it.
+    for (StringRef name : kKernelNames)
+      if (Operation *sym = module.lookupSymbol(name);
+          sym && !sym->hasAttr(kKernelAttr)) {
+        sym->emitError("symbol '")
+            << name << "' is reserved for gpuopt's CPU kernels";
+        return signalPassFailure();
+      }
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<seg::Conv2dOp, seg::FusedConv2dOp, seg::ConvTranspose2dOp,

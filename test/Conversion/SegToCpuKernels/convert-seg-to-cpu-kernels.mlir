@@ -13,7 +13,7 @@
 // CHECK: call @gpuopt_cpu_conv2d(%[[OUTV]], {{.*}}, %[[FLAGS]], %[[ACT]])
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
-// CHECK: func.func private @gpuopt_cpu_conv2d(memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, i64) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @gpuopt_cpu_conv2d(memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, i64) attributes {gpuopt.cpu_kernel, llvm.emit_c_interface}
 func.func @fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %y = seg.fused_conv2d %x, %w, %b residual %r offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "zero" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu" : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
@@ -98,4 +98,15 @@ func.func @negative_overlapping_transposed_conv(%x: tensor<2x4x5x5xf32>, %w: ten
 func.func @negative_f16(%x: tensor<1x3x8x8xf16>, %w: tensor<4x3x3x3xf16>) -> tensor<1x4x8x8xf16> {
   %y = seg.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x3x8x8xf16>, tensor<4x3x3x3xf16> -> tensor<1x4x8x8xf16>
   return %y : tensor<1x4x8x8xf16>
+}
+
+// -----
+
+// An empty map: left for --convert-seg-to-linalg.
+// CHECK-LABEL: func.func @negative_empty
+// CHECK-NOT: call
+// CHECK: seg.conv2d
+func.func @negative_empty(%x: tensor<1x3x0x8xf32>, %w: tensor<4x3x1x1xf32>) -> tensor<1x4x2x8xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [1, 0] dilation = [1, 1] groups = 1 : tensor<1x3x0x8xf32>, tensor<4x3x1x1xf32> -> tensor<1x4x2x8xf32>
+  return %y : tensor<1x4x2x8xf32>
 }
