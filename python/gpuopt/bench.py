@@ -497,6 +497,20 @@ def benchmark(
         load_before = os.getloadavg()[0]
         _measure(results, runners, inputs, runs, warmup, budget_s, log)
         load = (load_before, os.getloadavg()[0])
+        # Checked again after the timed runs, on the other input: a runtime
+        # that corrupts its own state (weights, load-time results) passes
+        # the first inference.
+        with torch.no_grad():
+            expected_last = module(torch.from_numpy(inputs[1])).numpy()
+        for key, runner in runners.items():
+            row = results[key]
+            err = rel_l2(runner(inputs[1]), expected_last)
+            if not err <= tol:
+                row.status = "FAILED"
+                row.reason = (
+                    f"after the timed runs, output differs from PyTorch eager: rel. L2 {err:.2e} > {tol:g}"
+                )
+                log(f"{row.label}: FAILED: {row.reason}")
         runners.clear()  # compiled models close before their directory goes
     return ModelReport(info, [results[k] for k in order], threads, runs, warmup, tol, load)
 
