@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 
 extern "C" {
@@ -79,6 +80,8 @@ struct Param {
 
 /// The parsed GPUOPT_COMPILED_METADATA.
 struct Metadata {
+  std::string cpu;
+  std::vector<std::string> cpuFeatures;
   std::vector<Param> params;
   Function init, forward;
   std::vector<std::vector<int64_t>> inputs;
@@ -149,6 +152,18 @@ Status parseMetadata(Metadata &md) {
   if (!v || !v->getInt64(version) ||
       version != GPUOPT_COMPILED_METADATA_VERSION)
     return metadataError("unsupported version");
+  if (const rt::json::Value *cpu = root.find("cpu");
+      cpu && cpu->kind == rt::json::Kind::String)
+    md.cpu = cpu->string;
+  if (const rt::json::Value *features = root.find("cpu_features")) {
+    if (features->kind != rt::json::Kind::Array)
+      return metadataError("expected 'cpu_features' to be an array");
+    for (const rt::json::Value &f : features->elements) {
+      if (f.kind != rt::json::Kind::String)
+        return metadataError("expected CPU feature names");
+      md.cpuFeatures.push_back(f.string);
+    }
+  }
   const rt::json::Value *params = root.find("params");
   if (!params || params->kind != rt::json::Kind::Array)
     return metadataError("expected 'params'");
@@ -184,6 +199,49 @@ Status parseMetadata(Metadata &md) {
         md.inputs[arg.index] = arg.shape;
       }
     }
+  }
+  return Status::ok();
+}
+
+/// Whether this CPU has x86 extension `name` (one of the names gpuopt-compile
+/// records); std::nullopt for a name this runtime cannot test.
+std::optional<bool> cpuHas(const std::string &name) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  static const std::pair<const char *, bool> table[] = {
+      {"sse4.2", __builtin_cpu_supports("sse4.2")},
+      {"avx", __builtin_cpu_supports("avx")},
+      {"avx2", __builtin_cpu_supports("avx2")},
+      {"fma", __builtin_cpu_supports("fma")},
+      {"bmi", __builtin_cpu_supports("bmi")},
+      {"bmi2", __builtin_cpu_supports("bmi2")},
+      {"avx512f", __builtin_cpu_supports("avx512f")},
+      {"avx512bw", __builtin_cpu_supports("avx512bw")},
+      {"avx512dq", __builtin_cpu_supports("avx512dq")},
+      {"avx512vl", __builtin_cpu_supports("avx512vl")},
+      {"avx512cd", __builtin_cpu_supports("avx512cd")},
+      {"avx512vnni", __builtin_cpu_supports("avx512vnni")},
+      {"avx512bf16", __builtin_cpu_supports("avx512bf16")}};
+  for (const auto &[feature, present] : table)
+    if (name == feature)
+      return present;
+#endif
+  return std::nullopt;
+}
+
+/// The library's code uses every recorded extension: refuse to run it on a
+/// CPU without one (it would die with SIGILL).
+Status checkCpu(const Metadata &md) {
+  for (const std::string &feature : md.cpuFeatures) {
+    std::optional<bool> has = cpuHas(feature);
+    if (!has)
+      return Status::error("the model library needs CPU feature '" + feature +
+                           "', which this runtime cannot check");
+    if (!*has)
+      return Status::error(
+          "the model library was compiled for a CPU with '" + feature + "' (" +
+          (md.cpu.empty() ? std::string("unknown") : md.cpu) +
+          "); this CPU does not have it: compile the model on this machine");
   }
   return Status::ok();
 }
@@ -331,6 +389,10 @@ gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
   const Metadata *md = getMetadata(status);
   if (!md) {
     setError(err, errlen, status.message());
+    return nullptr;
+  }
+  if (Status s = checkCpu(*md); !s) {
+    setError(err, errlen, s.message());
     return nullptr;
   }
   if (!weights_path && !md->params.empty()) {

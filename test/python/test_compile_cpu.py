@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -367,3 +368,23 @@ def test_model_without_parameters(tmp_path: Path, rng: np.random.Generator) -> N
     with CompiledModel(so, None) as m:
         (y,) = m.run(x)
     np.testing.assert_array_equal(y, np.maximum(x, 0))
+
+
+def test_library_records_and_checks_cpu_features(tiny: dict, tmp_path: Path) -> None:
+    """The library lists the host's instruction-set extensions it was compiled
+    for and refuses to load where one cannot be checked or is missing (instead
+    of dying with SIGILL). Patched here: one recorded name replaced by a name
+    of the same length that no runtime knows."""
+    data = Path(tiny["so"]).read_bytes()
+    match = re.search(rb'"cpu_features":\[([^\]]*)\]', data)
+    assert match, "no cpu_features in the model metadata"
+    features = [f.strip(b'"') for f in match.group(1).split(b",") if f]
+    assert b"sse4.2" in features or not features, features
+    if not features:
+        pytest.skip("the build machine records no checkable CPU feature")
+    victim = b'"' + features[0] + b'"'
+    fake = b'"' + b"z" * len(features[0]) + b'"'
+    patched = tmp_path / "patched.so"
+    patched.write_bytes(data.replace(victim, fake, 1))
+    with pytest.raises(CompiledModelError, match="needs CPU feature 'z+', which this runtime cannot check"):
+        CompiledModel(patched, tiny["weights"])

@@ -14,10 +14,14 @@
 // GPUOPT_COMPILED_METADATA is a NUL-terminated JSON string:
 //
 //   {"version": 1, "entry": "forward",
+//    "cpu": "sapphirerapids", "cpu_features": ["sse4.2", "avx", ...],
 //    "params": [{"name": "enc.0.weight", "shape": [16, 3, 3, 3]}, ...],
 //    "init":    {"args": [ARG, ...], "results": [[4, 3, 3, 3], ...]},
 //    "forward": {"args": [ARG, ...], "results": [[1, 1, 32, 32], ...]}}
 //
+// "cpu_features" lists the x86 extensions of the build host that the code
+// may use (from a fixed list the runtime can test); gpuopt_model_create
+// refuses a CPU without one of them. "cpu" is informative.
 // ARG = {"kind": "input" | "param" | "derived", "index": i, "shape": [...]}:
 // model input i, parameter i of "params", or result i of the initializer.
 // Every tensor is f32 and dense. GPUOPT_COMPILED_INIT and

@@ -72,6 +72,13 @@ llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
   return a;
 }
 
+/// x86 extensions recorded in the metadata when the host has them; the
+/// runtime (ModelAbi.cpp) checks each with __builtin_cpu_supports.
+constexpr const char *kCheckedCpuFeatures[] = {
+    "sse4.2",   "avx",        "avx2",      "fma",      "bmi",
+    "bmi2",     "avx512f",    "avx512bw",  "avx512dq", "avx512vl",
+    "avx512cd", "avx512vnni", "avx512bf16"};
+
 /// Describes @<entry>_init and @<entry> (after --seg-split-load-time and
 /// seg.param binding) in the metadata schema of CompiledModel.h, and drops
 /// the argument attributes LLVM does not know.
@@ -130,8 +137,18 @@ FailureOr<std::string> collectMetadata(func::FuncOp init, func::FuncOp entry) {
   FailureOr<llvm::json::Object> entryJson = describe(entry);
   if (failed(entryJson))
     return failure();
+  // The object is compiled for the host CPU: list the instruction-set
+  // extensions it may use that the runtime can test, so that loading the
+  // library on a CPU without them is an error, not SIGILL.
+  llvm::json::Array cpuFeatures;
+  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+  for (const char *feature : kCheckedCpuFeatures)
+    if (host.lookup(feature))
+      cpuFeatures.push_back(feature);
   llvm::json::Object root{{"version", GPUOPT_COMPILED_METADATA_VERSION},
                           {"entry", entry.getSymName()},
+                          {"cpu", llvm::sys::getHostCPUName()},
+                          {"cpu_features", std::move(cpuFeatures)},
                           {"params", std::move(params)},
                           {"init", std::move(*initJson)},
                           {"forward", std::move(*entryJson)}};
