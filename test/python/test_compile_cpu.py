@@ -166,7 +166,9 @@ def test_batch_norm_folding_runs_at_load_time(tiny: dict) -> None:
     the initializer reads the six conv/BN parameters and returns the folded
     weight and bias; the forward function reads only those and the inputs."""
     data = tiny["so"].read_bytes()
-    start = data.index(b'{"entry":"forward"')
+    # The root object of the JSON string (keys are sorted; no braces before
+    # "entry" but the root's own).
+    start = data.rindex(b"{", 0, data.index(b'"entry":"forward"'))
     meta = json.loads(data[start : data.index(b"\0", start)])
     assert [a["kind"] for a in meta["init"]["args"]] == ["param"] * 6
     assert meta["init"]["results"] == [[4, 3, 3, 3], [4]]
