@@ -16,3 +16,12 @@ func.func @forward_init() {
 func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{@forward has more than one block}}
+func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+  cf.br ^next
+^next:
+  return %x : tensor<4xf32>
+}
