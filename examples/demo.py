@@ -116,7 +116,10 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(bench.to_json([report], " ".join(sys.argv)), indent=1))
         print(f"wrote {args.json}")
-    bad = [r for r in report.rows if r.status not in ("ok", "skipped")]
+    # An anchor (PyTorch, ORT) may be skipped for its budget; a gpuopt row
+    # that was skipped means the demo did not show what it is for.
+    anchors = ("eager", "torch.compile", "ort")
+    bad = [r for r in report.rows if r.status != "ok" and not (r.status == "skipped" and r.key in anchors)]
     for r in bad:
         print(f"demo: {r.label}: {r.status}: {r.reason}", file=sys.stderr)
     print(f"demo: {'done' if not bad else 'FAILED'} in {time.perf_counter() - start:.0f} s")
