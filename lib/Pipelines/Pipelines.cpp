@@ -38,8 +38,9 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
   fn.addPass(createCSEPass());
 }
 
-LogicalResult mlir::gpuopt::buildCpuLoweringPipeline(
-    OpPassManager &pm, const CpuLoweringOptions &options) {
+LogicalResult
+mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
+                                       const CpuLoweringOptions &options) {
   if (options.kernels)
     pm.addPass(createConvertSegToCpuKernelsPass());
   pm.addPass(createConvertSegToLinalgPass());

@@ -411,12 +411,6 @@ void makePadded(Padded &p, const float *in, int64_t sc, int64_t sy, int64_t sx,
   });
 }
 
-struct Epilogue {
-  const float *bias = nullptr; // Per output channel (row) or column.
-  bool biasPerColumn = false;
-  int64_t activation = kNone;
-};
-
 /// dst[t] = act(src[t] + bias) (+ res[t * resStep]) for t < len: the
 /// residual comes after the activation (seg.fused_conv2d semantics).
 void storeRow(float *dst, const float *src, int len, float bias,
@@ -455,7 +449,7 @@ struct ConvArgs {
 };
 
 void conv2d(const ConvArgs &args) {
-  std::vector<float> inScratch, wScratch, resScratch;
+  std::vector<float> wScratch;
   const MemRef4F &inD = *args.in;
   int64_t batch = inD.sizes[0], c = inD.sizes[1], h = inD.sizes[2],
           w = inD.sizes[3];
@@ -717,7 +711,7 @@ void convTranspose2d(MemRef4F *outD, MemRef4F *inD, MemRef4F *wD,
 
 void linear(MemRef2F *outD, MemRef2F *inD, MemRef2F *wD, MemRef1F *biasD,
             int64_t hasBias) {
-  std::vector<float> inScratch, wScratch;
+  std::vector<float> inScratch;
   const float *in = denseData(*inD, inScratch);
   int64_t m = inD->sizes[0], k = inD->sizes[1], n = wD->sizes[0];
   const float *bias = hasBias ? biasD->aligned + biasD->offset : nullptr;

@@ -9,8 +9,8 @@
 // (cyclic and zero-filled, offsets beyond the map), residuals and
 // activations; linear; transposed convolution with kernel == stride.
 // (Upsampling and deformable convolution are checked against PyTorch by
-// test/python/test_reference_ops.py.) Exit status 1 and one line per failing case otherwise.
-// Run by lit (test/Runtime/cpu-kernels.test).
+// test/python/test_reference_ops.py.) Exit status 1 and one line per failing
+// case otherwise. Run by lit (test/Runtime/cpu-kernels.test).
 //
 //===----------------------------------------------------------------------===//
 #include "gpuopt/Runtime/CpuKernels.h"

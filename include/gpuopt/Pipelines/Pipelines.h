@@ -61,9 +61,8 @@ struct CpuLoweringOptions : public PassPipelineOptions<CpuLoweringOptions> {
 /// conversions to the LLVM dialect. Every function gets a C interface
 /// (`_mlir_ciface_<name>`) taking pointers to memref descriptors. Needs the
 /// upstream passes registered (gpuopt::registerAllPasses); fails otherwise.
-LogicalResult
-buildCpuLoweringPipeline(OpPassManager &pm,
-                         const CpuLoweringOptions &options = {});
+LogicalResult buildCpuLoweringPipeline(OpPassManager &pm,
+                                       const CpuLoweringOptions &options = {});
 
 /// Registers --gpuopt-optimize and --gpuopt-cpu-lowering.
 void registerPipelines();
