@@ -31,7 +31,7 @@ run_suite "fuzz smoke (libFuzzer, 5 s per target)" \
   fuzz/run.sh --smoke
 run_suite "dialect and pass docs generated from ODS" \
   test -s "$BUILD_DIR/docs/Dialects/SegDialect.md" -a -s "$BUILD_DIR/docs/SegPasses.md" \
-    -a -s "$BUILD_DIR/docs/AnalysisPasses.md"
+    -a -s "$BUILD_DIR/docs/AnalysisPasses.md" -a -s "$BUILD_DIR/docs/ConversionPasses.md"
 
 echo
 echo "=== gpuopt check summary"
