@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 
@@ -56,6 +57,19 @@ FailureOr<at::ScalarType> scalarTypeOf(Type type) {
   if (type.isF64())
     return at::kDouble;
   return failure();
+}
+
+/// The weights-file dtype of an MLIR float element type.
+std::optional<DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isF64())
+    return DType::F64;
+  return std::nullopt;
 }
 
 at::ScalarType scalarTypeOf(DType dtype) {
@@ -255,10 +269,15 @@ FailureOr<at::Tensor> Evaluator::param(mlir::gpuopt::seg::ParamOp op) {
     return op.emitError("parameter '")
            << op.getName() << "' is not in the weights file";
   auto type = cast<RankedTensorType>(op.getType());
-  if (!runtime::isFloat(it->second.dtype))
+  // Like the CPU backends, the reference backend binds a weight only of the
+  // graph's element type: converting F16/BF16/F64 here would make a run that
+  // every other backend refuses.
+  std::optional<runtime::DType> expected = dtypeOf(type.getElementType());
+  if (!expected || it->second.dtype != *expected)
     return op.emitError("parameter '")
            << op.getName() << "' is " << runtime::dtypeName(it->second.dtype)
-           << " in the weights file; the graph expects floats (" << type << ")";
+           << " in the weights file, but the graph expects " << type
+           << "; gpuopt does not convert weights";
   if (it->second.shape != toVector(type.getShape()))
     return op.emitError("parameter '")
            << op.getName() << "' has shape "

@@ -13,10 +13,7 @@
 #include "gpuopt/Runtime/Npy.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 
 namespace gpuopt {
@@ -213,7 +210,7 @@ private:
 } // namespace
 
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &what,
-                HostTensor &out) {
+                HostTensor &out, const std::shared_ptr<const void> &owner) {
   auto error = [&](const std::string &message) {
     return Status::error(what + ": " + message);
   };
@@ -265,15 +262,19 @@ Status parseNpy(const uint8_t *bytes, size_t size, const std::string &what,
 
   out.dtype = DType::F32;
   out.shape = std::move(header.shape);
-  out.data.assign(bytes + dataStart, bytes + size);
+  const uint8_t *first = bytes + dataStart;
+  if (owner && reinterpret_cast<uintptr_t>(first) % alignof(float) == 0)
+    out.data.view(owner, first, size - dataStart);
+  else
+    out.data.assign(first, bytes + size);
   return Status::ok();
 }
 
 Status readNpy(const std::string &path, HostTensor &out) {
-  std::vector<uint8_t> bytes;
-  if (Status status = readFileBytes(path, bytes); !status)
+  std::shared_ptr<const MappedFile> file;
+  if (Status status = MappedFile::map(path, file, kMaxReadBytes); !status)
     return status;
-  return parseNpy(bytes.data(), bytes.size(), path, out);
+  return parseNpy(file->data(), file->size(), path, out, file);
 }
 
 Status writeNpy(const std::string &path, const HostTensor &tensor) {
@@ -310,51 +311,6 @@ Status writeNpy(const std::string &path, const HostTensor &tensor) {
   image.insert(image.end(), header.begin(), header.end());
   image.insert(image.end(), tensor.data.begin(), tensor.data.end());
   return writeFileBytes(path, image.data(), image.size());
-}
-
-/// errno after a failed stdio call, which C does not require to set; callers
-/// clear errno first so that a stale value is not reported.
-static int stdioError() { return errno ? errno : EIO; }
-
-Status readFileBytes(const std::string &path, std::vector<uint8_t> &out) {
-  out.clear();
-  errno = 0;
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return Status::error(path +
-                         ": cannot open: " + std::strerror(stdioError()));
-  // The size is only a hint: the loop below reads to the end regardless.
-  // (ftell is no substitute: it reports nonsense for a directory.)
-  std::error_code sizeError;
-  std::uintmax_t hint = std::filesystem::file_size(path, sizeError);
-  if (!sizeError && hint <= out.max_size())
-    out.reserve(static_cast<size_t>(hint));
-  uint8_t chunk[1 << 16];
-  errno = 0;
-  while (size_t count = std::fread(chunk, 1, sizeof(chunk), file))
-    out.insert(out.end(), chunk, chunk + count);
-  int readError = std::ferror(file) ? stdioError() : 0;
-  std::fclose(file);
-  if (readError)
-    return Status::error(path + ": cannot read: " + std::strerror(readError));
-  return Status::ok();
-}
-
-Status writeFileBytes(const std::string &path, const uint8_t *bytes,
-                      size_t size) {
-  errno = 0;
-  std::FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    return Status::error(path +
-                         ": cannot create: " + std::strerror(stdioError()));
-  int writeError = std::fwrite(bytes, 1, size, file) == size ? 0 : stdioError();
-  // Closing flushes the buffer, so it can fail as well (e.g. disk full).
-  errno = 0;
-  if (std::fclose(file) != 0 && writeError == 0)
-    writeError = stdioError();
-  if (writeError)
-    return Status::error(path + ": cannot write: " + std::strerror(writeError));
-  return Status::ok();
 }
 
 } // namespace runtime

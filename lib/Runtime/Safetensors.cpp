@@ -14,7 +14,7 @@
 
 #include "gpuopt/Runtime/Safetensors.h"
 #include "Json.h"
-#include "gpuopt/Runtime/Npy.h"
+#include "gpuopt/Runtime/FileIO.h"
 
 #include <algorithm>
 
@@ -62,7 +62,7 @@ static std::string parseEntry(const json::Value &value, uint64_t dataSize,
   for (const json::Member &member : value.members)
     if (member.key != "dtype" && member.key != "shape" &&
         member.key != "data_offsets")
-      return "unexpected key '" + member.key + "'";
+      return "unexpected key '" + escapeName(member.key) + "'";
   for (const char *key : {"dtype", "shape", "data_offsets"})
     if (!value.find(key))
       return std::string("missing '") + key + "'";
@@ -74,7 +74,7 @@ static std::string parseEntry(const json::Value &value, uint64_t dataSize,
     return std::string("'dtype' must be a string, found ") +
            json::kindName(dtype->kind);
   if (!parseDType(dtype->string, entry.tensor.dtype))
-    return "unsupported dtype '" + dtype->string +
+    return "unsupported dtype '" + escapeName(dtype->string) +
            "'; gpuopt reads F16, BF16, F32, F64, I8, I16, I32, I64, U8 and "
            "BOOL";
 
@@ -113,7 +113,8 @@ static std::string parseEntry(const json::Value &value, uint64_t dataSize,
 
 Status parseSafetensors(const uint8_t *bytes, size_t size,
                         const std::string &what, SafetensorsFile &out,
-                        const SafetensorsLimits &limits) {
+                        const SafetensorsLimits &limits,
+                        const std::shared_ptr<const void> &owner) {
   auto error = [&](const std::string &message) {
     return Status::error(what + ": " + message);
   };
@@ -156,7 +157,7 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
                    json::kindName(metadata->kind));
     for (const json::Member &member : metadata->members) {
       if (member.value.kind != json::Kind::String)
-        return error("'__metadata__' value of '" + member.key +
+        return error("'__metadata__' value of '" + escapeName(member.key) +
                      "' must be a string, found " +
                      json::kindName(member.value.kind));
       file.metadata.emplace(member.key, member.value.string);
@@ -172,7 +173,7 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
     std::string problem =
         parseEntry(member.value, dataSize, limits, entries.back());
     if (!problem.empty())
-      return error("tensor '" + member.key + "': " + problem);
+      return error("tensor '" + escapeName(member.key) + "': " + problem);
   }
 
   // Sorting by (begin, end) puts empty tensors before a tensor starting at
@@ -184,9 +185,9 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
   const Entry *previous = nullptr;
   for (const Entry &entry : entries) {
     if (entry.begin < covered)
-      return error("tensor '" + *entry.name + "': data_offsets " +
+      return error("tensor '" + escapeName(*entry.name) + "': data_offsets " +
                    formatRange(entry.begin, entry.end) + " overlap tensor '" +
-                   *previous->name + "' " +
+                   escapeName(*previous->name) + "' " +
                    formatRange(previous->begin, previous->end));
     if (entry.begin > covered)
       return error("data section bytes " + formatRange(covered, entry.begin) +
@@ -199,7 +200,14 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
                  " belong to no tensor");
 
   for (Entry &entry : entries) {
-    entry.tensor.data.assign(data + entry.begin, data + entry.end);
+    const uint8_t *first = data + entry.begin;
+    // A view needs the element alignment the backends read it with; the
+    // format does not promise it, so a misaligned tensor is copied.
+    size_t align = dtypeSize(entry.tensor.dtype);
+    if (owner && reinterpret_cast<uintptr_t>(first) % align == 0)
+      entry.tensor.data.view(owner, first, entry.end - entry.begin);
+    else
+      entry.tensor.data.assign(first, data + entry.end);
     file.tensors.emplace(*entry.name, std::move(entry.tensor));
   }
   out = std::move(file);
@@ -208,10 +216,10 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
 
 Status readSafetensors(const std::string &path, SafetensorsFile &out,
                        const SafetensorsLimits &limits) {
-  std::vector<uint8_t> bytes;
-  if (Status status = readFileBytes(path, bytes); !status)
+  std::shared_ptr<const MappedFile> file;
+  if (Status status = MappedFile::map(path, file); !status)
     return status;
-  return parseSafetensors(bytes.data(), bytes.size(), path, out, limits);
+  return parseSafetensors(file->data(), file->size(), path, out, limits, file);
 }
 
 Status writeSafetensors(const std::string &path,
@@ -219,7 +227,7 @@ Status writeSafetensors(const std::string &path,
   std::string header = "{";
   uint64_t offset = 0;
   for (const auto &[name, tensor] : tensors) {
-    std::string prefix = path + ": tensor '" + name + "': ";
+    std::string prefix = path + ": tensor '" + escapeName(name) + "': ";
     // Such names would not read back as the same tensor.
     if (name == "__metadata__" || !json::isValidUtf8(name))
       return Status::error(prefix + "invalid tensor name");

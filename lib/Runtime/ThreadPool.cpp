@@ -33,8 +33,18 @@ int defaultThreads() {
   if (const char *env = std::getenv("GPUOPT_NUM_THREADS")) {
     char *end = nullptr;
     long n = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && n > 0)
-      return static_cast<int>(std::min<long>(n, maxThreads()));
+    if (end != env && *end == '\0' && n > 0) {
+      if (n <= maxThreads())
+        return static_cast<int>(n);
+      // Called once per process (the pool caches the answer), so this warns
+      // once.
+      std::fprintf(stderr,
+                   "gpuopt: warning: GPUOPT_NUM_THREADS=%s exceeds the limit "
+                   "of %d threads (4 per hardware thread, at least 64); "
+                   "using %d\n",
+                   env, maxThreads(), maxThreads());
+      return maxThreads();
+    }
     std::fprintf(stderr,
                  "gpuopt: ignoring GPUOPT_NUM_THREADS='%s' (not a positive "
                  "integer); using %d threads\n",

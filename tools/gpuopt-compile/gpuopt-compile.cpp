@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/InitAll.h"
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Target/Cpu/CpuTarget.h"
 #include "gpuopt/Target/Cuda/CudaTarget.h"
 
@@ -24,15 +25,16 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
+namespace rt = ::gpuopt::runtime;
 
 namespace {
 llvm::cl::OptionCategory category("gpuopt-compile options");
@@ -115,6 +117,11 @@ int compileMain() {
                   cudaFormat + "'");
   }
 
+  if (rt::Status s = rt::checkOutputIsNotInput({"-o", outputFile},
+                                               {{"the input", inputFile}});
+      !s)
+    return fail(s.message());
+
   DialectRegistry registry;
   mlir::gpuopt::registerAllDialects(registry);
   mlir::gpuopt::registerAllPasses();
@@ -126,20 +133,36 @@ int compileMain() {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::string err;
-  auto buffer = openInputFile(inputFile, &err);
-  if (!buffer)
-    return fail(err);
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  std::string text;
+  if (rt::Status s = rt::readMlirSource(inputFile, text); !s)
+    return fail(s.message());
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          text, inputFile == "-" ? "<stdin>" : inputFile.getValue()),
+      llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
+
+  // The target writes (the linker links) into a fresh directory next to the
+  // output, renamed over it only on success: a failure leaves an existing
+  // library or artifact as it was.
+  rt::AtomicOutputDir output;
+  if (rt::Status s = output.open(outputFile); !s)
+    return fail(s.message());
+  auto commit = [&](LogicalResult compiled) {
+    if (failed(compiled))
+      return 1;
+    if (rt::Status s = output.commit(); !s)
+      return fail(s.message());
+    return 0;
+  };
 
   if (target == "cuda") {
     mlir::gpuopt::CudaCompileOptions options;
     options.entry = entry;
     options.pipeline = pipeline;
-    options.outputPath = outputFile;
+    options.outputPath = output.inner();
     options.chip = cudaArch;
     // PTX ISA 8.0 (CUDA 12.0) covers sm_50 to sm_90.
     options.features = "+ptx80";
@@ -148,14 +171,14 @@ int compileMain() {
                                            : "fatbin";
     options.toolkit = cudaToolkit;
     options.blockSize = cudaBlockSize;
-    return failed(mlir::gpuopt::compileForCuda(*module, options)) ? 1 : 0;
+    return commit(mlir::gpuopt::compileForCuda(*module, options));
   }
 
   mlir::gpuopt::CpuCompileOptions options;
   options.entry = entry;
   options.pipeline = pipeline;
-  options.outputPath = outputFile;
-  return failed(mlir::gpuopt::compileForCpu(*module, options)) ? 1 : 0;
+  options.outputPath = output.inner();
+  return commit(mlir::gpuopt::compileForCpu(*module, options));
 }
 } // namespace
 

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/CudaModel.h"
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
 
 #include <algorithm>
@@ -133,6 +134,17 @@ int main(int argc, char **argv) {
     usage();
     return fail("no model given");
   }
+  // An output that is an input is refused before anything is read.
+  std::vector<NamedPath> sources = {{"the model", model},
+                                    {"--weights", weights}};
+  for (const std::string &path : inputs)
+    sources.push_back({"--input", path});
+  std::vector<NamedPath> sinks = {{"--json", jsonPath}};
+  for (const std::string &path : outputs)
+    sinks.push_back({"--output", path});
+  for (const NamedPath &sink : sinks)
+    if (Status s = checkOutputIsNotInput(sink, sources); !s)
+      return fail(s.message());
   if (inspect) {
     CudaArtifact art;
     if (Status s = readCudaArtifact(model, art); !s)
@@ -212,25 +224,32 @@ int main(int argc, char **argv) {
                 median, percentile(ms, 0.1), percentile(ms, 0.9), runs,
                 info.name.c_str());
   if (!jsonPath.empty()) {
-    FILE *f = std::fopen(jsonPath.c_str(), "w");
-    if (!f)
-      return fail("cannot write " + jsonPath + ": " + std::strerror(errno));
     double busy = 0;
     for (double t : steps)
       busy += t;
-    std::fprintf(f,
-                 "{\"device\": \"%s\", \"driver\": %d, \"sm\": \"%d%d\", "
-                 "\"launches\": %zu, \"graph\": %s, \"runs\": %d, "
-                 "\"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
-                 "\"kernel_ms_sum\": %.6f, \"step_ms\": [",
-                 info.name.c_str(), info.driverVersion, info.computeMajor,
-                 info.computeMinor, art.run.size(), graph ? "true" : "false",
-                 runs, median, percentile(ms, 0.1), percentile(ms, 0.9), busy);
+    std::string json;
+    auto append = [&json](const char *format, auto... args) {
+      int n = std::snprintf(nullptr, 0, format, args...);
+      size_t at = json.size();
+      json.resize(at + static_cast<size_t>(n) + 1);
+      std::snprintf(&json[at], static_cast<size_t>(n) + 1, format, args...);
+      json.resize(at + static_cast<size_t>(n));
+    };
+    append("{\"device\": \"%s\", \"driver\": %d, \"sm\": \"%d%d\", "
+           "\"launches\": %zu, \"graph\": %s, \"runs\": %d, "
+           "\"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
+           "\"kernel_ms_sum\": %.6f, \"step_ms\": [",
+           info.name.c_str(), info.driverVersion, info.computeMajor,
+           info.computeMinor, art.run.size(), graph ? "true" : "false", runs,
+           median, percentile(ms, 0.1), percentile(ms, 0.9), busy);
     for (size_t i = 0; i < steps.size(); ++i)
-      std::fprintf(f, "%s%.6f", i ? ", " : "", steps[i]);
-    std::fprintf(f, "]}\n");
-    if (std::fclose(f) != 0)
-      return fail("cannot write " + jsonPath);
+      append("%s%.6f", i ? ", " : "", steps[i]);
+    json += "]}\n";
+    if (Status s = writeFileBytes(
+            jsonPath, reinterpret_cast<const uint8_t *>(json.data()),
+            json.size());
+        !s)
+      return fail(s.message());
   }
   return 0;
 }

@@ -24,6 +24,7 @@
 #include "gpuopt/Execution/CpuJit.h"
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Reference/Interpreter.h"
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
@@ -31,12 +32,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -87,7 +90,8 @@ llvm::cl::opt<unsigned>
          llvm::cl::init(1), llvm::cl::cat(category));
 
 llvm::cl::opt<bool> quiet("quiet",
-                          llvm::cl::desc("do not print the run summary"),
+                          llvm::cl::desc("do not print the run summary "
+                                         "(warnings are still printed)"),
                           llvm::cl::init(false), llvm::cl::cat(category));
 
 llvm::cl::opt<bool> strictWeights(
@@ -177,7 +181,37 @@ int runCompiled() {
   return ::gpuopt::runCompiledModel(args);
 }
 
+/// Refuses, before any file is read, an output that is one of the inputs and
+/// a model that is not a regular file (whose probing could block, e.g. on a
+/// FIFO).
+int checkFiles() {
+  std::vector<rt::NamedPath> sources = {{"the model", inputFile},
+                                        {"--weights", weightsFile}};
+  for (const std::string &arg : inputArgs)
+    sources.push_back({"--input", StringRef(arg).drop_front().str()});
+  for (const std::string &arg : outputArgs) {
+    FailureOr<std::string> path = filePath("output", arg);
+    if (failed(path))
+      return 1;
+    if (rt::Status s = rt::checkOutputIsNotInput({"--output", *path}, sources);
+        !s)
+      return fail(s.message());
+  }
+  if (inputFile != "-") {
+    int fd;
+    uint64_t size;
+    if (rt::Status s =
+            rt::openRegularFile(inputFile, rt::kMaxReadBytes, fd, size);
+        !s)
+      return fail(s.message());
+    ::close(fd);
+  }
+  return 0;
+}
+
 int runMain() {
+  if (int rc = checkFiles())
+    return rc;
   if (::gpuopt::isCompiledModel(inputFile))
     return runCompiled();
   if (backend != "reference" && backend != "cpu")
@@ -192,11 +226,13 @@ int runMain() {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::string err;
-  auto buffer = openInputFile(inputFile, &err);
-  if (!buffer)
-    return fail(err);
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  std::string text;
+  if (rt::Status s = rt::readMlirSource(inputFile, text); !s)
+    return fail(s.message());
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          text, inputFile == "-" ? "<stdin>" : inputFile.getValue()),
+      llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
@@ -249,7 +285,7 @@ int runMain() {
   if (!unused.empty()) {
     std::string names;
     for (const std::string &name : ArrayRef(unused).take_front(3))
-      names += (names.empty() ? "'" : ", '") + name + "'";
+      names += (names.empty() ? "'" : ", '") + rt::escapeName(name) + "'";
     if (unused.size() > 3)
       names += ", ...";
     std::string msg = std::to_string(unused.size()) + " tensor(s) in " +
@@ -257,8 +293,8 @@ int runMain() {
                       ")";
     if (strictWeights)
       return fail(msg + "; --strict-weights rejects them");
-    if (!quiet)
-      llvm::errs() << "gpuopt-run: warning: " << msg << "\n";
+    // --quiet silences the summary, never a warning.
+    llvm::errs() << "gpuopt-run: warning: " << msg << "\n";
   }
   SmallVector<rt::HostTensor> outputs;
   double loadMs = 0;

@@ -13,29 +13,29 @@
 #ifndef GPUOPT_RUNTIME_NPY_H
 #define GPUOPT_RUNTIME_NPY_H
 
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Tensor.h"
 
+#include <memory>
 #include <string>
 
 namespace gpuopt {
 namespace runtime {
 
-/// Parses a whole .npy image; `what` names the source in messages.
+/// Parses a whole .npy image; `what` names the source in messages. With
+/// `owner` (which keeps `bytes` valid) the tensor views the data section
+/// instead of copying it.
 Status parseNpy(const uint8_t *bytes, size_t size, const std::string &what,
-                HostTensor &out);
+                HostTensor &out,
+                const std::shared_ptr<const void> &owner = nullptr);
 
-/// Reads `path` as a float32 .npy array.
+/// Reads `path`, a regular file of at most kMaxReadBytes, as a float32 .npy
+/// array (mapped, see MappedFile).
 Status readNpy(const std::string &path, HostTensor &out);
 
-/// Writes `tensor` (must be F32) as a version 1.0 .npy file.
+/// Writes `tensor` (must be F32) as a version 1.0 .npy file, atomically: a
+/// failure leaves an existing `path` as it was.
 Status writeNpy(const std::string &path, const HostTensor &tensor);
-
-/// Reads a whole file into memory.
-Status readFileBytes(const std::string &path, std::vector<uint8_t> &out);
-
-/// Creates or truncates `path` and writes `size` bytes of `bytes` to it.
-Status writeFileBytes(const std::string &path, const uint8_t *bytes,
-                      size_t size);
 
 } // namespace runtime
 } // namespace gpuopt

@@ -19,6 +19,7 @@
 #include "gpuopt/Runtime/Tensor.h"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace gpuopt {
@@ -44,12 +45,19 @@ struct SafetensorsFile {
 };
 
 /// Parses a whole file image. `what` names the source in messages
-/// (typically the path).
+/// (typically the path). Without `owner` the tensors copy their bytes; with
+/// it, they view `bytes` (where aligned) and share ownership of `owner`, which
+/// must keep `bytes` valid.
 Status parseSafetensors(const uint8_t *bytes, size_t size,
                         const std::string &what, SafetensorsFile &out,
-                        const SafetensorsLimits &limits = {});
+                        const SafetensorsLimits &limits = {},
+                        const std::shared_ptr<const void> &owner = nullptr);
 
-/// Reads and parses `path`.
+/// Reads and parses `path`, a regular file, which is mapped rather than read:
+/// the tensors view the mapping and keep it alive, so a checkpoint costs
+/// memory only for the pages a backend reads (file pages the kernel can
+/// drop). A file truncated by another process while mapped ends the reading
+/// process with SIGBUS; gpuopt does not guard against concurrent writers.
 Status readSafetensors(const std::string &path, SafetensorsFile &out,
                        const SafetensorsLimits &limits = {});
 

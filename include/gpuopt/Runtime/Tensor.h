@@ -13,6 +13,7 @@
 #define GPUOPT_RUNTIME_TENSOR_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,11 +53,82 @@ size_t dtypeSize(DType dtype);
 /// Safetensors spelling of `dtype` ("F32", ...).
 const char *dtypeName(DType dtype);
 
-/// A dense, row-major (C-order), little-endian host tensor that owns its bytes.
+/// The bytes of a tensor: either owned, or a view into memory kept alive by
+/// a shared owner (a mapped weights file), so that reading a checkpoint does
+/// not copy it. A view's memory is private to the process: writing through
+/// data() never changes the file it came from.
+class TensorBytes {
+public:
+  TensorBytes() = default;
+  TensorBytes(const TensorBytes &other) { *this = other; }
+  TensorBytes(TensorBytes &&other) noexcept { *this = std::move(other); }
+  /// Copying a view shares the memory; copying owned bytes copies them.
+  TensorBytes &operator=(const TensorBytes &other) {
+    if (this != &other) {
+      owned = other.owned;
+      keepAlive = other.keepAlive;
+      begin_ = other.keepAlive ? other.begin_ : owned.data();
+      size_ = other.size_;
+    }
+    return *this;
+  }
+  /// Moving keeps the buffer (a vector's move does), and empties `other`.
+  TensorBytes &operator=(TensorBytes &&other) noexcept {
+    if (this != &other) {
+      owned = std::move(other.owned);
+      keepAlive = std::move(other.keepAlive);
+      begin_ = other.begin_;
+      size_ = other.size_;
+      other.owned.clear();
+      other.keepAlive.reset();
+      other.begin_ = nullptr;
+      other.size_ = 0;
+    }
+    return *this;
+  }
+
+  /// Views `size` bytes at `bytes`, which `owner` keeps valid.
+  void view(std::shared_ptr<const void> owner, const uint8_t *bytes,
+            size_t size) {
+    owned.clear();
+    keepAlive = std::move(owner);
+    begin_ = const_cast<uint8_t *>(bytes);
+    size_ = size;
+  }
+  /// Replaces the bytes with `size` owned zero bytes.
+  void resize(size_t size) {
+    keepAlive.reset();
+    owned.assign(size, 0);
+    begin_ = owned.data();
+    size_ = size;
+  }
+  /// Replaces the bytes with an owned copy of [first, last).
+  void assign(const uint8_t *first, const uint8_t *last) {
+    keepAlive.reset();
+    owned.assign(first, last);
+    begin_ = owned.data();
+    size_ = owned.size();
+  }
+
+  uint8_t *data() { return begin_; }
+  const uint8_t *data() const { return begin_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const uint8_t *begin() const { return begin_; }
+  const uint8_t *end() const { return begin_ + size_; }
+
+private:
+  std::vector<uint8_t> owned;
+  std::shared_ptr<const void> keepAlive;
+  uint8_t *begin_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// A dense, row-major (C-order), little-endian host tensor.
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> data;
+  TensorBytes data;
 
   /// Product of `shape` (1 for a scalar).
   int64_t numElements() const;

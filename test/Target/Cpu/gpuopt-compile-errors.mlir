@@ -14,12 +14,12 @@
 
 // NO-OUTPUT: gpuopt-compile: error: no output file: pass -o MODEL.so
 // TARGET: gpuopt-compile: error: unknown target 'tpu' (targets: cpu, cuda)
-// MISSING: gpuopt-compile: error: cannot open input file '{{.*}}no-such-file.mlir'
+// MISSING: gpuopt-compile: error: {{.*}}no-such-file.mlir: cannot open: No such file or directory
 // PARSE: parse-error.mlir:3:{{[0-9]+}}: error:
 // ENTRY: error: no function named @nope in the module
 // PIPELINE: error: bad --pipeline 'no-such-pass'
 // F16: f16.mlir:2:1: error: the CPU target takes statically shaped f32 tensors; argument 0 of @forward is 'tensor<4xf16>'
-// LINK: error: linking {{.*}}no-such-dir/model.so failed
+// LINK: gpuopt-compile: error: {{.*}}no-such-dir/model.so: cannot create: No such file or directory
 // LINK-NOT: see current operation
 // PIPELINE-FAILED: error: no function body named @nope to split
 // PIPELINE-FAILED: error: the pipeline 'seg-split-load-time{entry=nope}' failed

@@ -10,7 +10,7 @@
 // BLOCK: error: CUDA block size must be in [1, 1024], got 2048
 // ENTRY: error: no function 'nope' with a body to compile
 // PIPE: error: invalid pipeline 'no-such-pass'
-// WRITE: error: cannot write '{{.*}}x.gpuopt'
+// WRITE: error: {{.*}}x.gpuopt: cannot create
 func.func @forward(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   %r = seg.relu %x : tensor<1x4xf32>
   return %r : tensor<1x4xf32>

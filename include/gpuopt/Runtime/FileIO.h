@@ -1,0 +1,172 @@
+//===- FileIO.h - bounded reads and atomic writes ---------------*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every file gpuopt reads or writes goes through these helpers, so that no
+// input can make a tool read without bound and no failure can destroy a file:
+//
+// - Reads accept regular files only: a FIFO, a character device such as
+//   /dev/zero, a socket or a directory is refused before anything is read,
+//   with "PATH: not a regular file (fifo)". The size comes from fstat and is
+//   checked against a limit before any memory is allocated. Standard input
+//   ("-" for the MLIR tools) may be a pipe; it is read up to the limit.
+// - Large read-only inputs (weights) are mapped instead of copied.
+// - Outputs are written to a temporary file in the destination's directory
+//   and renamed over the destination only once complete; on any failure the
+//   temporary is removed and the old file is left as it was.
+//
+// No MLIR or LLVM here: the model runtime and the CUDA runtime use it too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_RUNTIME_FILEIO_H
+#define GPUOPT_RUNTIME_FILEIO_H
+
+#include "gpuopt/Runtime/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpuopt {
+namespace runtime {
+
+/// Largest file read into memory (.npy inputs, .mlir text, artifacts).
+inline constexpr uint64_t kMaxReadBytes = 16ull << 30;
+/// Largest file mapped (weights); a mapping costs address space, and memory
+/// only for the pages a backend touches.
+inline constexpr uint64_t kMaxMappedBytes = 256ull << 30;
+
+/// Opens `path` for reading, refusing anything but a regular file of at most
+/// `maxBytes` bytes. On success `fd` is an open descriptor the caller closes
+/// and `size` its size at the time of the check.
+Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
+                       uint64_t &size);
+
+/// Reads all of `path` (a regular file of at most `maxBytes`) into `out`.
+Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
+                     uint64_t maxBytes = kMaxReadBytes);
+
+/// Reads descriptor `fd` to its end, failing once more than `maxBytes` arrive;
+/// for standard input, whose size a pipe cannot tell in advance. `what` names
+/// it in messages.
+Status readStreamBytes(int fd, const std::string &what,
+                       std::vector<uint8_t> &out,
+                       uint64_t maxBytes = kMaxReadBytes);
+
+/// A private, read-only view of a whole file, unmapped when the last owner
+/// lets go. Tensors that point into it hold a reference (TensorBytes).
+class MappedFile {
+public:
+  ~MappedFile();
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  const uint8_t *data() const { return bytes; }
+  size_t size() const { return length; }
+
+  /// Maps `path` (a regular file of at most `maxBytes`).
+  static Status map(const std::string &path,
+                    std::shared_ptr<const MappedFile> &out,
+                    uint64_t maxBytes = kMaxMappedBytes);
+
+private:
+  MappedFile(const uint8_t *bytes, size_t length)
+      : bytes(bytes), length(length) {}
+  const uint8_t *bytes;
+  size_t length;
+};
+
+/// A destination file under construction: bytes go to a temporary file next
+/// to it, which `commit` renames over the destination. Destroying an
+/// uncommitted output removes the temporary, leaving the destination as it
+/// was. A destination that is a stream (/dev/null, /dev/stdout, a FIFO) has
+/// no old contents to keep and is written directly.
+class AtomicOutput {
+public:
+  AtomicOutput() = default;
+  ~AtomicOutput();
+  AtomicOutput(const AtomicOutput &) = delete;
+  AtomicOutput &operator=(const AtomicOutput &) = delete;
+
+  /// Creates the temporary for `path`; fails if its directory is not
+  /// writable or `path` is a directory.
+  Status open(const std::string &path);
+  /// Appends `size` bytes.
+  Status write(const void *bytes, size_t size);
+  /// Flushes, closes and renames the temporary over the destination.
+  Status commit();
+
+  const std::string &destination() const { return path; }
+  const std::string &temporary() const { return tempPath; }
+
+private:
+  void discard();
+  std::string path;
+  std::string tempPath;
+  int fd = -1;
+};
+
+/// Writes `size` bytes to `path` atomically (through AtomicOutput).
+Status writeFileBytes(const std::string &path, const uint8_t *bytes,
+                      size_t size);
+
+/// A temporary directory next to `path` into which another program (the
+/// linker) writes the file `inner()`; `commit` renames it over `path`.
+/// Destroying it uncommitted removes the directory and whatever it holds.
+class AtomicOutputDir {
+public:
+  AtomicOutputDir() = default;
+  ~AtomicOutputDir();
+  AtomicOutputDir(const AtomicOutputDir &) = delete;
+  AtomicOutputDir &operator=(const AtomicOutputDir &) = delete;
+
+  Status open(const std::string &path);
+  /// The path the producer writes to.
+  const std::string &inner() const { return innerPath; }
+  Status commit();
+
+private:
+  void discard();
+  std::string path;
+  std::string dirPath;
+  std::string innerPath;
+};
+
+/// Fails, naming both flags, when `output` and one of `inputs` are the same
+/// existing file (same device and inode, so links and other spellings count).
+/// Each entry is (description, path), e.g. ("--weights", "w.safetensors");
+/// "-" (standard input/output) and empty paths are skipped.
+struct NamedPath {
+  std::string what;
+  std::string path;
+};
+Status checkOutputIsNotInput(const NamedPath &output,
+                             const std::vector<NamedPath> &inputs);
+
+/// Fails with "WHAT:LINE:COL: nesting deeper than LIMIT" when the brackets
+/// ( [ { < of MLIR text `text` nest deeper than `limit`, ignoring string
+/// literals and // comments. MLIR's parser recurses once per level with no
+/// limit of its own, so deep nesting would overflow the stack.
+inline constexpr unsigned kMaxMlirNesting = 256;
+Status checkMlirNesting(const char *text, size_t size, const std::string &what,
+                        unsigned limit = kMaxMlirNesting);
+
+/// Reads MLIR source `path` ("-": standard input) within kMaxReadBytes and,
+/// unless it is MLIR bytecode, checks its nesting (checkMlirNesting), so that
+/// every tool that parses MLIR rejects the same files with the same message.
+Status readMlirSource(const std::string &path, std::string &text);
+
+/// Escapes a name from a file for a message: printable ASCII stays as it is,
+/// a backslash becomes "\\", and every other byte (NUL, ESC, newline, bytes
+/// of non-ASCII UTF-8) becomes "\xHH", so a message can neither hide text nor
+/// drive the terminal.
+std::string escapeName(const std::string &name);
+
+} // namespace runtime
+} // namespace gpuopt
+
+#endif // GPUOPT_RUNTIME_FILEIO_H
