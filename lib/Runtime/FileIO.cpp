@@ -386,9 +386,8 @@ Status checkMlirNesting(const char *text, size_t size, const std::string &what,
 Status readMlirSource(const std::string &path, std::string &text) {
   std::vector<uint8_t> bytes;
   bool stdinput = path == "-";
-  if (Status s = stdinput
-                     ? readStreamBytes(STDIN_FILENO, "<stdin>", bytes)
-                     : readFileBytes(path, bytes);
+  if (Status s = stdinput ? readStreamBytes(STDIN_FILENO, "<stdin>", bytes)
+                          : readFileBytes(path, bytes);
       !s)
     return s;
   text.assign(bytes.begin(), bytes.end());

@@ -33,6 +33,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
 
@@ -184,6 +186,9 @@ int compileMain() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // InitLLVM treats SIGXFSZ as a crash; ignored, a write beyond the file size
+  // limit fails with EFBIG instead, which the writers report as an error.
+  std::signal(SIGXFSZ, SIG_IGN);
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,

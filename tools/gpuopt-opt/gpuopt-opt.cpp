@@ -27,6 +27,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+
 namespace rt = ::gpuopt::runtime;
 
 static int fail(const std::string &msg) {
@@ -36,12 +38,16 @@ static int fail(const std::string &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // InitLLVM treats SIGXFSZ as a crash; ignored, a write beyond the file size
+  // limit fails with EFBIG instead, which the writers report as an error.
+  std::signal(SIGXFSZ, SIG_IGN);
   mlir::DialectRegistry registry;
   mlir::gpuopt::registerAllDialects(registry);
   mlir::gpuopt::registerAllPasses();
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "gpuopt optimizer driver\n", registry);
-  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
   // What mlir-opt's own main does for these two before reading any input.
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";
@@ -67,15 +73,14 @@ int main(int argc, char **argv) {
   text.shrink_to_fit();
 
   if (outputFile == "-")
-    return mlir::asMainReturnCode(mlir::MlirOptMain(
-        llvm::outs(), std::move(buffer), registry, config));
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(llvm::outs(), std::move(buffer), registry, config));
 
   // The result is collected in memory (it is the size of the IR) so that the
   // destination is touched only once the whole pipeline has succeeded.
   std::string result;
   llvm::raw_string_ostream os(result);
-  if (mlir::failed(
-          mlir::MlirOptMain(os, std::move(buffer), registry, config)))
+  if (mlir::failed(mlir::MlirOptMain(os, std::move(buffer), registry, config)))
     return EXIT_FAILURE;
   if (rt::Status s = rt::writeFileBytes(
           outputFile, reinterpret_cast<const uint8_t *>(result.data()),
