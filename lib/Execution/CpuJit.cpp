@@ -47,14 +47,13 @@ private:
   SmallVector<int64_t, 11> words;
 };
 
-/// The values of a host tensor as float32.
-FailureOr<std::vector<float>> asFloat32(const rt::HostTensor &t) {
+/// The float32 values of a host tensor, in place: weights stay in their
+/// mapped file instead of being copied. The readers align every tensor to
+/// its element size.
+FailureOr<float *> asFloat32(const rt::HostTensor &t) {
   if (t.dtype != rt::DType::F32)
     return failure();
-  std::vector<float> values(t.numElements());
-  if (!values.empty())
-    std::memcpy(values.data(), t.data.data(), values.size() * sizeof(float));
-  return values;
+  return reinterpret_cast<float *>(const_cast<uint8_t *>(t.data.data()));
 }
 
 std::vector<int64_t> toVector(ArrayRef<int64_t> a) {
@@ -76,7 +75,9 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
 
   // Bind every argument before lowering: inputs first, then parameters.
   FunctionType type = func.getFunctionType();
-  std::vector<std::vector<float>> buffers;
+  // Arguments point at the caller's tensors, results at `results`.
+  std::vector<float *> buffers;
+  std::vector<std::vector<float>> results;
   std::vector<std::vector<int64_t>> shapes;
   for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
     auto tensor = dyn_cast<RankedTensorType>(argType);
@@ -104,11 +105,11 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
       return func.emitError()
              << what << " has shape " << rt::formatShape(host->shape)
              << ", but @" << entry << " expects " << tensor;
-    FailureOr<std::vector<float>> values = asFloat32(*host);
+    FailureOr<float *> values = asFloat32(*host);
     if (failed(values))
       return func.emitError() << what << " is " << rt::dtypeName(host->dtype)
                               << "; the CPU backend takes F32";
-    buffers.push_back(std::move(*values));
+    buffers.push_back(*values);
     shapes.push_back(shape);
   }
   size_t numInputs = buffers.size();
@@ -117,9 +118,11 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     func.removeArgAttr(i, "seg.param");
   for (Type resultType : type.getResults()) {
     auto tensor = cast<RankedTensorType>(resultType);
-    buffers.emplace_back(tensor.getNumElements());
+    results.emplace_back(tensor.getNumElements());
     shapes.push_back(toVector(tensor.getShape()));
   }
+  for (std::vector<float> &result : results)
+    buffers.push_back(result.data());
 
   // Lower and JIT.
   auto clock = [] { return std::chrono::steady_clock::now(); };
@@ -173,7 +176,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
 
   std::vector<Descriptor> descriptors;
   for (auto [buffer, shape] : llvm::zip_equal(buffers, shapes))
-    descriptors.emplace_back(buffer.data(), shape);
+    descriptors.emplace_back(buffer, shape);
   SmallVector<void *> pointers, args;
   for (Descriptor &d : descriptors)
     pointers.push_back(d.get());
@@ -191,12 +194,13 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   }
   outputs.clear();
   for (size_t i = numInputs; i < buffers.size(); ++i) {
+    const std::vector<float> &result = results[i - numInputs];
     rt::HostTensor out;
     out.dtype = rt::DType::F32;
     out.shape = shapes[i];
-    out.data.resize(buffers[i].size() * sizeof(float));
-    if (!buffers[i].empty())
-      std::memcpy(out.data.data(), buffers[i].data(), out.data.size());
+    out.data.resize(result.size() * sizeof(float));
+    if (!result.empty())
+      std::memcpy(out.data.data(), result.data(), out.data.size());
     outputs.push_back(std::move(out));
   }
   return success();

@@ -98,13 +98,14 @@ at::ScalarType scalarTypeOf(DType dtype) {
   return at::kFloat;
 }
 
-/// Copies a host tensor into a fresh ATen tensor.
+/// An ATen tensor over the bytes of `t`, which must outlive it. Not copying
+/// keeps a mapped weights file at its size in memory; the evaluator only
+/// reads its operands (no in-place ATen op), so the bytes are never written.
 at::Tensor toAten(const HostTensor &t) {
-  at::Tensor out =
-      at::empty(t.shape, at::TensorOptions().dtype(scalarTypeOf(t.dtype)));
-  if (!t.data.empty())
-    std::memcpy(out.data_ptr(), t.data.data(), t.data.size());
-  return out;
+  at::TensorOptions options = at::TensorOptions().dtype(scalarTypeOf(t.dtype));
+  if (t.data.empty())
+    return at::empty(t.shape, options);
+  return at::from_blob(const_cast<uint8_t *>(t.data.data()), t.shape, options);
 }
 
 /// Copies an ATen tensor into a float32 host tensor.
