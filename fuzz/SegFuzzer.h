@@ -16,6 +16,7 @@
 #define GPUOPT_FUZZ_SEGFUZZER_H
 
 #include "gpuopt/InitAll.h"
+#include "gpuopt/Runtime/FileIO.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -57,8 +58,16 @@ public:
   ~Session() { context.getDiagEngine().eraseHandler(handler); }
 
   /// Parses and verifies `text` as a module; null when either fails.
+  /// Parses `text` as the tools do: input nested deeper than the tools'
+  /// limit is refused by their pre-scan before MLIR's (recursive, unbounded)
+  /// parser sees it. IR printed from a parsed module (`prescan` false) is
+  /// parsed as is: the generic form may nest deeper than its source.
   mlir::OwningOpRef<mlir::ModuleOp> parse(llvm::StringRef text,
-                                          llvm::StringRef name = "fuzz") {
+                                          llvm::StringRef name = "fuzz",
+                                          bool prescan = true) {
+    if (prescan && !::gpuopt::runtime::checkMlirNesting(
+                       text.data(), text.size(), name.str()))
+      return nullptr;
     // The MLIR lexer relies on the NUL terminator that a buffer copy adds.
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(

@@ -26,7 +26,7 @@ static void checkRoundTrip(gpuopt_fuzz::Session &session, ModuleOp module,
   if (generic)
     flags.printGenericOpForm();
   module.print(os, flags);
-  if (!session.parse(text, "printed"))
+  if (!session.parse(text, "printed", /*prescan=*/false))
     session.finding(Twine("verified IR does not parse back from its ") +
                         (generic ? "generic" : "custom") + " form",
                     text);

@@ -13,6 +13,7 @@
 
 #include "gpuopt/Runtime/CudaModel.h"
 
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
 #include <cuda.h>
@@ -235,7 +236,7 @@ Status CudaModel::create(const std::string &artifactPath,
   if (strict)
     for (const auto &[name, t] : weights.tensors)
       if (!used.count(name))
-        return Status::error(weightsPath + ": tensor '" + name +
+        return Status::error(weightsPath + ": tensor '" + escapeName(name) +
                              "' is not a parameter of the model (strict)");
 
   m->impl = std::make_unique<Impl>();

@@ -16,6 +16,7 @@
 
 #include "Json.h"
 #include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
 #include <algorithm>
@@ -319,7 +320,8 @@ Status bindWeights(const Metadata &md, const char *path, bool strict,
         names += ", ...";
         break;
       }
-      names += (names.empty() ? "'" : ", '") + entry.first + "'";
+      names +=
+          (names.empty() ? "'" : ", '") + rt::escapeName(entry.first) + "'";
     }
     return Status::error(where + ": " + std::to_string(file.tensors.size()) +
                          " tensor(s) are not used by the model (" + names +
