@@ -40,7 +40,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
-#include <unistd.h>
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -198,15 +197,11 @@ int checkFiles() {
         !s)
       return fail(s.message());
   }
-  if (inputFile != "-") {
-    int fd;
-    uint64_t size;
-    if (rt::Status s =
-            rt::openRegularFile(inputFile, rt::kMaxReadBytes, fd, size);
-        !s)
+  // A missing model is left to the reader of its kind (the MLIR parser or
+  // the library loader) to report.
+  if (inputFile != "-")
+    if (rt::Status s = rt::checkNotSpecialFile(inputFile); !s)
       return fail(s.message());
-    ::close(fd);
-  }
   return 0;
 }
 
