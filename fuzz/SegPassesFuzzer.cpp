@@ -44,11 +44,11 @@ static void runPipeline(gpuopt_fuzz::Session &session, ModuleOp input,
   PassManager pm = PassManager::on<ModuleOp>(&session.context);
   pm.enableVerifier(true);
   if (pipeline == Pipeline::FuseRoll) {
-    pm.addNestedPass<func::FuncOp>(gpuopt::seg::createFuseRollPass());
+    pm.addNestedPass<func::FuncOp>(mlir::gpuopt::seg::createFuseRollPass());
   } else {
-    gpuopt::OptimizeOptions options;
+    mlir::gpuopt::OptimizeOptions options;
     options.deformConv = pipeline == Pipeline::OptimizeDeform;
-    gpuopt::buildOptimizePipeline(pm, options);
+    mlir::gpuopt::buildOptimizePipeline(pm, options);
   }
   if (succeeded(pm.run(*module)))
     return;
