@@ -39,6 +39,7 @@ tools = [
     "gpuopt-opt",
     "gpuopt-compile",
     "gpuopt-cpu-kernels-test",
+    "gpuopt-file-io-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),
     ToolSubst("gpuopt-cuda-run", unresolved="ignore"),
 ]
