@@ -821,9 +821,9 @@ void upsampleBilinear(MemRef4F *outD, MemRef4F *inD, bool alignCorners) {
 
 /// torchvision's bilinear sample of one plane: 0 outside (-1, h) x (-1, w),
 /// corners outside the plane read 0. A NaN coordinate (a NaN offset) samples
-/// NaN: it fails every comparison, and casting it to an index would be
-/// undefined (on x86 INT64_MIN, whose neighbour y0 + 1 passes the bounds
-/// check and reads far outside the plane).
+/// NaN: it fails every comparison, and casting it to an index is undefined
+/// behaviour (x86 gives INT64_MIN, whose neighbour y0 + 1 passes the bounds
+/// check below and is then multiplied into an overflowing offset).
 inline float sampleBilinear(const float *plane, int64_t h, int64_t w, float y,
                             float x) {
   if (y <= -1.f || y >= float(h) || x <= -1.f || x >= float(w))

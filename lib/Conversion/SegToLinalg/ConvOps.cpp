@@ -360,6 +360,23 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               nb, l, base(y, i, stride[0], padding[0], dilation[0]), dy);
           Value px = arith::AddFOp::create(
               nb, l, base(x, j, stride[1], padding[1], dilation[1]), dx);
+          // torchvision's sample: 0 outside (-1, H) x (-1, W) (±Inf
+          // included), else the corners weighted, a corner outside the map
+          // reading 0. A NaN coordinate is neither: its NaN weights make the
+          // sample NaN, and the index clamps map it into the map (maxnumf:
+          // NaN -> 0) so that no NaN reaches fptosi, whose result would be
+          // poison.
+          auto cmp = [&](arith::CmpFPredicate pred, Value a, double b) {
+            return arith::CmpFOp::create(nb, l, pred, a, cf(b));
+          };
+          Value outside = arith::OrIOp::create(
+              nb, l,
+              arith::OrIOp::create(
+                  nb, l, cmp(arith::CmpFPredicate::OLE, py, -1.0),
+                  cmp(arith::CmpFPredicate::OGE, py, double(height))),
+              arith::OrIOp::create(
+                  nb, l, cmp(arith::CmpFPredicate::OLE, px, -1.0),
+                  cmp(arith::CmpFPredicate::OGE, px, double(width))));
           Value y0 = math::FloorOp::create(nb, l, py);
           Value x0 = math::FloorOp::create(nb, l, px);
           Value ly = arith::SubFOp::create(nb, l, py, y0);
@@ -372,17 +389,15 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               Value wy = cy ? ly : arith::SubFOp::create(nb, l, cf(1.0), ly);
               Value wx = cx ? lx : arith::SubFOp::create(nb, l, cf(1.0), lx);
               auto inside = [&](Value v, int64_t size) {
-                Value ge = arith::CmpFOp::create(
-                    nb, l, arith::CmpFPredicate::OGE, v, cf(0.0));
-                Value lt = arith::CmpFOp::create(
-                    nb, l, arith::CmpFPredicate::OLT, v, cf(size));
-                return arith::AndIOp::create(nb, l, ge, lt);
+                return arith::AndIOp::create(
+                    nb, l, cmp(arith::CmpFPredicate::OGE, v, 0.0),
+                    cmp(arith::CmpFPredicate::OLT, v, double(size)));
               };
               Value valid = arith::AndIOp::create(nb, l, inside(yy, height),
                                                   inside(xx, width));
               auto toIndex = [&](Value v, int64_t size) {
-                Value clamped = arith::MinimumFOp::create(
-                    nb, l, arith::MaximumFOp::create(nb, l, v, cf(0.0)),
+                Value clamped = arith::MinNumFOp::create(
+                    nb, l, arith::MaxNumFOp::create(nb, l, v, cf(0.0)),
                     cf(size - 1));
                 return arith::IndexCastOp::create(
                     nb, l, nb.getIndexType(),
@@ -391,14 +406,16 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               Value v = tensor::ExtractOp::create(
                   nb, l, input,
                   ValueRange{n, c, toIndex(yy, height), toIndex(xx, width)});
+              // weight · (corner inside ? v : 0), as torchvision: a NaN or
+              // Inf input under a zero weight still gives NaN.
               Value weight = arith::MulFOp::create(nb, l, wy, wx);
-              Value term = arith::MulFOp::create(nb, l, v, weight);
-              acc = arith::AddFOp::create(
-                  nb, l, acc,
-                  arith::SelectOp::create(nb, l, valid, term, cf(0.0)));
+              Value term = arith::MulFOp::create(
+                  nb, l, arith::SelectOp::create(nb, l, valid, v, cf(0.0)),
+                  weight);
+              acc = arith::AddFOp::create(nb, l, acc, term);
             }
           }
-          return acc;
+          return arith::SelectOp::create(nb, l, outside, cf(0.0), acc);
         });
 
     // out[n, o, y, x] = Σ_{ci, i, j} w[o, ci, i, j] · cols[n, c(o, ci), i, j,
