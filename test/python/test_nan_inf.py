@@ -192,6 +192,42 @@ def test_op_nan_inf_match_pytorch(case: Case, backend: str, rng: np.random.Gener
     assert_same_values(actual, expected, f"{case.name} on {backend}")
 
 
+WEIGHT_CASES = [
+    c
+    for c in CASES
+    if c.name
+    in {
+        "conv2d_3x3_bias",
+        "conv2d_depthwise",
+        "conv2d_1x1",
+        "conv_transpose2d_2x2_s2",
+        "linear_tokens_bias",
+        "fused_conv2d_3x3_zero_stride_relu",
+        "fused_conv2d_gelu_residual",
+    }
+]
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu", "linalg"])
+@pytest.mark.parametrize("case", WEIGHT_CASES, ids=[c.name for c in WEIGHT_CASES])
+def test_nan_inf_weights_match_pytorch(
+    case: Case, backend: str, rng: np.random.Generator, tmp_path: Path
+) -> None:
+    """NaN/Inf in the weight and bias of a convolution or linear layer (the
+    GEMM's A operand and the epilogue's bias), finite inputs."""
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in case.inputs]
+    weights = {
+        name: poison(rng.standard_normal(shape).astype(np.float32), rng)
+        for name, shape in case.params.items()
+    }
+    if backend == "linalg":
+        actual = run_linalg(case, inputs, weights, tmp_path)
+    else:
+        (actual,) = run_graph(case.mlir(), inputs, weights, backend=backend).outputs
+    dtype = torch.float32 if backend == "reference" else torch.float64
+    assert_same_values(actual, torch_expected(case, inputs, weights, dtype), f"{case.name} on {backend}")
+
+
 @pytest.mark.parametrize("backend", ["cpu", "linalg"])
 def test_nan_offsets_sample_nan(backend: str, rng: np.random.Generator, tmp_path: Path) -> None:
     """A NaN offset samples NaN (it is neither inside nor outside the map),
