@@ -201,6 +201,8 @@ WEIGHT_CASES = [
         "conv2d_depthwise",
         "conv2d_1x1",
         "conv_transpose2d_2x2_s2",
+        "conv_transpose2d_3x3_op",
+        "conv_transpose2d_groups",
         "linear_tokens_bias",
         "fused_conv2d_3x3_zero_stride_relu",
         "fused_conv2d_gelu_residual",
