@@ -11,6 +11,11 @@ same NaN positions and the same signed infinities
 (torch.testing.assert_close(equal_nan=True), rtol = atol = 1e-5 on the finite
 elements).
 
+NaN/Inf in the weights and biases of the GEMM ops (convolutions, transposed
+convolutions, linear) are checked the same way with finite inputs, and
+NaN/±Inf deformable offsets on their own (torchvision casts a NaN coordinate
+to an integer, so it is no reference there).
+
 The compiled paths are compared with PyTorch in float64, the reference
 backend with PyTorch in float32 (it is LibTorch): they differ in one place,
 exact GELU of +Inf, which is +Inf in float64 (and on CUDA) but NaN in
