@@ -62,7 +62,9 @@ class ReaderLimits(ctypes.Structure):
         ("max_rank", ctypes.c_uint64),
     ]
 
-    def __init__(self, max_header_bytes: int = 8 << 20, max_tensors: int = 1 << 16, max_rank: int = 8) -> None:
+    def __init__(
+        self, max_header_bytes: int = 8 << 20, max_tensors: int = 1 << 16, max_rank: int = 8
+    ) -> None:
         super().__init__(max_header_bytes, max_tensors, max_rank)
 
 

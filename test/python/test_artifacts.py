@@ -205,7 +205,9 @@ def test_metadata_disagreeing_with_code_is_refused(model: dict, tmp_path: Path) 
     x = tmp_path / "small.npy"
     np.save(x, np.load(model["x"])[:, :, :4, :])
     assert_refused(
-        model | {"x": x}, so, "the model metadata's shapes differ from the shapes the library's code was compiled for"
+        model | {"x": x},
+        so,
+        "the model metadata's shapes differ from the shapes the library's code was compiled for",
     )
 
 
@@ -220,7 +222,9 @@ def test_wrong_abi_version_is_refused_before_loading(model: dict, tmp_path: Path
 def test_reader_limits_apply_to_the_library(model: dict) -> None:
     """--max-tensors, --max-header-bytes and --max-rank bound the weights
     file and the library's own metadata (they were ignored on this path)."""
-    assert_refused(model, model["so"], "the model has 6 parameters, more than the limit of 1 tensors", "max_tensors=1")
+    assert_refused(
+        model, model["so"], "the model has 6 parameters, more than the limit of 1 tensors", "max_tensors=1"
+    )
     assert_refused(model, model["so"], "exceeds the limit of 64 bytes", "max_header_bytes=64")
     assert_refused(model, model["so"], "has rank 4, more than the limit of 2", "max_rank=2")
 
@@ -298,7 +302,9 @@ def test_cuda_plan_checked_against_kernel_signatures(model: dict, cuda_model: Pa
         bad = rewrite_plan(cuda_model, tmp_path / f"{name}.gpuopt", edit)
         assert_cuda_refused(model, bad, message)
     proc = cuda_run(model, tmp_path / "count.gpuopt", inspect=True)
-    assert f"{len(step['args']) - 1} arguments, the kernel takes {len(step['args'])}" in proc.stderr, proc.stderr
+    assert f"{len(step['args']) - 1} arguments, the kernel takes {len(step['args'])}" in proc.stderr, (
+        proc.stderr
+    )
     proc = cuda_run(model, tmp_path / "size.gpuopt", inspect=True)
     assert "argument 0 is buffers[" in proc.stderr and "the kernel takes F32" in proc.stderr, proc.stderr
 

@@ -250,7 +250,7 @@ def library_cases(tmp_path: Path) -> list[tuple[Path, str]]:
     # The ABI version is read from the note (CompiledModel.h) before dlopen.
     future = write_fake_library(
         tmp_path / "future.so",
-        'struct note { char magic[8]; unsigned abi, md; unsigned long long size, hash; };\n'
+        "struct note { char magic[8]; unsigned abi, md; unsigned long long size, hash; };\n"
         '__attribute__((section("gpuopt_model"), used)) const struct note n = {"GPUOPTMD", 99, 1, 0, 0};\n',
     )
     return [
