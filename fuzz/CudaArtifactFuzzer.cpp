@@ -43,8 +43,8 @@ void checkSteps(const CudaArtifact &art, const std::vector<CudaStep> &steps) {
         finding("an argument outside 'buffers'");
       const CudaBuffer &b = art.buffers[s.args[a]];
       if (b.dtype != k.args[a].dtype || b.bytes != k.args[a].bytes)
-        finding("an argument that does not match the signature of '" +
-                k.name + "'");
+        finding("an argument that does not match the signature of '" + k.name +
+                "'");
     }
     if (uint64_t(s.block[0]) * s.block[1] * s.block[2] > 1024)
       finding("more than 1024 threads per block");

@@ -44,10 +44,9 @@ Status readBoundedFile(const std::string &path, std::vector<uint8_t> &out) {
     return Status::error(path + ": not a regular file");
   uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size > kMaxCudaArtifactBytes)
-    return Status::error(path + ": " + std::to_string(size) +
-                         " bytes exceed the limit of " +
-                         std::to_string(kMaxCudaArtifactBytes) +
-                         " bytes for a CUDA artifact");
+    return Status::error(
+        path + ": " + std::to_string(size) + " bytes exceed the limit of " +
+        std::to_string(kMaxCudaArtifactBytes) + " bytes for a CUDA artifact");
   out.resize(size);
   size_t done = 0;
   while (done < size) {
@@ -174,12 +173,10 @@ Status gpuopt::runtime::readCudaArtifact(const std::string &path,
   return parseCudaArtifact(bytes.data(), bytes.size(), path, art);
 }
 
-Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data,
-                                          size_t fileSize,
+Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t fileSize,
                                           const std::string &path,
                                           CudaArtifact &art) {
-  if (fileSize < 16 ||
-      std::memcmp(data, kCudaArtifactMagic, 8) != 0)
+  if (fileSize < 16 || std::memcmp(data, kCudaArtifactMagic, 8) != 0)
     return fail(path, "missing the GPUOCUDA magic (not made by "
                       "gpuopt-compile --target=cuda?)");
   uint64_t n = 0;
@@ -189,8 +186,8 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data,
     return fail(path, "header length " + std::to_string(n) +
                           " exceeds the file or the limit");
   json::Value root;
-  if (Status s = json::parse(reinterpret_cast<const char *>(data) + 16,
-                             n, root);
+  if (Status s =
+          json::parse(reinterpret_cast<const char *>(data) + 16, n, root);
       !s)
     return fail(path, "header: " + s.message());
   if (root.kind != json::Kind::Object)
@@ -285,8 +282,9 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data,
     std::string where = "kernels[" + std::to_string(i) + "]";
     CudaKernel kernel;
     const json::Value *args = k.find("args");
-    if (k.kind != json::Kind::Object || !getString(k.find("name"), kernel.name) ||
-        kernel.name.empty() || !args || args->kind != json::Kind::Array)
+    if (k.kind != json::Kind::Object ||
+        !getString(k.find("name"), kernel.name) || kernel.name.empty() ||
+        !args || args->kind != json::Kind::Array)
       return fail(path, where + " must give a 'name' and 'args'");
     for (const json::Value &a : args->elements) {
       CudaKernelArg arg;

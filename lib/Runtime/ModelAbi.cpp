@@ -226,8 +226,7 @@ Status initialize(const Metadata &md, gpuopt_model &model) {
   for (Descriptor &d : initDescriptors)
     initPointers.push_back(d.get());
   if (gpuopt_compiled_init(initPointers.data()) != 0)
-    return Status::error(std::string("gpuopt_model_create: ") +
-                         kShapeMismatch);
+    return Status::error(std::string("gpuopt_model_create: ") + kShapeMismatch);
 
   // Parameters only the initializer read are not needed any more.
   std::vector<bool> used(md.params.size(), false);

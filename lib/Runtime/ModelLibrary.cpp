@@ -137,8 +137,8 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
     return cannot("no valid program header table");
   uint64_t phBytes = uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
   if (!inside(eh.e_phoff, phBytes, size))
-    return cannot(truncated("the program header table", eh.e_phoff, phBytes,
-                            size));
+    return cannot(
+        truncated("the program header table", eh.e_phoff, phBytes, size));
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
   if (!readAt(file.fd, eh.e_phoff, ph.data(), phBytes))
     return cannot("cannot read the program headers");
@@ -156,16 +156,16 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
                                 "valid section header table)");
   uint64_t shBytes = uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr);
   if (!inside(eh.e_shoff, shBytes, size))
-    return cannot(truncated("the section header table", eh.e_shoff, shBytes,
-                            size));
+    return cannot(
+        truncated("the section header table", eh.e_shoff, shBytes, size));
   std::vector<Elf64_Shdr> sh(eh.e_shnum);
   if (!readAt(file.fd, eh.e_shoff, sh.data(), shBytes))
     return cannot("cannot read the section headers");
   for (size_t i = 0; i < sh.size(); ++i)
     if (sh[i].sh_type != SHT_NOBITS &&
         !inside(sh[i].sh_offset, sh[i].sh_size, size))
-      return cannot(truncated("section " + std::to_string(i),
-                              sh[i].sh_offset, sh[i].sh_size, size));
+      return cannot(truncated("section " + std::to_string(i), sh[i].sh_offset,
+                              sh[i].sh_size, size));
   const Elf64_Shdr &names = sh[eh.e_shstrndx];
   // Section names are short; a larger table is not one gpuopt-compile wrote.
   if (names.sh_type != SHT_STRTAB || names.sh_size > (1u << 20))
@@ -191,10 +191,10 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
                          GPUOPT_MODEL_NOTE_SECTION +
                          " section holds no gpuopt model note)");
   if (note.abi_version != GPUOPT_MODEL_ABI_VERSION)
-    return Status::error(
-        path + " has model ABI version " + std::to_string(note.abi_version) +
-        ", this runtime supports version " +
-        std::to_string(GPUOPT_MODEL_ABI_VERSION) +
-        "; recompile it with this gpuopt-compile");
+    return Status::error(path + " has model ABI version " +
+                         std::to_string(note.abi_version) +
+                         ", this runtime supports version " +
+                         std::to_string(GPUOPT_MODEL_ABI_VERSION) +
+                         "; recompile it with this gpuopt-compile");
   return Status::ok();
 }

@@ -154,8 +154,9 @@ Status gpuopt::runtime::parseModelMetadata(const char *text, size_t size,
   return Status::ok();
 }
 
-Status gpuopt::runtime::checkModelMetadataLimits(
-    const ModelMetadata &md, const SafetensorsLimits &limits) {
+Status
+gpuopt::runtime::checkModelMetadataLimits(const ModelMetadata &md,
+                                          const SafetensorsLimits &limits) {
   if (md.params.size() > limits.maxTensors)
     return Status::error("the model has " + std::to_string(md.params.size()) +
                          " parameters, more than the limit of " +
@@ -164,10 +165,9 @@ Status gpuopt::runtime::checkModelMetadataLimits(
                        const std::string &what) {
     if (shape.size() <= limits.maxRank)
       return Status::ok();
-    return Status::error("the model's " + what + " has rank " +
-                         std::to_string(shape.size()) +
-                         ", more than the limit of " +
-                         std::to_string(limits.maxRank));
+    return Status::error(
+        "the model's " + what + " has rank " + std::to_string(shape.size()) +
+        ", more than the limit of " + std::to_string(limits.maxRank));
   };
   for (const ModelParam &p : md.params)
     if (Status s = checkRank(p.shape, "parameter '" + p.name + "'"); !s)
@@ -176,8 +176,8 @@ Status gpuopt::runtime::checkModelMetadataLimits(
     if (Status s = checkRank(md.inputs[i], "input " + std::to_string(i)); !s)
       return s;
   for (size_t i = 0; i < md.forward.results.size(); ++i)
-    if (Status s = checkRank(md.forward.results[i],
-                             "output " + std::to_string(i));
+    if (Status s =
+            checkRank(md.forward.results[i], "output " + std::to_string(i));
         !s)
       return s;
   return Status::ok();

@@ -104,8 +104,8 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
   auto start = clock();
-  gpuopt_model_limits limits{args.limits.maxHeaderBytes,
-                             args.limits.maxTensors, args.limits.maxRank};
+  gpuopt_model_limits limits{args.limits.maxHeaderBytes, args.limits.maxTensors,
+                             args.limits.maxRank};
   gpuopt_model *model =
       abi.create(args.weights.empty() ? nullptr : args.weights.c_str(),
                  args.strictWeights, &limits, err, sizeof(err));

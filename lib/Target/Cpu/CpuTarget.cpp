@@ -46,18 +46,17 @@ using namespace mlir;
 namespace {
 
 /// The symbols a model library exports (include/gpuopt/Runtime/ModelAbi.h).
-constexpr const char *kAbiSymbols[] = {
-    "gpuopt_model_abi_version",
-    "gpuopt_model_create",
-    "gpuopt_model_create_with_limits",
-    "gpuopt_model_destroy",
-    "gpuopt_model_num_inputs",
-    "gpuopt_model_num_outputs",
-    "gpuopt_model_input_shape",
-    "gpuopt_model_output_shape",
-    "gpuopt_model_run",
-    "gpuopt_set_num_threads",
-    "gpuopt_get_num_threads"};
+constexpr const char *kAbiSymbols[] = {"gpuopt_model_abi_version",
+                                       "gpuopt_model_create",
+                                       "gpuopt_model_create_with_limits",
+                                       "gpuopt_model_destroy",
+                                       "gpuopt_model_num_inputs",
+                                       "gpuopt_model_num_outputs",
+                                       "gpuopt_model_input_shape",
+                                       "gpuopt_model_output_shape",
+                                       "gpuopt_model_run",
+                                       "gpuopt_set_num_threads",
+                                       "gpuopt_get_num_threads"};
 
 /// The model runtime's static archives, baked in at configure time.
 constexpr const char *kRuntimeArchives[] = GPUOPT_MODEL_RUNTIME_ARCHIVES;
@@ -170,8 +169,8 @@ using DescriptorShapes = SmallVector<SmallVector<int64_t>>;
 
 FailureOr<DescriptorShapes> descriptorShapes(func::FuncOp fn) {
   DescriptorShapes shapes;
-  for (Type type : llvm::concat<const Type>(fn.getArgumentTypes(),
-                                            fn.getResultTypes())) {
+  for (Type type :
+       llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes())) {
     FailureOr<SmallVector<int64_t>> shape = staticF32Shape(type);
     if (failed(shape))
       return fn.emitError("unexpected non-static type ") << type;
@@ -198,9 +197,9 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
       return where.emitError("@")
              << callee << " takes a non-pointer argument (not a memref)";
   if (target->arg_size() != shapes.size())
-    return where.emitError("@") << callee << " takes " << target->arg_size()
-                                << " descriptors, the metadata describes "
-                                << shapes.size();
+    return where.emitError("@")
+           << callee << " takes " << target->arg_size()
+           << " descriptors, the metadata describes " << shapes.size();
   llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   auto *type = llvm::FunctionType::get(i32, {ptr}, false);
@@ -250,8 +249,8 @@ void addMetadata(llvm::Module &module, StringRef metadata) {
       llvm::ConstantInt::get(i32, GPUOPT_MODEL_ABI_VERSION),
       llvm::ConstantInt::get(i32, GPUOPT_COMPILED_METADATA_VERSION),
       llvm::ConstantInt::get(i64, metadata.size()),
-      llvm::ConstantInt::get(
-          i64, gpuopt_fnv1a64(metadata.data(), metadata.size()))};
+      llvm::ConstantInt::get(i64,
+                             gpuopt_fnv1a64(metadata.data(), metadata.size()))};
   llvm::Constant *note = llvm::ConstantStruct::getAnon(ctx, fields);
   auto *global = new llvm::GlobalVariable(
       module, note->getType(), /*isConstant=*/true,

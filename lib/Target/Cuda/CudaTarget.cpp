@@ -405,7 +405,8 @@ std::string planToJson(const Plan &plan, const CudaCompileOptions &options,
     return a;
   };
   Array kernels;
-  for (auto [name, signature] : llvm::zip_equal(plan.kernels, plan.kernelArgs)) {
+  for (auto [name, signature] :
+       llvm::zip_equal(plan.kernels, plan.kernelArgs)) {
     Array args;
     for (const auto &[dtype, bytes] : signature)
       args.push_back(
