@@ -67,14 +67,6 @@ Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
   return Status::ok();
 }
 
-Status checkNotSpecialFile(const std::string &path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-    return Status::error(path + ": not a regular file (" +
-                         fileKind(st.st_mode) + ")");
-  return Status::ok();
-}
-
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
                      uint64_t maxBytes) {
   out.clear();

@@ -164,6 +164,9 @@ int runCompiled() {
   args.runs = runs;
   args.strictWeights = strictWeights;
   args.quiet = quiet;
+  args.limits.maxHeaderBytes = maxHeaderBytes;
+  args.limits.maxTensors = maxTensors;
+  args.limits.maxRank = maxRank;
   for (const std::string &arg : inputArgs) {
     FailureOr<std::string> path = filePath("input", arg);
     if (failed(path))
@@ -181,9 +184,9 @@ int runCompiled() {
   return ::gpuopt::runCompiledModel(args);
 }
 
-/// Refuses, before any file is read, an output that is one of the inputs and
-/// a model that is not a regular file (whose probing could block, e.g. on a
-/// FIFO).
+/// Refuses, before any file is read, an output that is one of the inputs.
+/// (Each reader refuses a file that is not a regular one: the library
+/// loader, readMlirSource, readSafetensors and readNpy.)
 int checkFiles() {
   std::vector<rt::NamedPath> sources = {{"the model", inputFile},
                                         {"--weights", weightsFile}};
@@ -197,11 +200,6 @@ int checkFiles() {
         !s)
       return fail(s.message());
   }
-  // A missing model is left to the reader of its kind (the MLIR parser or
-  // the library loader) to report.
-  if (inputFile != "-")
-    if (rt::Status s = rt::checkNotSpecialFile(inputFile); !s)
-      return fail(s.message());
   return 0;
 }
 

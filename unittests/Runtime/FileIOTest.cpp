@@ -148,9 +148,6 @@ static void testFiles(const std::string &dir) {
   check(!readDir && readDir.message() == dir + ": not a regular file "
                                                "(directory)",
         "read a directory: " + readDir.message());
-  check(!checkNotSpecialFile(dir) && bool(checkNotSpecialFile(path)) &&
-            bool(checkNotSpecialFile(dir + "/missing")),
-        "checkNotSpecialFile");
   AtomicOutput toDir;
   check(!toDir.open(dir), "an output over a directory is refused");
 }

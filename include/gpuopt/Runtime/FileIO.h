@@ -46,11 +46,6 @@ inline constexpr uint64_t kMaxMappedBytes = 256ull << 30;
 Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
                        uint64_t &size);
 
-/// Fails with "PATH: not a regular file (KIND)" when `path` exists and is
-/// not a regular file, without opening it (a FIFO would block); a missing
-/// path passes, for the caller's reader to report.
-Status checkNotSpecialFile(const std::string &path);
-
 /// Reads all of `path` (a regular file of at most `maxBytes`) into `out`.
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
                      uint64_t maxBytes = kMaxReadBytes);
