@@ -8,8 +8,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <new>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,7 +76,13 @@ Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
   uint64_t size;
   if (Status s = openRegularFile(path, maxBytes, fd, size); !s)
     return s;
-  out.resize(static_cast<size_t>(size));
+  try {
+    out.resize(static_cast<size_t>(size));
+  } catch (const std::bad_alloc &) {
+    ::close(fd);
+    return Status::error(path + ": cannot allocate " + std::to_string(size) +
+                         " bytes to read it");
+  }
   size_t done = 0;
   while (done < out.size()) {
     ssize_t n = ::read(fd, out.data() + done, out.size() - done);
@@ -113,7 +121,13 @@ Status readStreamBytes(int fd, const std::string &what,
     if (out.size() + static_cast<uint64_t>(n) > maxBytes)
       return Status::error(what + ": input exceeds the limit of " +
                            std::to_string(maxBytes) + " bytes");
-    out.insert(out.end(), chunk, chunk + n);
+    try {
+      out.insert(out.end(), chunk, chunk + n);
+    } catch (const std::bad_alloc &) {
+      return Status::error(what + ": cannot allocate " +
+                           std::to_string(out.size() + n) +
+                           " bytes to read it");
+    }
   }
 }
 
@@ -147,6 +161,19 @@ Status MappedFile::map(const std::string &path,
   out.reset(new MappedFile(static_cast<const uint8_t *>(addr),
                            static_cast<size_t>(size)));
   return Status::ok();
+}
+
+/// The file a write to `path` replaces: the target of a symlink (so that
+/// the link survives, as with an in-place write), or `path` itself.
+static std::string replacedFile(const std::string &path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+    if (char *real = ::realpath(path.c_str(), nullptr)) {
+      std::string resolved = real;
+      std::free(real);
+      return resolved;
+    }
+  return path;
 }
 
 /// Splits `path` into its directory ("." when there is none) and file name.
@@ -204,6 +231,7 @@ void AtomicOutput::discard() {
 Status AtomicOutput::open(const std::string &destination) {
   discard();
   path = destination;
+  target = replacedFile(path);
   if (isStream(path)) {
     fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0)
@@ -213,7 +241,7 @@ Status AtomicOutput::open(const std::string &destination) {
   if (Status s = checkDestination(path); !s)
     return s;
   std::string dir, name;
-  splitPath(path, dir, name);
+  splitPath(target, dir, name);
   std::string pattern = dir + "/." + name + ".tmp.XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
@@ -256,7 +284,7 @@ Status AtomicOutput::commit() {
   }
   if (tempPath.empty())
     return Status::ok();
-  if (::rename(tempPath.c_str(), path.c_str()) != 0) {
+  if (::rename(tempPath.c_str(), target.c_str()) != 0) {
     int error = errno;
     discard();
     return errnoError(path, "cannot replace", error);
@@ -289,10 +317,11 @@ void AtomicOutputDir::discard() {
 Status AtomicOutputDir::open(const std::string &destination) {
   discard();
   path = destination;
+  target = replacedFile(path);
   if (Status s = checkDestination(path); !s)
     return s;
   std::string dir, name;
-  splitPath(path, dir, name);
+  splitPath(target, dir, name);
   std::string pattern = dir + "/." + name + ".tmp.XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
@@ -309,7 +338,7 @@ Status AtomicOutputDir::commit() {
     discard();
     return Status::error(path + ": cannot write: the output was not produced");
   }
-  if (::rename(innerPath.c_str(), path.c_str()) != 0) {
+  if (::rename(innerPath.c_str(), target.c_str()) != 0) {
     int error = errno;
     discard();
     return errnoError(path, "cannot replace", error);
@@ -390,7 +419,12 @@ Status readMlirSource(const std::string &path, std::string &text) {
                           : readFileBytes(path, bytes);
       !s)
     return s;
-  text.assign(bytes.begin(), bytes.end());
+  try {
+    text.assign(bytes.begin(), bytes.end());
+  } catch (const std::bad_alloc &) {
+    return Status::error((stdinput ? "<stdin>" : path) + ": cannot allocate " +
+                         std::to_string(bytes.size()) + " bytes to read it");
+  }
   bytes = {};
   // Bytecode has no brackets to count; its reader is left to its own checks.
   static const char bytecodeMagic[] = "ML\xefR";

@@ -135,6 +135,13 @@ static void testFiles(const std::string &dir) {
   check(!same && same.message() == "-o " + link + " is the input " + path +
                                        "; refusing to overwrite an input",
         "symlink to the input: " + same.message());
+  // Writing through the symlink replaces its target and keeps the link.
+  writeText(link, "via link");
+  struct stat st;
+  check(::lstat(link.c_str(), &st) == 0 && S_ISLNK(st.st_mode) &&
+            readText(path) == "via link",
+        "a write through a symlink keeps the link");
+  writeText(path, "old");
   writeText(dir + "/b.txt", "b");
   check(bool(checkOutputIsNotInput({"-o", dir + "/b.txt"},
                                    {{"the input", path}, {"-", "-"}})),

@@ -106,6 +106,8 @@ public:
 private:
   void discard();
   std::string path;
+  // What the rename replaces: `path`, or the file a symlink `path` names.
+  std::string target;
   std::string tempPath;
   int fd = -1;
 };
@@ -132,6 +134,7 @@ public:
 private:
   void discard();
   std::string path;
+  std::string target;
   std::string dirPath;
   std::string innerPath;
 };
