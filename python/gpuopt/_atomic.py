@@ -71,6 +71,10 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        # Name the user's path, not the temporary one.
+        raise OSError(e.errno, f"cannot write {path}: {e.strerror}") from e
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
