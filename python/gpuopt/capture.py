@@ -835,6 +835,11 @@ class _WriteWatcher(TorchDispatchMode):
         return writes
 
 
+def _assigns_data(func: Any) -> bool:
+    """``x.data = y``: swaps the tensor's memory and runs no ATen op to watch."""
+    return getattr(func, "__name__", None) == "__set__" and getattr(func.__self__, "__name__", None) == "data"
+
+
 class _CaptureMode(TorchFunctionMode):
     def __init__(
         self, builder: GraphBuilder, watcher: _WriteWatcher, progress: Callable[[int], None] | None
@@ -849,7 +854,7 @@ class _CaptureMode(TorchFunctionMode):
         kwargs = kwargs or {}
         handler = HANDLERS.get(func)
         traced = any(self.b.is_traced(t) for t in _tensors_in(args) + _tensors_in(kwargs))
-        self.watcher.take()
+        self.watcher.take()  # start empty: what follows are this call's writes
         result = func(*args, **kwargs)
         writes = self.watcher.take()
         if not traced:
@@ -861,6 +866,11 @@ class _CaptureMode(TorchFunctionMode):
             return result
         self.b.loc = _user_location()
         if handler is None:
+            if _assigns_data(func):
+                raise CaptureError(
+                    f"{self.b.loc}: assigning a tensor's .data replaces its contents without an op "
+                    "gpuopt can capture; compute a new tensor instead"
+                )
             self.b.record_writes(_func_name(func), writes, captured=False)
             if not _tensors_in(result):
                 return result  # a metadata query: x.shape, x.size(1), x.dim() ...
@@ -934,14 +944,12 @@ def capture(
     shapes become the static shapes of ``@forward``.
     """
     names: dict[int, str] = {}
-    for name, p in module.named_parameters():
-        names.setdefault(id(p), name)
-    for name, buf in module.named_buffers():
-        names.setdefault(id(buf), name)
-    builder = GraphBuilder(names)
-    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
-        kind = "parameter" if isinstance(t, nn.Parameter) else "buffer"
-        builder.protected.setdefault(_storage(t), f"{kind} '{name}'")
+    protected: dict[int, str] = {}
+    for kind, named in (("parameter", module.named_parameters()), ("buffer", module.named_buffers())):
+        for name, t in named:
+            names.setdefault(id(t), name)
+            protected.setdefault(_storage(t), f"{kind} '{name}'")
+    builder = GraphBuilder(names, protected=protected)
     inputs = []
     for i, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:

@@ -83,6 +83,7 @@ UNSAFE_OPS = {
     "UnsafeClamp": "aten.clamp_",
     "UnsafeIndexPut": "aten.index_put_",
     "UnsafeOutIntoView": "aten.add.out",
+    "UnsafeDataAssign": ".data",
     "UnsafeInputRelu": "aten.relu_",
     "UnsafeInplaceReluOnInput": "aten.relu_",
     "UnsafeParameterWrite": "aten.add_",

@@ -140,6 +140,18 @@ def test_failed_write_from_the_command_line_is_one_line(
     assert not (tmp_path / "m.mlir").exists() and not (tmp_path / "m.safetensors").exists()
 
 
+def test_missing_output_directory_is_one_line(
+    spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _export(spec, tmp_path / "no" / "m.mlir", tmp_path / "m.safetensors") == 1
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"export: error: [Errno 2] cannot write {tmp_path / 'no' / 'm.mlir'}: No such file or directory\n"
+    )
+    assert not (tmp_path / "m.safetensors").exists()
+
+
 def test_atomic_output_keeps_mode_suffix_and_symlink(tmp_path: Path) -> None:
     target = tmp_path / "y.npy"
     target.write_bytes(b"old")

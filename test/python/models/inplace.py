@@ -95,6 +95,13 @@ class UnsafeOutIntoView(_Two):
         return z
 
 
+class UnsafeDataAssign(_Two):
+    def forward(self, x):
+        z, y = self.a(x), self.b(x)
+        z.data = y  # WRITE
+        return z
+
+
 class UnsafeInputRelu(_Two):
     def forward(self, x):
         x.relu_()  # WRITE
