@@ -193,10 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ExportError(
                 f"running {args.spec} on input shape(s) {shapes} failed: {str(e).splitlines()[0]}"
             ) from None
-    except (ExportError, CaptureError, OutputPathError) as e:
-        print(f"export: error: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:  # writing an output (each one is left as it was)
+    # OSError: an output could not be written (the old files are left as they were).
+    except (ExportError, CaptureError, OutputPathError, OSError) as e:
         print(f"export: error: {e}", file=sys.stderr)
         return 1
     except TypeError as e:
