@@ -8,6 +8,13 @@ OUT_DIR/safetensors/ files written by the safetensors package: every dtype,
                      scalars, empty tensors, metadata, a zoo state_dict's names
 OUT_DIR/npy/         files written by numpy: float32 arrays of every rank, the
                      dtypes and layouts gpuopt rejects, format versions 1-3
+OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
+                     copies of fuzz/seeds-model-metadata/ and
+                     fuzz/seeds-cuda-artifact/: the metadata and launch plans
+                     of a Conv-BN-ReLU, UNet and UNeXt compiled at 1x3x32x32
+                     (checked in: making them needs gpuopt-compile and
+                     ptxas; the plans' images are cut to the fuzz target's
+                     1024-byte payload)
 
 The zoo exports are kept when they exist already (they take seconds each).
 """
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +130,15 @@ def npy_seeds(out: Path) -> int:
     return count
 
 
+def artifact_seeds(out: Path, name: str) -> int:
+    """Copies the checked-in seeds of fuzz/seeds-NAME/ to OUT/NAME/."""
+    out.mkdir(parents=True, exist_ok=True)
+    sources = sorted((REPO / "fuzz" / f"seeds-{name}").glob("*.json"))
+    for path in sources:
+        shutil.copyfile(path, out / path.name)
+    return len(sources)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -130,7 +147,12 @@ def main() -> None:
     n_seg = seg_seeds(args.out / "seg", zoo=not args.no_zoo)
     n_st = safetensors_seeds(args.out / "safetensors", args.out)
     n_npy = npy_seeds(args.out / "npy")
-    print(f"seeds: {n_seg} seg, {n_st} safetensors, {n_npy} npy in {args.out}")
+    n_md = artifact_seeds(args.out / "model-metadata", "model-metadata")
+    n_cuda = artifact_seeds(args.out / "cuda-artifact", "cuda-artifact")
+    print(
+        f"seeds: {n_seg} seg, {n_st} safetensors, {n_npy} npy, {n_md} model-metadata, "
+        f"{n_cuda} cuda-artifact in {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -14,13 +14,53 @@
 
 #include "../Runtime/Json.h"
 
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace gpuopt::runtime;
 
 namespace {
+
+/// Reads a regular file of at most kMaxCudaArtifactBytes whole. The file is
+/// stat'ed before it is opened: opening a FIFO blocks, /dev/zero never ends.
+Status readBoundedFile(const std::string &path, std::vector<uint8_t> &out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return Status::error(path + ": not a regular file (a CUDA artifact is "
+                                "one written by gpuopt-compile --target=cuda)");
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return Status::error(path + ": not a regular file");
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > kMaxCudaArtifactBytes)
+    return Status::error(
+        path + ": " + std::to_string(size) + " bytes exceed the limit of " +
+        std::to_string(kMaxCudaArtifactBytes) + " bytes for a CUDA artifact");
+  out.resize(size);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, out.data() + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return Status::error(path + ": read failed: " + std::strerror(errno));
+    if (n == 0) // shrunk while reading
+      return Status::error(path + ": the file shrank while being read");
+    done += static_cast<size_t>(n);
+  }
+  return Status::ok();
+}
 
 /// Header bytes accepted (a plan of ~100k launches).
 constexpr uint64_t kMaxHeaderBytes = 64ull << 20;
@@ -98,6 +138,26 @@ Status parseSteps(const std::string &path, const json::Value *v,
     if (!getIndices(s.find("args"), art.buffers.size(), step.args))
       return fail(path, where + ": 'args' must index 'buffers'");
     getString(s.find("loc"), step.loc);
+    // The driver takes one pointer per kernel parameter and cannot tell a
+    // missing or wrong one: check the plan against the kernel's signature.
+    const CudaKernel &k = art.kernels[step.kernel];
+    std::string launch = where + " (kernel '" + k.name + "'" +
+                         (step.loc.empty() ? "" : " at " + step.loc) + ")";
+    if (step.args.size() != k.args.size())
+      return fail(path, launch + ": " + std::to_string(step.args.size()) +
+                            " arguments, the kernel takes " +
+                            std::to_string(k.args.size()));
+    for (size_t a = 0; a < step.args.size(); ++a) {
+      const CudaBuffer &b = art.buffers[step.args[a]];
+      if (b.dtype != k.args[a].dtype || b.bytes != k.args[a].bytes)
+        return fail(path, launch + ": argument " + std::to_string(a) +
+                              " is buffers[" + std::to_string(step.args[a]) +
+                              "] (" + dtypeName(b.dtype) + ", " +
+                              std::to_string(b.bytes) +
+                              " bytes), the kernel takes " +
+                              dtypeName(k.args[a].dtype) + ", " +
+                              std::to_string(k.args[a].bytes) + " bytes");
+    }
     out.push_back(std::move(step));
   }
   return Status::ok();
@@ -107,24 +167,27 @@ Status parseSteps(const std::string &path, const json::Value *v,
 
 Status gpuopt::runtime::readCudaArtifact(const std::string &path,
                                          CudaArtifact &art) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (bytes.size() < 16 ||
-      std::memcmp(bytes.data(), kCudaArtifactMagic, 8) != 0)
+  std::vector<uint8_t> bytes;
+  if (Status s = readBoundedFile(path, bytes); !s)
+    return s;
+  return parseCudaArtifact(bytes.data(), bytes.size(), path, art);
+}
+
+Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t fileSize,
+                                          const std::string &path,
+                                          CudaArtifact &art) {
+  if (fileSize < 16 || std::memcmp(data, kCudaArtifactMagic, 8) != 0)
     return fail(path, "missing the GPUOCUDA magic (not made by "
                       "gpuopt-compile --target=cuda?)");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i)
-    n = (n << 8) | bytes[8 + i];
-  if (n > kMaxHeaderBytes || n > bytes.size() - 16)
+    n = (n << 8) | data[8 + i];
+  if (n > kMaxHeaderBytes || n > fileSize - 16)
     return fail(path, "header length " + std::to_string(n) +
                           " exceeds the file or the limit");
   json::Value root;
-  if (Status s = json::parse(reinterpret_cast<const char *>(bytes.data()) + 16,
-                             n, root);
+  if (Status s =
+          json::parse(reinterpret_cast<const char *>(data) + 16, n, root);
       !s)
     return fail(path, "header: " + s.message());
   if (root.kind != json::Kind::Object)
@@ -137,7 +200,7 @@ Status gpuopt::runtime::readCudaArtifact(const std::string &path,
   getString(root.find("entry"), art.entry);
 
   const json::Value *images = root.find("images");
-  uint64_t payload = bytes.size() - 16 - n;
+  uint64_t payload = fileSize - 16 - n;
   if (!images || images->kind != json::Kind::Array)
     return fail(path, "'images' must be an array");
   for (size_t i = 0; i < images->elements.size(); ++i) {
@@ -156,7 +219,7 @@ Status gpuopt::runtime::readCudaArtifact(const std::string &path,
                             "] must give chip sm_NN, format "
                             "fatbin|cubin|ptx and an offset and size inside "
                             "the payload");
-    const uint8_t *base = bytes.data() + 16 + n + off;
+    const uint8_t *base = data + 16 + n + off;
     image.bytes.assign(base, base + size);
     if (image.format == "ptx")
       image.bytes.push_back(0); // the driver reads PTX as a C string
@@ -213,11 +276,26 @@ Status gpuopt::runtime::readCudaArtifact(const std::string &path,
       return fail(path, "'outputs' must name f32 output buffers");
   const json::Value *kernels = root.find("kernels");
   if (!kernels || kernels->kind != json::Kind::Array)
-    return fail(path, "'kernels' must be an array of names");
-  for (const json::Value &k : kernels->elements) {
-    if (k.kind != json::Kind::String || k.string.empty())
-      return fail(path, "'kernels' must be an array of names");
-    art.kernels.push_back(k.string);
+    return fail(path, "'kernels' must be an array");
+  for (size_t i = 0; i < kernels->elements.size(); ++i) {
+    const json::Value &k = kernels->elements[i];
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    CudaKernel kernel;
+    const json::Value *args = k.find("args");
+    if (k.kind != json::Kind::Object ||
+        !getString(k.find("name"), kernel.name) || kernel.name.empty() ||
+        !args || args->kind != json::Kind::Array)
+      return fail(path, where + " must give a 'name' and 'args'");
+    for (const json::Value &a : args->elements) {
+      CudaKernelArg arg;
+      std::string dtype;
+      if (a.kind != json::Kind::Object || !getString(a.find("dtype"), dtype) ||
+          !parseDType(dtype, arg.dtype) || !getUInt(a.find("bytes"), arg.bytes))
+        return fail(path, where + " ('" + kernel.name +
+                              "'): each of 'args' needs a dtype and bytes");
+      kernel.args.push_back(arg);
+    }
+    art.kernels.push_back(std::move(kernel));
   }
   if (!art.kernels.empty() && art.images.empty())
     return fail(path, "kernels but no image");

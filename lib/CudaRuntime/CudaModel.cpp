@@ -293,9 +293,9 @@ Status CudaModel::create(const std::string &artifactPath,
                            std::to_string(m->info.computeMinor) + ")" +
                            (log[0] ? std::string(": ") + log : ""));
     }
-    for (const std::string &k : art.kernels) {
+    for (const CudaKernel &k : art.kernels) {
       CUfunction fn;
-      CU_CHECK(d->cuModuleGetFunction(&fn, I.module, k.c_str()));
+      CU_CHECK(d->cuModuleGetFunction(&fn, I.module, k.name.c_str()));
       I.functions.push_back(fn);
     }
   }

@@ -151,13 +151,17 @@ at::Tensor shiftOffsets(mlir::gpuopt::seg::ShiftOffsetsOp op) {
 }
 
 /// Bilinear samples of `input` (N, C, H, W) at rows `y` and columns `x`
-/// (N, L), reading 0 outside the map: (N, C, L).
+/// (N, L): (N, C, L). As torchvision: 0 outside (-1, H) x (-1, W), a corner
+/// outside the map reads 0 (times its weight: so a NaN/Inf there cannot leak
+/// in), and a NaN coordinate gives NaN weights, hence a NaN sample (its
+/// index is clamped from 0: casting NaN to an integer is undefined).
 at::Tensor bilinearSample(const at::Tensor &input, const at::Tensor &y,
                           const at::Tensor &x) {
   int64_t height = input.size(2), width = input.size(3);
   at::Tensor flat = input.reshape({input.size(0), input.size(1), -1});
   at::Tensor y0 = at::floor(y), x0 = at::floor(x);
   at::Tensor ly = y - y0, lx = x - x0;
+  at::Tensor zero = at::zeros({}, input.options());
   at::Tensor result =
       at::zeros({input.size(0), input.size(1), y.size(1)}, input.options());
   for (int dy = 0; dy < 2; ++dy) {
@@ -165,16 +169,20 @@ at::Tensor bilinearSample(const at::Tensor &input, const at::Tensor &y,
       at::Tensor yi = y0 + dy, xi = x0 + dx;
       at::Tensor weight = (dy ? ly : 1 - ly) * (dx ? lx : 1 - lx);
       at::Tensor valid = (yi >= 0) & (yi < height) & (xi >= 0) & (xi < width);
+      auto clampIndex = [](const at::Tensor &v, int64_t size) {
+        return at::nan_to_num(v, 0.0).clamp(0, size - 1);
+      };
       at::Tensor index =
-          (yi.clamp(0, height - 1) * width + xi.clamp(0, width - 1))
+          (clampIndex(yi, height) * width + clampIndex(xi, width))
               .to(at::kLong)
               .unsqueeze(1)
               .expand({-1, input.size(1), -1});
-      at::Tensor w = at::where(valid, weight, at::zeros({}, weight.options()));
-      result = result + flat.gather(2, index) * w.unsqueeze(1);
+      at::Tensor v = at::where(valid.unsqueeze(1), flat.gather(2, index), zero);
+      result = result + v * weight.unsqueeze(1);
     }
   }
-  return result;
+  at::Tensor outside = (y <= -1) | (y >= height) | (x <= -1) | (x >= width);
+  return at::where(outside.unsqueeze(1), zero, result);
 }
 
 /// The reference semantics of seg.deform_conv2d (torchvision's

@@ -35,6 +35,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,10 +56,16 @@ enum Activation : int64_t { kNone = 0, kRelu = 1, kGelu = 2, kGeluTanh = 3 };
 // Flag bits of gpuopt_cpu_conv2d.
 enum ConvFlags : int64_t { kHasBias = 1, kHasResidual = 2, kZeroMode = 4 };
 
+/// max(v, 0) as torch.relu: NaN stays NaN (`v > 0 ? v : 0` would give 0).
+/// Branch-free, so the loops calling it still vectorise (cmp + blend).
+inline float relu(float v) { return v < 0.f ? 0.f : v; }
+
+/// The activations follow PyTorch's NaN/Inf semantics by construction: NaN
+/// propagates through every formula, GELU(-Inf) = -Inf * 0 = NaN.
 inline float activate(float v, int64_t act) {
   switch (act) {
   case kRelu:
-    return v > 0.f ? v : 0.f;
+    return relu(v);
   case kGelu:
     return 0.5f * v * (1.f + std::erf(v * 0.70710678118654752f));
   case kGeluTanh: {
@@ -421,10 +428,8 @@ void storeRow(float *dst, const float *src, int len, float bias,
     for (int t = 0; t < len; ++t)
       dst[t] = src[t] + bias;
   } else if (act == kRelu && !res) {
-    for (int t = 0; t < len; ++t) {
-      float v = src[t] + bias;
-      dst[t] = v > 0.f ? v : 0.f;
-    }
+    for (int t = 0; t < len; ++t)
+      dst[t] = relu(src[t] + bias);
   } else if (act == kNone && resStep == 1) {
     for (int t = 0; t < len; ++t)
       dst[t] = src[t] + bias + res[t];
@@ -815,11 +820,16 @@ void upsampleBilinear(MemRef4F *outD, MemRef4F *inD, bool alignCorners) {
 //===----------------------------------------------------------------------===//
 
 /// torchvision's bilinear sample of one plane: 0 outside (-1, h) x (-1, w),
-/// corners outside the plane read 0.
+/// corners outside the plane read 0. A NaN coordinate (a NaN offset) samples
+/// NaN: it fails every comparison, and casting it to an index is undefined
+/// behaviour (x86 gives INT64_MIN, whose neighbour y0 + 1 passes the bounds
+/// check below and is then multiplied into an overflowing offset).
 inline float sampleBilinear(const float *plane, int64_t h, int64_t w, float y,
                             float x) {
   if (y <= -1.f || y >= float(h) || x <= -1.f || x >= float(w))
     return 0.f;
+  if (std::isnan(y) || std::isnan(x))
+    return std::numeric_limits<float>::quiet_NaN();
   float yl = std::floor(y), xl = std::floor(x);
   int64_t y0 = static_cast<int64_t>(yl), x0 = static_cast<int64_t>(xl);
   int64_t y1 = y0 + 1, x1 = x0 + 1;

@@ -14,7 +14,7 @@
 
 #include "gpuopt/Runtime/ModelAbi.h"
 
-#include "Json.h"
+#include "ModelMetadata.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
@@ -26,16 +26,19 @@
 #include <mutex>
 #include <new>
 #include <optional>
-#include <set>
 
 extern "C" {
 extern const char gpuopt_compiled_metadata[];
-void gpuopt_compiled_init(void **descriptors);
-void gpuopt_compiled_forward(void **descriptors);
+extern const gpuopt_model_note gpuopt_compiled_note;
+int gpuopt_compiled_init(void **descriptors);
+int gpuopt_compiled_forward(void **descriptors);
 }
 
 namespace rt = gpuopt::runtime;
 using rt::Status;
+using Metadata = rt::ModelMetadata;
+using Arg = rt::ModelArg;
+using ArgKind = rt::ModelArgKind;
 
 namespace {
 
@@ -59,149 +62,6 @@ public:
 private:
   std::vector<int64_t> words;
 };
-
-enum class ArgKind { Input, Param, Derived };
-
-struct Arg {
-  ArgKind kind;
-  size_t index;
-  std::vector<int64_t> shape;
-};
-
-struct Function {
-  std::vector<Arg> args;
-  std::vector<std::vector<int64_t>> results;
-};
-
-struct Param {
-  std::string name;
-  std::vector<int64_t> shape;
-};
-
-/// The parsed GPUOPT_COMPILED_METADATA.
-struct Metadata {
-  std::string cpu;
-  std::vector<std::string> cpuFeatures;
-  std::vector<Param> params;
-  Function init, forward;
-  std::vector<std::vector<int64_t>> inputs;
-};
-
-Status metadataError(const std::string &what) {
-  return Status::error("corrupt model metadata: " + what);
-}
-
-Status parseShape(const rt::json::Value *v, std::vector<int64_t> &shape) {
-  if (!v || v->kind != rt::json::Kind::Array)
-    return metadataError("expected a shape");
-  shape.clear();
-  for (const rt::json::Value &dim : v->elements) {
-    int64_t d = 0;
-    if (!dim.getInt64(d) || d < 0)
-      return metadataError("bad dimension");
-    shape.push_back(d);
-  }
-  return Status::ok();
-}
-
-Status parseFunction(const rt::json::Value *v, Function &fn) {
-  if (!v || v->kind != rt::json::Kind::Object)
-    return metadataError("expected a function");
-  const rt::json::Value *args = v->find("args");
-  const rt::json::Value *results = v->find("results");
-  if (!args || args->kind != rt::json::Kind::Array || !results ||
-      results->kind != rt::json::Kind::Array)
-    return metadataError("expected 'args' and 'results'");
-  for (const rt::json::Value &a : args->elements) {
-    const rt::json::Value *kind = a.find("kind");
-    const rt::json::Value *index = a.find("index");
-    Arg arg;
-    uint64_t i = 0;
-    if (!kind || kind->kind != rt::json::Kind::String || !index ||
-        !index->getUInt64(i))
-      return metadataError("bad argument");
-    if (kind->string == "input")
-      arg.kind = ArgKind::Input;
-    else if (kind->string == "param")
-      arg.kind = ArgKind::Param;
-    else if (kind->string == "derived")
-      arg.kind = ArgKind::Derived;
-    else
-      return metadataError("argument kind '" + kind->string + "'");
-    arg.index = i;
-    if (Status s = parseShape(a.find("shape"), arg.shape); !s)
-      return s;
-    fn.args.push_back(std::move(arg));
-  }
-  for (const rt::json::Value &r : results->elements) {
-    fn.results.emplace_back();
-    if (Status s = parseShape(&r, fn.results.back()); !s)
-      return s;
-  }
-  return Status::ok();
-}
-
-Status parseMetadata(Metadata &md) {
-  rt::json::Value root;
-  if (Status s = rt::json::parse(gpuopt_compiled_metadata,
-                                 std::strlen(gpuopt_compiled_metadata), root);
-      !s)
-    return metadataError(s.message());
-  int64_t version = 0;
-  const rt::json::Value *v = root.find("version");
-  if (!v || !v->getInt64(version) ||
-      version != GPUOPT_COMPILED_METADATA_VERSION)
-    return metadataError("unsupported version");
-  if (const rt::json::Value *cpu = root.find("cpu");
-      cpu && cpu->kind == rt::json::Kind::String)
-    md.cpu = cpu->string;
-  if (const rt::json::Value *features = root.find("cpu_features")) {
-    if (features->kind != rt::json::Kind::Array)
-      return metadataError("expected 'cpu_features' to be an array");
-    for (const rt::json::Value &f : features->elements) {
-      if (f.kind != rt::json::Kind::String)
-        return metadataError("expected CPU feature names");
-      md.cpuFeatures.push_back(f.string);
-    }
-  }
-  const rt::json::Value *params = root.find("params");
-  if (!params || params->kind != rt::json::Kind::Array)
-    return metadataError("expected 'params'");
-  for (const rt::json::Value &p : params->elements) {
-    const rt::json::Value *name = p.find("name");
-    if (!name || name->kind != rt::json::Kind::String)
-      return metadataError("parameter without a name");
-    Param param{name->string, {}};
-    if (Status s = parseShape(p.find("shape"), param.shape); !s)
-      return s;
-    md.params.push_back(std::move(param));
-  }
-  if (Status s = parseFunction(root.find("init"), md.init); !s)
-    return s;
-  if (Status s = parseFunction(root.find("forward"), md.forward); !s)
-    return s;
-  // Cross-check the indices so that binding can index without checks.
-  for (const Function *fn : {&md.init, &md.forward}) {
-    for (const Arg &arg : fn->args) {
-      if (arg.kind == ArgKind::Param &&
-          (arg.index >= md.params.size() ||
-           md.params[arg.index].shape != arg.shape))
-        return metadataError("bad parameter index");
-      if (arg.kind == ArgKind::Derived &&
-          (fn == &md.init || arg.index >= md.init.results.size() ||
-           md.init.results[arg.index] != arg.shape))
-        return metadataError("bad initializer result index");
-      if (arg.kind == ArgKind::Input) {
-        if (fn == &md.init)
-          return metadataError("the initializer takes an input");
-        if (md.inputs.size() <= arg.index)
-          md.inputs.resize(arg.index + 1);
-        md.inputs[arg.index] = arg.shape;
-      }
-    }
-  }
-  return Status::ok();
-}
 
 /// Whether this CPU has x86 extension `name` (one of the names gpuopt-compile
 /// records); std::nullopt for a name this runtime cannot test.
@@ -246,6 +106,22 @@ Status checkCpu(const Metadata &md) {
   return Status::ok();
 }
 
+/// Parses the metadata after checking it against the length and hash that
+/// gpuopt-compile compiled into the code: the descriptors built from it must
+/// describe the buffers the code was compiled for.
+Status parseMetadata(Metadata &md) {
+  const gpuopt_model_note &note = gpuopt_compiled_note;
+  // strnlen: a metadata whose NUL was overwritten is not read past the
+  // length the note promises.
+  size_t size = strnlen(gpuopt_compiled_metadata, note.metadata_size + 1);
+  if (size != note.metadata_size ||
+      gpuopt_fnv1a64(gpuopt_compiled_metadata, size) != note.metadata_hash)
+    return Status::error(
+        "corrupt model metadata: it does not match the checksum compiled into "
+        "the library's code (the file was modified after gpuopt-compile)");
+  return rt::parseModelMetadata(gpuopt_compiled_metadata, size, md);
+}
+
 /// The metadata, parsed once per library.
 const Metadata *getMetadata(Status &status) {
   static Metadata md;
@@ -286,14 +162,14 @@ namespace {
 
 /// Binds the weights file to md.params (in `model->params`).
 Status bindWeights(const Metadata &md, const char *path, bool strict,
-                   gpuopt_model &model) {
+                   const rt::SafetensorsLimits &limits, gpuopt_model &model) {
   rt::SafetensorsFile file;
-  if (Status s = rt::readSafetensors(path, file); !s)
+  if (Status s = rt::readSafetensors(path, file, limits); !s)
     return s;
   std::string where = path;
   model.params.resize(md.params.size());
   for (size_t i = 0; i < md.params.size(); ++i) {
-    const Param &p = md.params[i];
+    const rt::ModelParam &p = md.params[i];
     auto it = file.tensors.find(p.name);
     if (it == file.tensors.end())
       return Status::error(where + ": parameter '" + p.name +
@@ -328,8 +204,14 @@ Status bindWeights(const Metadata &md, const char *path, bool strict,
   return Status::ok();
 }
 
+/// The generated code compares every descriptor's sizes with the static
+/// shapes it was compiled for (CompiledModel.h).
+constexpr const char *kShapeMismatch =
+    "the model metadata's shapes differ from the shapes the library's code "
+    "was compiled for; nothing ran";
+
 /// Runs the initializer and prepares the forward function's descriptors.
-void initialize(const Metadata &md, gpuopt_model &model) {
+Status initialize(const Metadata &md, gpuopt_model &model) {
   std::vector<Descriptor> initDescriptors;
   for (const Arg &arg : md.init.args) {
     initDescriptors.emplace_back(arg.shape);
@@ -343,7 +225,8 @@ void initialize(const Metadata &md, gpuopt_model &model) {
   std::vector<void *> initPointers;
   for (Descriptor &d : initDescriptors)
     initPointers.push_back(d.get());
-  gpuopt_compiled_init(initPointers.data());
+  if (gpuopt_compiled_init(initPointers.data()) != 0)
+    return Status::error(std::string("gpuopt_model_create: ") + kShapeMismatch);
 
   // Parameters only the initializer read are not needed any more.
   std::vector<bool> used(md.params.size(), false);
@@ -365,6 +248,7 @@ void initialize(const Metadata &md, gpuopt_model &model) {
     model.descriptors.emplace_back(shape);
   for (Descriptor &d : model.descriptors)
     model.pointers.push_back(d.get());
+  return Status::ok();
 }
 
 int getShape(const std::vector<std::vector<int64_t>> &shapes, int index,
@@ -385,10 +269,28 @@ int gpuopt_model_abi_version(void) { return GPUOPT_MODEL_ABI_VERSION; }
 
 gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
                                   char *err, size_t errlen) {
+  return gpuopt_model_create_with_limits(weights_path, strict, nullptr, err,
+                                         errlen);
+}
+
+gpuopt_model *gpuopt_model_create_with_limits(const char *weights_path,
+                                              int strict,
+                                              const gpuopt_model_limits *limits,
+                                              char *err, size_t errlen) {
+  rt::SafetensorsLimits readerLimits;
+  if (limits) {
+    readerLimits.maxHeaderBytes = limits->max_header_bytes;
+    readerLimits.maxTensors = limits->max_tensors;
+    readerLimits.maxRank = limits->max_rank;
+  }
   Status status;
   const Metadata *md = getMetadata(status);
   if (!md) {
     setError(err, errlen, status.message());
+    return nullptr;
+  }
+  if (Status s = rt::checkModelMetadataLimits(*md, readerLimits); !s) {
+    setError(err, errlen, s.message());
     return nullptr;
   }
   if (Status s = checkCpu(*md); !s) {
@@ -410,14 +312,17 @@ gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
   // Nothing may escape the C ABI: an allocation failure or a thread that
   // cannot start is an error message, not std::terminate.
   try {
-    if (Status s = weights_path
-                       ? bindWeights(*md, weights_path, strict != 0, *model)
-                       : Status::ok();
+    if (Status s = weights_path ? bindWeights(*md, weights_path, strict != 0,
+                                              readerLimits, *model)
+                                : Status::ok();
         !s) {
       setError(err, errlen, s.message());
       return nullptr;
     }
-    initialize(*md, *model);
+    if (Status s = initialize(*md, *model); !s) {
+      setError(err, errlen, s.message());
+      return nullptr;
+    }
   } catch (const std::exception &e) {
     setError(err, errlen, std::string("gpuopt_model_create: ") + e.what());
     return nullptr;
@@ -477,7 +382,10 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
   for (size_t i = 0; i < numOutputs; ++i)
     model->descriptors[numArgs + i].setData(outputs[i]);
   try {
-    gpuopt_compiled_forward(model->pointers.data());
+    if (gpuopt_compiled_forward(model->pointers.data()) != 0) {
+      setError(err, errlen, std::string("gpuopt_model_run: ") + kShapeMismatch);
+      return 1;
+    }
   } catch (const std::exception &e) {
     setError(err, errlen, std::string("gpuopt_model_run: ") + e.what());
     return 1;

@@ -11,12 +11,22 @@ A compiled model is a shared library implementing the C ABI of
 
 Each library carries its own thread pool; :func:`set_num_threads` sets the
 thread count of every library loaded in this process, now and later.
+
+A library is code: loading it runs its constructors, and nothing checked
+afterwards makes a hostile one safe. Before ``dlopen`` the file is checked
+the way ``gpuopt-run`` checks it (lib/Runtime/ModelLibrary.cpp, same
+messages): a regular file, a complete ELF shared object of this machine, a
+gpuopt model library of this ABI version. The library then checks its own
+metadata against a hash compiled into its code.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import platform
+import stat
+import struct
 import threading
 import weakref
 from pathlib import Path
@@ -31,7 +41,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 #: The version of ModelAbi.h this module speaks (GPUOPT_MODEL_ABI_VERSION).
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _ERRLEN = 4096
 _num_threads: int | None = None
@@ -40,6 +50,133 @@ _libraries: weakref.WeakSet[CompiledModel] = weakref.WeakSet()
 
 class CompiledModelError(RuntimeError):
     """A compiled model could not be loaded or run; the message is the library's."""
+
+
+class ReaderLimits(ctypes.Structure):
+    """gpuopt_model_limits: gpuopt-run's --max-header-bytes, --max-tensors and
+    --max-rank, for the weights file and the library's own metadata."""
+
+    _fields_ = [
+        ("max_header_bytes", ctypes.c_uint64),
+        ("max_tensors", ctypes.c_uint64),
+        ("max_rank", ctypes.c_uint64),
+    ]
+
+    def __init__(
+        self, max_header_bytes: int = 8 << 20, max_tensors: int = 1 << 16, max_rank: int = 8
+    ) -> None:
+        super().__init__(max_header_bytes, max_tensors, max_rank)
+
+
+# ELF machine numbers of the hosts gpuopt runs on (elf.h).
+_ELF_MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
+_NOTE_SECTION = b"gpuopt_model"
+_NOTE = struct.Struct("<8sIIQQ")  # gpuopt_model_note of CompiledModel.h
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _truncated(what: str, offset: int, size: int, file_size: int) -> str:
+    end = f"ends at byte {offset + size}" if offset + size < 1 << 64 else "ends beyond 2^64"
+    return f"truncated or corrupt: {what} {end}, the file has {file_size} bytes"
+
+
+def check_library(path: str | Path) -> None:
+    """Raises CompiledModelError unless ``path`` is a complete gpuopt model
+    library of this machine and ABI version; reads only its headers and note
+    (the port of checkModelLibrary in lib/Runtime/ModelLibrary.cpp)."""
+
+    def cannot(why: str) -> CompiledModelError:
+        return CompiledModelError(f"cannot load {path}: {why}")
+
+    def not_model(why: str) -> CompiledModelError:
+        return CompiledModelError(f"{path} is not a gpuopt model library ({why})")
+
+    # stat first: opening a FIFO blocks and opening a device may act on it.
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise cannot(e.strerror or str(e)) from None
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+        raise cannot(f"not a regular file ({kind})")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as e:
+        raise cannot(e.strerror or str(e)) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise cannot("not a regular file")
+        size = st.st_size
+
+        def read_at(offset: int, n: int) -> bytes:
+            f.seek(offset)
+            return f.read(n)
+
+        def inside(offset: int, n: int) -> bool:
+            return offset <= size and n <= size - offset
+
+        eh = read_at(0, 64)
+        if len(eh) < 64 or eh[:4] != b"\x7fELF":
+            raise cannot("not an ELF file")
+        if eh[4] != 2:
+            raise cannot(f"not a 64-bit ELF file (ELF class {eh[4]})")
+        if eh[5] != 1:
+            raise cannot("not a little-endian ELF file")
+        e_type, e_machine = struct.unpack_from("<HH", eh, 16)
+        (e_phoff, e_shoff) = struct.unpack_from("<QQ", eh, 32)
+        e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHHHH", eh, 54)
+        host = _ELF_MACHINES.get(platform.machine().lower(), -1)
+        if e_machine != host:
+            raise cannot(f"built for ELF machine {e_machine}, this machine is {host}")
+        if e_type != 3:  # ET_DYN
+            raise cannot(f"not a shared library (ELF type {e_type})")
+        # dlopen maps every PT_LOAD segment; a page beyond the end of the
+        # file is SIGBUS on first touch.
+        if e_phnum == 0 or e_phentsize != 56:
+            raise cannot("no valid program header table")
+        if not inside(e_phoff, e_phnum * 56):
+            raise cannot(_truncated("the program header table", e_phoff, e_phnum * 56, size))
+        table = read_at(e_phoff, e_phnum * 56)
+        for i in range(e_phnum):
+            p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * 56)
+            if p_type == 1 and not inside(p_offset, p_filesz):  # PT_LOAD
+                raise cannot(_truncated(f"loadable segment {i}", p_offset, p_filesz, size))
+        if e_shnum == 0 or e_shentsize != 64 or e_shstrndx >= e_shnum:
+            raise not_model("it has no valid section header table")
+        if not inside(e_shoff, e_shnum * 64):
+            raise cannot(_truncated("the section header table", e_shoff, e_shnum * 64, size))
+        table = read_at(e_shoff, e_shnum * 64)
+        sections = [struct.unpack_from("<IIQQQQ", table, i * 64) for i in range(e_shnum)]
+        for i, (_, sh_type, _, _, sh_offset, sh_size) in enumerate(sections):
+            if sh_type != 8 and not inside(sh_offset, sh_size):  # SHT_NOBITS
+                raise cannot(_truncated(f"section {i}", sh_offset, sh_size, size))
+        _, names_type, _, _, names_offset, names_size = sections[e_shstrndx]
+        if names_type != 3 or names_size > 1 << 20:  # SHT_STRTAB
+            raise not_model("bad section name table")
+        names = read_at(names_offset, names_size) + b"\0"
+        note = None
+        for sh_name, sh_type, _, _, sh_offset, sh_size in sections:
+            if sh_name < names_size and names[sh_name : names.index(b"\0", sh_name)] == _NOTE_SECTION:
+                note = (sh_type, sh_offset, sh_size)
+        if note is None:
+            raise not_model("it has no gpuopt_model section")
+        sh_type, sh_offset, sh_size = note
+        raw = read_at(sh_offset, _NOTE.size) if sh_type != 8 and sh_size >= _NOTE.size else b""
+        if len(raw) != _NOTE.size or raw[:8] != b"GPUOPTMD":
+            raise not_model("its gpuopt_model section holds no gpuopt model note")
+        abi_version = _NOTE.unpack(raw)[1]
+        if abi_version != ABI_VERSION:
+            raise CompiledModelError(
+                f"{path} has model ABI version {abi_version}, this runtime supports version "
+                f"{ABI_VERSION}; recompile it with this gpuopt-compile"
+            )
 
 
 def set_num_threads(n: int) -> None:
@@ -72,6 +209,10 @@ def _declare(lib: ctypes.CDLL) -> None:
     signatures: dict[str, tuple[object, list[object]]] = {
         "gpuopt_model_abi_version": (ctypes.c_int, []),
         "gpuopt_model_create": (p, [cp, ctypes.c_int, cp, ctypes.c_size_t]),
+        "gpuopt_model_create_with_limits": (
+            p,
+            [cp, ctypes.c_int, ctypes.POINTER(ReaderLimits), cp, ctypes.c_size_t],
+        ),
         "gpuopt_model_destroy": (None, [p]),
         "gpuopt_model_num_inputs": (ctypes.c_int, [p]),
         "gpuopt_model_num_outputs": (ctypes.c_int, [p]),
@@ -91,15 +232,23 @@ class CompiledModel:
     """A model library from ``gpuopt-compile`` with its weights loaded.
 
     ``strict`` rejects weights files holding tensors the model does not use;
-    ``weights_path`` may be None for a model without parameters.
+    ``weights_path`` may be None for a model without parameters; ``limits``
+    bounds the weights file and the model's metadata (default: ReaderLimits()).
     Loading runs the model's load-time initializer once (e.g. BatchNorm
     folding); :meth:`run` is one inference. Calls from several threads are
     serialised (ctypes releases the GIL; the C side also locks).
     """
 
-    def __init__(self, so_path: str | Path, weights_path: str | Path | None, strict: bool = False) -> None:
+    def __init__(
+        self,
+        so_path: str | Path,
+        weights_path: str | Path | None,
+        strict: bool = False,
+        limits: ReaderLimits | None = None,
+    ) -> None:
         self._model: int | None = None
         self._lock = threading.Lock()
+        check_library(so_path)
         path = Path(so_path).resolve()
         try:
             self._lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
@@ -115,8 +264,8 @@ class CompiledModel:
         version = abi_version()
         if version != ABI_VERSION:
             raise CompiledModelError(
-                f"{so_path} has model ABI version {version}, gpuopt.compiled supports "
-                f"{ABI_VERSION}; recompile it"
+                f"{so_path} has model ABI version {version}, this runtime supports version "
+                f"{ABI_VERSION}; recompile it with this gpuopt-compile"
             )
         try:
             _declare(self._lib)
@@ -124,7 +273,9 @@ class CompiledModel:
             raise CompiledModelError(f"{so_path} is not a complete gpuopt model library ({e})") from None
         err = ctypes.create_string_buffer(_ERRLEN)
         weights = None if weights_path is None else str(weights_path).encode()
-        model = self._lib.gpuopt_model_create(weights, int(strict), err, _ERRLEN)
+        model = self._lib.gpuopt_model_create_with_limits(
+            weights, int(strict), ctypes.byref(limits or ReaderLimits()), err, _ERRLEN
+        )
         if not model:
             raise CompiledModelError(err.value.decode(errors="replace"))
         self._model = model

@@ -24,6 +24,7 @@ import pytest
 import torch
 from conftest import rel_l2
 from safetensors.numpy import load_file, save_file
+from test_artifacts import rehash_metadata
 from test_export import randomize
 from torch import nn
 
@@ -148,6 +149,7 @@ def test_library_exports_only_the_abi_and_needs_no_mlir(tiny: dict) -> None:
     assert exported == {
         "gpuopt_model_abi_version",
         "gpuopt_model_create",
+        "gpuopt_model_create_with_limits",
         "gpuopt_model_destroy",
         "gpuopt_model_num_inputs",
         "gpuopt_model_num_outputs",
@@ -245,7 +247,12 @@ def library_cases(tmp_path: Path) -> list[tuple[Path, str]]:
     truncated = tmp_path / "notelf.so"
     truncated.write_text("not a library")
     other = write_fake_library(tmp_path / "other.so", "int f(void) { return 0; }\n")
-    future = write_fake_library(tmp_path / "future.so", "int gpuopt_model_abi_version(void) { return 99; }\n")
+    # The ABI version is read from the note (CompiledModel.h) before dlopen.
+    future = write_fake_library(
+        tmp_path / "future.so",
+        "struct note { char magic[8]; unsigned abi, md; unsigned long long size, hash; };\n"
+        '__attribute__((section("gpuopt_model"), used)) const struct note n = {"GPUOPTMD", 99, 1, 0, 0};\n',
+    )
     return [
         (tmp_path / "missing.so", "cannot load"),
         (corrupt, "cannot load"),
@@ -387,6 +394,7 @@ def test_library_records_and_checks_cpu_features(tiny: dict, tmp_path: Path) -> 
     victim = b'"' + features[0] + b'"'
     fake = b'"' + b"z" * len(features[0]) + b'"'
     patched = tmp_path / "patched.so"
-    patched.write_bytes(data.replace(victim, fake, 1))
+    # With the metadata hash fixed up, as a library compiled for that feature.
+    patched.write_bytes(rehash_metadata(data.replace(victim, fake, 1)))
     with pytest.raises(CompiledModelError, match="needs CPU feature 'z+', which this runtime cannot check"):
         CompiledModel(patched, tiny["weights"])

@@ -7,6 +7,7 @@
 #include "RunCompiled.h"
 
 #include "gpuopt/Runtime/ModelAbi.h"
+#include "gpuopt/Runtime/ModelLibrary.h"
 #include "gpuopt/Runtime/Npy.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <sys/stat.h>
 
 namespace rt = gpuopt::runtime;
 
@@ -28,7 +30,7 @@ int fail(const std::string &msg) {
 /// The C ABI of one loaded library.
 struct ModelLibrary {
   decltype(&gpuopt_model_abi_version) abiVersion = nullptr;
-  decltype(&gpuopt_model_create) create = nullptr;
+  decltype(&gpuopt_model_create_with_limits) create = nullptr;
   decltype(&gpuopt_model_destroy) destroy = nullptr;
   decltype(&gpuopt_model_num_inputs) numInputs = nullptr;
   decltype(&gpuopt_model_num_outputs) numOutputs = nullptr;
@@ -53,16 +55,24 @@ std::vector<int64_t> shapeOf(int (*query)(const gpuopt_model *, int, int64_t *),
 } // namespace
 
 bool gpuopt::isCompiledModel(const std::string &path) {
+  bool soName = path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
+  // Only a regular file is opened: a FIFO would block here (a `.so` name
+  // that is not a regular file gets checkModelLibrary's message).
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return soName;
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {0, 0, 0, 0};
   static const char elf[4] = {0x7f, 'E', 'L', 'F'};
   if (in && in.read(magic, 4) && std::memcmp(magic, elf, 4) == 0)
     return true;
-  return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
+  return soName;
 }
 
 int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
   const std::string &lib = args.library;
+  if (rt::Status s = rt::checkModelLibrary(lib); !s)
+    return fail(s.message());
   void *handle = dlopen(
       lib.find('/') == std::string::npos ? ("./" + lib).c_str() : lib.c_str(),
       RTLD_NOW | RTLD_LOCAL);
@@ -75,10 +85,10 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
   int version = abi.abiVersion();
   if (version != GPUOPT_MODEL_ABI_VERSION)
     return fail(lib + " has model ABI version " + std::to_string(version) +
-                ", this gpuopt-run supports version " +
+                ", this runtime supports version " +
                 std::to_string(GPUOPT_MODEL_ABI_VERSION) +
                 "; recompile it with this gpuopt-compile");
-  if (!lookup(handle, "gpuopt_model_create", abi.create) ||
+  if (!lookup(handle, "gpuopt_model_create_with_limits", abi.create) ||
       !lookup(handle, "gpuopt_model_destroy", abi.destroy) ||
       !lookup(handle, "gpuopt_model_num_inputs", abi.numInputs) ||
       !lookup(handle, "gpuopt_model_num_outputs", abi.numOutputs) ||
@@ -94,9 +104,11 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
     return std::chrono::duration<double, std::milli>(d).count();
   };
   auto start = clock();
+  gpuopt_model_limits limits{args.limits.maxHeaderBytes, args.limits.maxTensors,
+                             args.limits.maxRank};
   gpuopt_model *model =
       abi.create(args.weights.empty() ? nullptr : args.weights.c_str(),
-                 args.strictWeights, err, sizeof(err));
+                 args.strictWeights, &limits, err, sizeof(err));
   if (!model)
     return fail(err);
   double loadMs = ms(clock() - start);

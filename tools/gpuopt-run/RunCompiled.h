@@ -13,6 +13,8 @@
 #ifndef GPUOPT_TOOLS_GPUOPT_RUN_RUNCOMPILED_H
 #define GPUOPT_TOOLS_GPUOPT_RUN_RUNCOMPILED_H
 
+#include "gpuopt/Runtime/Safetensors.h"
+
 #include <string>
 #include <vector>
 
@@ -28,6 +30,9 @@ struct CompiledRunArgs {
   unsigned runs = 1;
   bool strictWeights = false;
   bool quiet = false;
+  /// gpuopt-run's --max-header-bytes, --max-tensors, --max-rank: for the
+  /// weights file and the library's own metadata.
+  runtime::SafetensorsLimits limits;
 };
 
 /// Whether `path` names a shared library: ELF magic or a `.so` name (a

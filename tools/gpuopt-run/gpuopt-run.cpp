@@ -160,6 +160,9 @@ int runCompiled() {
   args.runs = runs;
   args.strictWeights = strictWeights;
   args.quiet = quiet;
+  args.limits.maxHeaderBytes = maxHeaderBytes;
+  args.limits.maxTensors = maxTensors;
+  args.limits.maxRank = maxRank;
   for (const std::string &arg : inputArgs) {
     FailureOr<std::string> path = filePath("input", arg);
     if (failed(path))

@@ -8,12 +8,16 @@
 // paddings, dilations, groups (depthwise included), per-channel shifts
 // (cyclic and zero-filled, offsets beyond the map), residuals and
 // activations; linear; transposed convolution with kernel == stride.
+// Inputs holding NaN, +Inf and -Inf must give the reference's NaN positions
+// and signed infinities exactly (PyTorch's semantics: ReLU keeps NaN, GELU
+// of -Inf is NaN), the finite elements within the same bound.
 // (Upsampling and deformable convolution are checked against PyTorch by
 // test/python/test_reference_ops.py.) Exit status 1 and one line per failing
 // case otherwise. Run by lit (test/Runtime/cpu-kernels.test).
 //
 //===----------------------------------------------------------------------===//
 #include "gpuopt/Runtime/CpuKernels.h"
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -39,9 +43,33 @@ void fill(std::vector<float> &v) {
   for (auto &x : v)
     x = n(rng);
 }
+/// NaN, +Inf and -Inf at a few random positions of `v`.
+void poison(std::vector<float> &v) {
+  std::uniform_int_distribution<size_t> at(0, v.size() - 1);
+  const float special[] = {NAN, INFINITY, -INFINITY};
+  for (size_t i = 0; i < 3 * std::max<size_t>(1, v.size() / 200); ++i)
+    v[at(rng)] = special[i % 3];
+}
 int fails = 0;
+/// Relative L2 error over the elements where `ref` is finite, or infinity
+/// when an element differs from `ref` in being NaN or an infinity.
+double compare(const std::vector<float> &out, const std::vector<float> &ref) {
+  double e = 0, nr = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(ref[i]) || !std::isfinite(out[i])) {
+      bool same = std::isnan(ref[i]) ? std::isnan(out[i]) : out[i] == ref[i];
+      if (!same)
+        return INFINITY;
+      continue;
+    }
+    e += (out[i] - ref[i]) * (out[i] - ref[i]);
+    nr += ref[i] * ref[i];
+  }
+  return nr > 0 ? std::sqrt(e / nr) : std::sqrt(e);
+}
 void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
-          int d, int g, bool shift, bool zero, bool res, int act) {
+          int d, int g, bool shift, bool zero, bool res, int act,
+          bool nan = false) {
   int OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1,
       OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
   int Cg = C / g, OCg = OC / g;
@@ -51,6 +79,11 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
   fill(w);
   fill(b);
   fill(r);
+  if (nan) {
+    poison(in);
+    if (res)
+      poison(r);
+  }
   std::vector<int64_t> oh(shift ? C : 0), ow(shift ? C : 0);
   for (int c = 0; c < (shift ? C : 0); ++c) {
     oh[c] = (c % 7) - 3 + (c % 3 ? 0 : H + 1);
@@ -86,7 +119,7 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
           int idx = ((n * OC + o) * OH + y) * OW + x;
           float v = acc;
           if (act == 1)
-            v = v > 0 ? v : 0;
+            v = v < 0 ? 0 : v;
           if (act == 2)
             v = 0.5f * v * (1 + std::erf(v / std::sqrt(2.f)));
           if (res)
@@ -101,17 +134,13 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
   _mlir_ciface_gpuopt_cpu_conv2d(&mo, &mi, &mw, &mb, &mr, &mh, &mwo, s, s, p, p,
                                  d, d, g, 1 | (res ? 2 : 0) | (zero ? 4 : 0),
                                  act);
-  double e = 0, nr = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    e += (out[i] - ref[i]) * (out[i] - ref[i]);
-    nr += ref[i] * ref[i];
-  }
-  double rel = std::sqrt(e / nr);
-  if (rel > 1e-5) {
+  double rel = compare(out, ref);
+  if (!(rel <= 1e-5)) {
     fails++;
     printf("FAIL conv N%d C%d H%d W%d OC%d K%dx%d s%d p%d d%d g%d shift%d "
-           "zero%d res%d act%d rel=%g\n",
-           N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, rel);
+           "zero%d res%d act%d nan%d rel=%g\n",
+           N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, nan,
+           rel);
   }
 }
 int main() {
@@ -132,6 +161,17 @@ int main() {
   conv(1, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, 0);
   conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1);
   conv(1, 5, 7, 33, 9, 5, 3, 2, 2, 1, 1, true, false, true, 1);
+  // NaN/Inf inputs (and residuals) through every epilogue: GEMM with ReLU
+  // alone (the vectorised store loop), ReLU/GELU with a residual, the
+  // depthwise stencil, stride 2 (im2col) and a 1x1 copy-free conv.
+  conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, true);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, false, 1, true);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, 1, true);
+  conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, 2, true);
+  conv(1, 8, 13, 10, 8, 3, 3, 2, 1, 1, 8, false, false, true, 1, true);
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, false, 1, true);
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, false, false, false, 2, true);
+  conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, 1, true);
   // linear
   {
     int M = 37, K = 70, N = 45;

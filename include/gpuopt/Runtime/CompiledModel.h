@@ -29,17 +29,54 @@
 // descriptors ({allocated, aligned, offset, sizes[rank], strides[rank]}):
 // one per argument, then one per result (out-parameters), the
 // `_mlir_ciface_` calling convention of @<entry>_init and @<entry>
-// (see --seg-split-load-time).
+// (see --seg-split-load-time). Both return 0, or non-zero when a
+// descriptor's sizes differ from the static shapes the code was compiled for
+// (the metadata disagrees with the code: nothing was read or written).
+//
+// GPUOPT_COMPILED_NOTE is a gpuopt_model_note in the section
+// GPUOPT_MODEL_NOTE_SECTION, so that a loader can find it through the ELF
+// section headers before dlopen (lib/Runtime/ModelLibrary.cpp): the ABI
+// version, and the length and FNV-1a hash of the metadata text, which the
+// runtime recomputes after loading (a metadata edited after compilation is
+// refused instead of describing buffers the code does not expect).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GPUOPT_RUNTIME_COMPILEDMODEL_H
 #define GPUOPT_RUNTIME_COMPILEDMODEL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #define GPUOPT_COMPILED_METADATA "gpuopt_compiled_metadata"
+#define GPUOPT_COMPILED_NOTE "gpuopt_compiled_note"
 #define GPUOPT_COMPILED_INIT "gpuopt_compiled_init"
 #define GPUOPT_COMPILED_FORWARD "gpuopt_compiled_forward"
 /* Version of the metadata schema above. */
 #define GPUOPT_COMPILED_METADATA_VERSION 1
+
+/* The ELF section holding the note, and the note's first 8 bytes. */
+#define GPUOPT_MODEL_NOTE_SECTION "gpuopt_model"
+#define GPUOPT_MODEL_NOTE_MAGIC "GPUOPTMD"
+
+/* Layout of the note (little-endian, 32 bytes, no padding). */
+typedef struct gpuopt_model_note {
+  char magic[8];
+  uint32_t abi_version;      /* GPUOPT_MODEL_ABI_VERSION of the compiler */
+  uint32_t metadata_version; /* GPUOPT_COMPILED_METADATA_VERSION */
+  uint64_t metadata_size;    /* bytes of the metadata text, without the NUL */
+  uint64_t metadata_hash;    /* gpuopt_fnv1a64 of those bytes */
+} gpuopt_model_note;
+
+/* FNV-1a, 64 bits: the compiler and the runtime hash the metadata with this
+ * one definition. */
+static inline uint64_t gpuopt_fnv1a64(const char *bytes, size_t size) {
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < size; ++i) {
+    h ^= (unsigned char)bytes[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
 
 #endif // GPUOPT_RUNTIME_COMPILEDMODEL_H

@@ -20,7 +20,8 @@
 //                 "dtype": "F32", "shape": [1, 3, 32, 32], "bytes": 12288,
 //                 "offset": 0, "name": "conv.weight"}, ...],
 //    "inputs": [0], "outputs": [5],
-//    "kernels": ["forward_kernel0", ...],
+//    "kernels": [{"name": "forward_kernel0",
+//                 "args": [{"dtype": "F32", "bytes": 12288}, ...]}, ...],
 //    "init": [STEP, ...], "run": [STEP, ...]}
 //
 //   STEP = {"kernel": K, "grid": [x, y, z], "block": [x, y, z],
@@ -36,6 +37,9 @@
 // liveness. A step launches kernel K of the image with shared memory 0 and
 // one kernel parameter per argument: the device address of buffer B (the
 // bare-pointer ABI of convert-gpu-to-nvvm with use-bare-ptr-memref-call-conv).
+// A kernel's "args" is its signature (each parameter a dense buffer of that
+// dtype and size): the reader checks every step's argument count, dtypes and
+// sizes against it, so a damaged plan is refused before any launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +54,7 @@ namespace runtime {
 /// The first 8 bytes of a CUDA artifact.
 constexpr char kCudaArtifactMagic[8] = {'G', 'P', 'U', 'O', 'C', 'U', 'D', 'A'};
 /// Version of the JSON header schema.
-constexpr int64_t kCudaArtifactVersion = 1;
+constexpr int64_t kCudaArtifactVersion = 2;
 /// Alignment of every buffer in the arena.
 constexpr uint64_t kCudaArenaAlignment = 256;
 

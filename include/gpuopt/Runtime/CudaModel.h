@@ -46,6 +46,18 @@ struct CudaStep {
   std::string loc;
 };
 
+/// One parameter of a kernel: a dense buffer of this dtype and size.
+struct CudaKernelArg {
+  DType dtype = DType::F32;
+  uint64_t bytes = 0;
+};
+
+/// A kernel of the image and its signature.
+struct CudaKernel {
+  std::string name;
+  std::vector<CudaKernelArg> args;
+};
+
 /// The kernels compiled for one chip.
 struct CudaImage {
   std::string chip;   // sm_90
@@ -62,12 +74,24 @@ struct CudaArtifact {
   uint64_t arenaBytes = 0;
   std::vector<CudaBuffer> buffers;
   std::vector<unsigned> inputs, outputs;
-  std::vector<std::string> kernels;
+  std::vector<CudaKernel> kernels;
   std::vector<CudaStep> init, run;
 };
 
-/// Reads and validates an artifact; needs no GPU.
+/// Artifacts larger than this are refused before reading (kernel images of
+/// every zoo model take a few MiB).
+constexpr uint64_t kMaxCudaArtifactBytes = 1ull << 30;
+
+/// Reads and validates an artifact; needs no GPU. Only a regular file of at
+/// most kMaxCudaArtifactBytes is read (a FIFO or device is refused, never
+/// opened).
 Status readCudaArtifact(const std::string &path, CudaArtifact &out);
+
+/// Validates the `size` bytes of a whole artifact file; `what` (the path)
+/// starts every message. Every step's arguments are checked against its
+/// kernel's signature and every buffer lies inside the arena.
+Status parseCudaArtifact(const uint8_t *bytes, size_t size,
+                         const std::string &what, CudaArtifact &out);
 
 /// The image to load on a device of compute capability `cc` (e.g. 86): the
 /// one built for it, else the newest PTX-carrying (fatbin, ptx) image of an

@@ -12,6 +12,12 @@
  * A model handle may be used by one thread at a time; kernels parallelise
  * internally over gpuopt_set_num_threads() threads.
  *
+ * A library is code: loading it runs its constructors, and nothing checked
+ * after that makes a hostile one safe. What a loader can check before dlopen
+ * (the file is a complete ELF object of this machine with a matching ABI
+ * version) lib/Runtime/ModelLibrary.cpp checks; the library itself checks
+ * its metadata against a hash compiled into its code (CompiledModel.h).
+ *
  *===----------------------------------------------------------------------===*/
 #ifndef GPUOPT_RUNTIME_MODELABI_H
 #define GPUOPT_RUNTIME_MODELABI_H
@@ -24,7 +30,7 @@ extern "C" {
 #endif
 
 /* Version of this ABI; bumped on any incompatible change. */
-#define GPUOPT_MODEL_ABI_VERSION 1
+#define GPUOPT_MODEL_ABI_VERSION 2
 int gpuopt_model_abi_version(void);
 
 typedef struct gpuopt_model gpuopt_model;
@@ -36,6 +42,21 @@ typedef struct gpuopt_model gpuopt_model;
  * Returns NULL on error. */
 gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
                                   char *err, size_t errlen);
+
+/* Limits of the weights reader and of the model's own metadata (gpuopt-run's
+ * --max-header-bytes, --max-tensors, --max-rank); exceeding one is an error
+ * naming it. */
+typedef struct gpuopt_model_limits {
+  uint64_t max_header_bytes; /* safetensors JSON header */
+  uint64_t max_tensors;      /* tensors in the file, parameters of the model */
+  uint64_t max_rank;         /* of any tensor in the file or the model */
+} gpuopt_model_limits;
+
+/* gpuopt_model_create with `limits` (NULL: the defaults, 8 MiB, 65536, 8). */
+gpuopt_model *gpuopt_model_create_with_limits(const char *weights_path,
+                                              int strict,
+                                              const gpuopt_model_limits *limits,
+                                              char *err, size_t errlen);
 void gpuopt_model_destroy(gpuopt_model *model);
 
 /* Static interface of the compiled entry function. */

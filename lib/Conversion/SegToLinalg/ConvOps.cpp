@@ -155,84 +155,124 @@ struct FusedConv2dLowering : OpRewritePattern<seg::FusedConv2dOp> {
   }
 };
 
-/// A transposed convolution is a convolution (stride 1, same dilation and
-/// groups) of the input upsampled with zeros by the stride and padded by
-/// d·(k − 1) − p (+ output_padding at the end), with the kernel flipped and
-/// its in/out channels swapped within each group.
+/// A transposed convolution as PyTorch computes it (GEMM then col2im): the
+/// products of every input pixel with every tap,
+///   cols[n, g·Og + o, i, j, h, w] = Σ_c x[n, g·Cg + c, h, w] ·
+///                                       W[g·Cg + c, o, i, j],
+/// then each output pixel sums the products that land on it:
+///   out[n, oc, y, x] = Σ_{i, j} cols[n, oc, i, j, h, w] where
+///   y = h·s − p + i·d and x = w·s − p + j·d.
+/// (A convolution of the zero-upsampled input would multiply the inserted
+/// zeros by the weights: 0 · NaN or 0 · Inf in a weight would make outputs
+/// NaN that no product of PyTorch's reaches.)
 struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(seg::ConvTranspose2dOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
     RankedTensorType xType = tensorTypeOf(op.getInput());
     RankedTensorType wType = tensorTypeOf(op.getWeight());
     Type elt = xType.getElementType();
     ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape();
     ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
-                      dilation = op.getDilation(),
-                      outPad = op.getOutputPadding();
+                      dilation = op.getDilation();
     int64_t groups = op.getGroupsAttr().getInt();
     int64_t inPerGroup = ws[0] / groups, outPerGroup = ws[1];
+    int64_t outChannels = groups * outPerGroup;
 
-    // Zero-upsample: x into every stride-th position.
-    SmallVector<int64_t> up = {xs[0], xs[1], (xs[2] - 1) * stride[0] + 1,
-                               (xs[3] - 1) * stride[1] + 1};
-    Value zeros =
-        filledTensor(rewriter, loc, RankedTensorType::get(up, elt), 0.0);
-    Value upsampled = tensor::InsertSliceOp::create(
-        rewriter, loc, op.getInput(), zeros, indexAttrs(rewriter, {0, 0, 0, 0}),
-        indexAttrs(rewriter, xs),
-        indexAttrs(rewriter, {1, 1, stride[0], stride[1]}));
+    // dims: n, g, o, i, j, h, w, c (reduction), over x as [N, G, Cg, H, W]
+    // and W as [G, Cg, Og, kh, kw] (every map a projection).
+    auto d = [&](unsigned k) { return getAffineDimExpr(k, ctx); };
+    Value x = reshapeTensor(
+        rewriter, loc, op.getInput(),
+        RankedTensorType::get({xs[0], groups, inPerGroup, xs[2], xs[3]}, elt));
+    Value weight = reshapeTensor(
+        rewriter, loc, op.getWeight(),
+        RankedTensorType::get({groups, inPerGroup, outPerGroup, ws[2], ws[3]},
+                              elt));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(8, 0, {d(0), d(1), d(7), d(5), d(6)}, ctx),
+        AffineMap::get(8, 0, {d(1), d(7), d(2), d(3), d(4)}, ctx),
+        AffineMap::get(8, 0, {d(0), d(1), d(2), d(3), d(4), d(5), d(6)}, ctx)};
+    SmallVector<utils::IteratorType> iterators(7,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto groupedType = RankedTensorType::get(
+        {xs[0], groups, outPerGroup, ws[2], ws[3], xs[2], xs[3]}, elt);
+    Value grouped = multiplyAccumulate(
+        rewriter, loc, x, weight, filledTensor(rewriter, loc, groupedType, 0.0),
+        maps, iterators);
+    Value cols = reshapeTensor(
+        rewriter, loc, grouped,
+        RankedTensorType::get(
+            {xs[0], outChannels, ws[2], ws[3], xs[2], xs[3]}, elt));
 
-    // Pad (or crop, when p > d·(k − 1)).
-    SmallVector<int64_t> low(4, 0), high(4, 0), cropLow(4, 0);
-    for (int i = 0; i < 2; ++i) {
-      int64_t edge = dilation[i] * (ws[2 + i] - 1) - padding[i];
-      low[2 + i] = std::max<int64_t>(edge, 0);
-      high[2 + i] = std::max<int64_t>(edge + outPad[i], 0);
-      cropLow[2 + i] = std::max<int64_t>(-edge, 0);
-    }
-    Value padded = padTensor(rewriter, loc, upsampled, low, high, 0.0);
-    if (llvm::any_of(cropLow, [](int64_t v) { return v != 0; })) {
-      RankedTensorType pType = tensorTypeOf(padded);
-      SmallVector<int64_t> sizes(pType.getShape());
-      for (int i = 0; i < 2; ++i) {
-        int64_t edge = dilation[i] * (ws[2 + i] - 1) - padding[i];
-        int64_t highCrop = std::max<int64_t>(-(edge + outPad[i]), 0);
-        sizes[2 + i] -= cropLow[2 + i] + highCrop;
-      }
-      padded = tensor::ExtractSliceOp::create(
-          rewriter, loc, padded, indexAttrs(rewriter, cropLow),
-          indexAttrs(rewriter, sizes), indexAttrs(rewriter, {1, 1, 1, 1}));
-    }
-
-    // Kernel: w'[g·Og + o, ci, i, j] = w[g·Cg + ci, o, kh−1−i, kw−1−j].
-    auto flippedType = RankedTensorType::get(
-        {groups * outPerGroup, inPerGroup, ws[2], ws[3]}, elt);
-    Value weight = op.getWeight();
-    Value flipped = elementwise(
-        rewriter, loc, flippedType, {}, {},
-        [&](OpBuilder &nb, Location l, ValueRange) -> Value {
-          auto idx = [&](int64_t d) {
-            return linalg::IndexOp::create(nb, l, d);
-          };
-          auto cst = [&](int64_t v) {
-            return arith::ConstantIndexOp::create(nb, l, v);
-          };
-          Value oo = idx(0), ci = idx(1), i = idx(2), j = idx(3);
-          Value g = arith::DivUIOp::create(nb, l, oo, cst(outPerGroup));
-          Value o = arith::RemUIOp::create(nb, l, oo, cst(outPerGroup));
-          Value c = arith::AddIOp::create(
-              nb, l, arith::MulIOp::create(nb, l, g, cst(inPerGroup)), ci);
-          Value fi = arith::SubIOp::create(nb, l, cst(ws[2] - 1), i);
-          Value fj = arith::SubIOp::create(nb, l, cst(ws[3] - 1), j);
-          return tensor::ExtractOp::create(nb, l, weight,
-                                           ValueRange{c, o, fi, fj});
-        });
-    Value conv = convolve(rewriter, loc, padded, flipped, {1, 1}, {0, 0},
-                          dilation, groups, op.getType());
+    // dims: n, oc, y, x, i, j (reductions); the taps that do not land on
+    // (y, x) add 0, selected after the product. (An unread [kh, kw] operand
+    // gives the reductions their bounds, as a pooling window does.)
+    RankedTensorType type = op.getType();
+    Value taps = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{ws[2], ws[3]}, elt);
+    SmallVector<AffineMap> gatherMaps = {
+        AffineMap::get(6, 0, {d(4), d(5)}, ctx),
+        AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+    SmallVector<utils::IteratorType> gatherIterators(
+        4, utils::IteratorType::parallel);
+    gatherIterators.append(2, utils::IteratorType::reduction);
+    Value out =
+        linalg::GenericOp::create(
+            rewriter, loc, type, ValueRange{taps},
+            filledTensor(rewriter, loc, type, 0.0), gatherMaps,
+            gatherIterators,
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              auto idx = [&](int64_t k) {
+                return linalg::IndexOp::create(nb, l, k);
+              };
+              auto ci = [&](int64_t v) {
+                return arith::ConstantIndexOp::create(nb, l, v);
+              };
+              // Source pixel of output coordinate `o` through tap `k` on one
+              // axis: (o + p − k·d) / s when that is exact and in [0, size).
+              auto source = [&](Value o, Value k, int64_t s, int64_t p,
+                                int64_t dil, int64_t size) {
+                Value t = arith::SubIOp::create(
+                    nb, l, arith::AddIOp::create(nb, l, o, ci(p)),
+                    arith::MulIOp::create(nb, l, k, ci(dil)));
+                Value q = arith::DivSIOp::create(nb, l, t, ci(s));
+                Value valid = arith::AndIOp::create(
+                    nb, l,
+                    arith::AndIOp::create(
+                        nb, l,
+                        arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                              t, ci(0)),
+                        arith::CmpIOp::create(
+                            nb, l, arith::CmpIPredicate::eq,
+                            arith::RemSIOp::create(nb, l, t, ci(s)), ci(0))),
+                    arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, q,
+                                          ci(size)));
+                Value clamped = arith::MinSIOp::create(
+                    nb, l, arith::MaxSIOp::create(nb, l, q, ci(0)),
+                    ci(size - 1));
+                return std::make_pair(clamped, valid);
+              };
+              Value n = idx(0), oc = idx(1), i = idx(4), j = idx(5);
+              auto [h, validH] = source(idx(2), i, stride[0], padding[0],
+                                        dilation[0], xs[2]);
+              auto [w, validW] = source(idx(3), j, stride[1], padding[1],
+                                        dilation[1], xs[3]);
+              Value product = tensor::ExtractOp::create(
+                  nb, l, cols, ValueRange{n, oc, i, j, h, w});
+              Value term = arith::SelectOp::create(
+                  nb, l, arith::AndIOp::create(nb, l, validH, validW), product,
+                  floatConstant(nb, l, elt, 0.0));
+              linalg::YieldOp::create(
+                  nb, l,
+                  arith::AddFOp::create(nb, l, args[1], term).getResult());
+            })
+            .getResult(0);
     rewriter.replaceOp(
-        op, epilogue(rewriter, loc, conv, op.getBias(), Value(), "none"));
+        op, epilogue(rewriter, loc, out, op.getBias(), Value(), "none"));
     return success();
   }
 };
@@ -360,6 +400,23 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               nb, l, base(y, i, stride[0], padding[0], dilation[0]), dy);
           Value px = arith::AddFOp::create(
               nb, l, base(x, j, stride[1], padding[1], dilation[1]), dx);
+          // torchvision's sample: 0 outside (-1, H) x (-1, W) (±Inf
+          // included), else the corners weighted, a corner outside the map
+          // reading 0. A NaN coordinate is neither: its NaN weights make the
+          // sample NaN, and the index clamps map it into the map (maxnumf:
+          // NaN -> 0) so that no NaN reaches fptosi, whose result would be
+          // poison.
+          auto cmp = [&](arith::CmpFPredicate pred, Value a, double b) {
+            return arith::CmpFOp::create(nb, l, pred, a, cf(b));
+          };
+          Value outside = arith::OrIOp::create(
+              nb, l,
+              arith::OrIOp::create(
+                  nb, l, cmp(arith::CmpFPredicate::OLE, py, -1.0),
+                  cmp(arith::CmpFPredicate::OGE, py, double(height))),
+              arith::OrIOp::create(
+                  nb, l, cmp(arith::CmpFPredicate::OLE, px, -1.0),
+                  cmp(arith::CmpFPredicate::OGE, px, double(width))));
           Value y0 = math::FloorOp::create(nb, l, py);
           Value x0 = math::FloorOp::create(nb, l, px);
           Value ly = arith::SubFOp::create(nb, l, py, y0);
@@ -372,17 +429,15 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               Value wy = cy ? ly : arith::SubFOp::create(nb, l, cf(1.0), ly);
               Value wx = cx ? lx : arith::SubFOp::create(nb, l, cf(1.0), lx);
               auto inside = [&](Value v, int64_t size) {
-                Value ge = arith::CmpFOp::create(
-                    nb, l, arith::CmpFPredicate::OGE, v, cf(0.0));
-                Value lt = arith::CmpFOp::create(
-                    nb, l, arith::CmpFPredicate::OLT, v, cf(size));
-                return arith::AndIOp::create(nb, l, ge, lt);
+                return arith::AndIOp::create(
+                    nb, l, cmp(arith::CmpFPredicate::OGE, v, 0.0),
+                    cmp(arith::CmpFPredicate::OLT, v, double(size)));
               };
               Value valid = arith::AndIOp::create(nb, l, inside(yy, height),
                                                   inside(xx, width));
               auto toIndex = [&](Value v, int64_t size) {
-                Value clamped = arith::MinimumFOp::create(
-                    nb, l, arith::MaximumFOp::create(nb, l, v, cf(0.0)),
+                Value clamped = arith::MinNumFOp::create(
+                    nb, l, arith::MaxNumFOp::create(nb, l, v, cf(0.0)),
                     cf(size - 1));
                 return arith::IndexCastOp::create(
                     nb, l, nb.getIndexType(),
@@ -391,14 +446,16 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
               Value v = tensor::ExtractOp::create(
                   nb, l, input,
                   ValueRange{n, c, toIndex(yy, height), toIndex(xx, width)});
+              // weight · (corner inside ? v : 0), as torchvision: a NaN or
+              // Inf input under a zero weight still gives NaN.
               Value weight = arith::MulFOp::create(nb, l, wy, wx);
-              Value term = arith::MulFOp::create(nb, l, v, weight);
-              acc = arith::AddFOp::create(
-                  nb, l, acc,
-                  arith::SelectOp::create(nb, l, valid, term, cf(0.0)));
+              Value term = arith::MulFOp::create(
+                  nb, l, arith::SelectOp::create(nb, l, valid, v, cf(0.0)),
+                  weight);
+              acc = arith::AddFOp::create(nb, l, acc, term);
             }
           }
-          return acc;
+          return arith::SelectOp::create(nb, l, outside, cf(0.0), acc);
         });
 
     // out[n, o, y, x] = Σ_{ci, i, j} w[o, ci, i, j] · cols[n, c(o, ci), i, j,

@@ -17,6 +17,7 @@
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Pipelines/Pipelines.h"
 #include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/ModelAbi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -45,12 +46,17 @@ using namespace mlir;
 namespace {
 
 /// The symbols a model library exports (include/gpuopt/Runtime/ModelAbi.h).
-constexpr const char *kAbiSymbols[] = {
-    "gpuopt_model_abi_version",  "gpuopt_model_create",
-    "gpuopt_model_destroy",      "gpuopt_model_num_inputs",
-    "gpuopt_model_num_outputs",  "gpuopt_model_input_shape",
-    "gpuopt_model_output_shape", "gpuopt_model_run",
-    "gpuopt_set_num_threads",    "gpuopt_get_num_threads"};
+constexpr const char *kAbiSymbols[] = {"gpuopt_model_abi_version",
+                                       "gpuopt_model_create",
+                                       "gpuopt_model_create_with_limits",
+                                       "gpuopt_model_destroy",
+                                       "gpuopt_model_num_inputs",
+                                       "gpuopt_model_num_outputs",
+                                       "gpuopt_model_input_shape",
+                                       "gpuopt_model_output_shape",
+                                       "gpuopt_model_run",
+                                       "gpuopt_set_num_threads",
+                                       "gpuopt_get_num_threads"};
 
 /// The model runtime's static archives, baked in at configure time.
 constexpr const char *kRuntimeArchives[] = GPUOPT_MODEL_RUNTIME_ARCHIVES;
@@ -158,10 +164,29 @@ FailureOr<std::string> collectMetadata(func::FuncOp init, func::FuncOp entry) {
   return text;
 }
 
-/// Adds `void <name>(void **descriptors)` calling the C interface `callee`
-/// with descriptors[0..n).
+/// Static shapes of a function's arguments then results, in descriptor order.
+using DescriptorShapes = SmallVector<SmallVector<int64_t>>;
+
+FailureOr<DescriptorShapes> descriptorShapes(func::FuncOp fn) {
+  DescriptorShapes shapes;
+  for (Type type :
+       llvm::concat<const Type>(fn.getArgumentTypes(), fn.getResultTypes())) {
+    FailureOr<SmallVector<int64_t>> shape = staticF32Shape(type);
+    if (failed(shape))
+      return fn.emitError("unexpected non-static type ") << type;
+    shapes.push_back(std::move(*shape));
+  }
+  return shapes;
+}
+
+/// Adds `int <name>(void **descriptors)` calling the C interface `callee`
+/// with descriptors[0..n) when every descriptor's sizes are `shapes` (the
+/// static shapes the code is compiled for), else returning 1 without calling
+/// it: a metadata that disagrees with the code cannot make it read or write
+/// past the caller's buffers.
 LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
-                               StringRef callee, ModuleOp where) {
+                               StringRef callee, const DescriptorShapes &shapes,
+                               ModuleOp where) {
   llvm::Function *target = module.getFunction(callee);
   if (!target)
     return where.emitError("the lowered module has no @") << callee;
@@ -171,18 +196,67 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
     if (arg.getType() != ptr)
       return where.emitError("@")
              << callee << " takes a non-pointer argument (not a memref)";
-  auto *type =
-      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  if (target->arg_size() != shapes.size())
+    return where.emitError("@")
+           << callee << " takes " << target->arg_size()
+           << " descriptors, the metadata describes " << shapes.size();
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *type = llvm::FunctionType::get(i32, {ptr}, false);
   auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
                                     name, module);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  llvm::BasicBlock *entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  llvm::BasicBlock *call = llvm::BasicBlock::Create(ctx, "call", fn);
+  llvm::BasicBlock *mismatch = llvm::BasicBlock::Create(ctx, "mismatch", fn);
+  llvm::IRBuilder<> b(entry);
   SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < target->arg_size(); ++i)
-    args.push_back(
-        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i)));
+  llvm::Value *bad = b.getFalse();
+  for (unsigned i = 0; i < target->arg_size(); ++i) {
+    llvm::Value *descriptor =
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i));
+    args.push_back(descriptor);
+    // {allocated, aligned, offset, sizes[rank], strides[rank]}: sizes start
+    // at word 3.
+    for (auto [d, size] : llvm::enumerate(shapes[i])) {
+      llvm::Value *actual = b.CreateLoad(
+          i64, b.CreateConstInBoundsGEP1_64(i64, descriptor, 3 + d));
+      bad = b.CreateOr(bad, b.CreateICmpNE(actual, b.getInt64(size)));
+    }
+  }
+  b.CreateCondBr(bad, mismatch, call);
+  b.SetInsertPoint(call);
   b.CreateCall(target, args);
-  b.CreateRetVoid();
+  b.CreateRet(b.getInt32(0));
+  b.SetInsertPoint(mismatch);
+  b.CreateRet(b.getInt32(1));
   return success();
+}
+
+/// Adds GPUOPT_COMPILED_METADATA and the note describing it
+/// (CompiledModel.h), in its own section so that loaders find it before
+/// dlopen.
+void addMetadata(llvm::Module &module, StringRef metadata) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Constant *text = llvm::ConstantDataArray::getString(ctx, metadata);
+  new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           GPUOPT_COMPILED_METADATA);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Constant *fields[] = {
+      llvm::ConstantDataArray::getString(ctx, GPUOPT_MODEL_NOTE_MAGIC,
+                                         /*AddNull=*/false),
+      llvm::ConstantInt::get(i32, GPUOPT_MODEL_ABI_VERSION),
+      llvm::ConstantInt::get(i32, GPUOPT_COMPILED_METADATA_VERSION),
+      llvm::ConstantInt::get(i64, metadata.size()),
+      llvm::ConstantInt::get(i64,
+                             gpuopt_fnv1a64(metadata.data(), metadata.size()))};
+  llvm::Constant *note = llvm::ConstantStruct::getAnon(ctx, fields);
+  auto *global = new llvm::GlobalVariable(
+      module, note->getType(), /*isConstant=*/true,
+      llvm::GlobalValue::ExternalLinkage, note, GPUOPT_COMPILED_NOTE);
+  global->setSection(GPUOPT_MODEL_NOTE_SECTION);
+  global->setAlignment(llvm::Align(8));
 }
 
 FailureOr<std::unique_ptr<llvm::TargetMachine>>
@@ -316,6 +390,10 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
   FailureOr<std::string> metadata = collectMetadata(init, entry);
   if (failed(metadata))
     return failure();
+  FailureOr<DescriptorShapes> initShapes = descriptorShapes(init);
+  FailureOr<DescriptorShapes> entryShapes = descriptorShapes(entry);
+  if (failed(initShapes) || failed(entryShapes))
+    return failure();
 
   {
     PassManager pm(ctx);
@@ -342,15 +420,12 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
 
   if (failed(addPackedWrapper(*llvmModule, GPUOPT_COMPILED_INIT,
                               "_mlir_ciface_" + options.entry + "_init",
-                              module)) ||
+                              *initShapes, module)) ||
       failed(addPackedWrapper(*llvmModule, GPUOPT_COMPILED_FORWARD,
-                              "_mlir_ciface_" + options.entry, module)))
+                              "_mlir_ciface_" + options.entry, *entryShapes,
+                              module)))
     return failure();
-  llvm::Constant *text =
-      llvm::ConstantDataArray::getString(llvmContext, *metadata);
-  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage, text,
-                           GPUOPT_COMPILED_METADATA);
+  addMetadata(*llvmModule, *metadata);
 
   if (llvm::Error error =
           makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get())) {

@@ -62,6 +62,9 @@ struct Plan {
   std::vector<Buffer> buffers;
   std::vector<unsigned> inputs, outputs;
   std::vector<std::string> kernels;
+  /// Per kernel, the dtype and byte size of each (memref) parameter: the
+  /// runtime checks every launch against it.
+  std::vector<SmallVector<std::pair<std::string, uint64_t>>> kernelArgs;
   std::vector<Step> init, run;
   uint64_t arenaBytes = 0;
 };
@@ -216,8 +219,20 @@ LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
       return launch.emitOpError("launches an unknown kernel");
     StringRef name = launch.getKernelName().getValue();
     auto [it, inserted] = kernelIds.try_emplace(name, plan.kernels.size());
-    if (inserted)
+    if (inserted) {
       plan.kernels.push_back(name.str());
+      auto &signature = plan.kernelArgs.emplace_back();
+      for (Type t : kernel.getArgumentTypes()) {
+        auto type = dyn_cast<MemRefType>(t);
+        std::string dtype = type ? dtypeName(type.getElementType()) : "";
+        if (!type || !type.hasStaticShape() || dtype.empty())
+          return launch.emitOpError("launches a kernel with a parameter of "
+                                    "type ")
+                 << t << ", which the CUDA launch plan cannot pass";
+        signature.emplace_back(dtype, type.getNumElements() *
+                                          type.getElementTypeBitWidth() / 8);
+      }
+    }
     step.kernel = it->second;
     for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
       auto found = ids.find(operand);
@@ -390,8 +405,14 @@ std::string planToJson(const Plan &plan, const CudaCompileOptions &options,
     return a;
   };
   Array kernels;
-  for (const std::string &k : plan.kernels)
-    kernels.push_back(k);
+  for (auto [name, signature] :
+       llvm::zip_equal(plan.kernels, plan.kernelArgs)) {
+    Array args;
+    for (const auto &[dtype, bytes] : signature)
+      args.push_back(
+          Object{{"dtype", dtype}, {"bytes", static_cast<int64_t>(bytes)}});
+    kernels.push_back(Object{{"name", name}, {"args", std::move(args)}});
+  }
   Array imageList;
   int64_t offset = 0;
   for (const Image &image : images) {

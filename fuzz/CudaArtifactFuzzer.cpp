@@ -1,0 +1,97 @@
+//===- CudaArtifactFuzzer.cpp - libFuzzer target: CUDA artifact reader ----===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Feeds arbitrary bytes as the JSON header (the launch plan) of a CUDA
+// artifact (include/gpuopt/Runtime/CudaArtifact.h) followed by a fixed
+// payload that images may address, to parseCudaArtifact. Any outcome but an
+// error naming the file or a plan whose launches the runtime may pass to the
+// driver unchecked is a finding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/CudaArtifact.h"
+#include "gpuopt/Runtime/CudaModel.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+/// Bytes after the header: the "images" of the seeds lie inside it.
+constexpr size_t kPayloadBytes = 1024;
+
+[[noreturn]] void finding(const std::string &what) {
+  std::fprintf(stderr, "accepted a plan with %s\n", what.c_str());
+  std::abort();
+}
+
+void checkSteps(const CudaArtifact &art, const std::vector<CudaStep> &steps) {
+  for (const CudaStep &s : steps) {
+    if (s.kernel >= art.kernels.size())
+      finding("a step of an unknown kernel");
+    const CudaKernel &k = art.kernels[s.kernel];
+    if (s.args.size() != k.args.size())
+      finding("a launch of the wrong argument count for '" + k.name + "'");
+    for (size_t a = 0; a < s.args.size(); ++a) {
+      if (s.args[a] >= art.buffers.size())
+        finding("an argument outside 'buffers'");
+      const CudaBuffer &b = art.buffers[s.args[a]];
+      if (b.dtype != k.args[a].dtype || b.bytes != k.args[a].bytes)
+        finding("an argument that does not match the signature of '" + k.name +
+                "'");
+    }
+    if (uint64_t(s.block[0]) * s.block[1] * s.block[2] > 1024)
+      finding("more than 1024 threads per block");
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::vector<uint8_t> file(16 + size + kPayloadBytes, 0x5a);
+  std::memcpy(file.data(), kCudaArtifactMagic, 8);
+  for (int i = 0; i < 8; ++i)
+    file[8 + i] = static_cast<uint8_t>(uint64_t(size) >> (8 * i));
+  if (size)
+    std::memcpy(file.data() + 16, data, size);
+  CudaArtifact art;
+  Status status = parseCudaArtifact(file.data(), file.size(), "fuzz", art);
+  if (!status) {
+    if (status.message().rfind("fuzz: ", 0) != 0) {
+      std::fprintf(stderr, "unlocated error: %s\n", status.message().c_str());
+      std::abort();
+    }
+    return 0;
+  }
+  size_t imageBytes = 0;
+  for (const CudaImage &image : art.images)
+    imageBytes += image.bytes.size();
+  // A PTX image gets a NUL appended; nothing else may come from nowhere.
+  if (imageBytes > art.images.size() * (kPayloadBytes + 1))
+    finding("images larger than the payload");
+  for (const CudaBuffer &b : art.buffers) {
+    uint64_t bytes;
+    if (!denseByteSize(b.shape, b.dtype, bytes) || bytes != b.bytes)
+      finding("a buffer whose bytes do not match its shape");
+    if (b.offset % kCudaArenaAlignment || b.offset > art.arenaBytes ||
+        b.bytes > art.arenaBytes - b.offset)
+      finding("a buffer outside the arena");
+  }
+  for (unsigned id : art.inputs)
+    if (id >= art.buffers.size())
+      finding("an input outside 'buffers'");
+  for (unsigned id : art.outputs)
+    if (id >= art.buffers.size())
+      finding("an output outside 'buffers'");
+  checkSteps(art, art.init);
+  checkSteps(art, art.run);
+  (void)selectCudaImage(art, 90);
+  (void)selectCudaImage(art, 86);
+  return 0;
+}

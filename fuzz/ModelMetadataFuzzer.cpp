@@ -1,0 +1,85 @@
+//===- ModelMetadataFuzzer.cpp - libFuzzer target: .so model metadata ----===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Feeds arbitrary bytes to parseModelMetadata, the parser of the metadata a
+// compiled model library carries (include/gpuopt/Runtime/CompiledModel.h).
+// Its hash is checked before parsing in a real library, but the parser must
+// not depend on that: any outcome but an error Status or a description whose
+// indices and sizes the runtime may use unchecked is a finding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../lib/Runtime/ModelMetadata.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+[[noreturn]] void finding(const char *what) {
+  std::fprintf(stderr, "accepted metadata with %s\n", what);
+  std::abort();
+}
+
+void checkFunction(const ModelMetadata &md, const ModelFunction &fn,
+                   bool isInit, size_t &inputs) {
+  for (const ModelArg &arg : fn.args) {
+    uint64_t bytes;
+    if (!denseByteSize(arg.shape, DType::F32, bytes))
+      finding("an argument shape whose byte size overflows");
+    switch (arg.kind) {
+    case ModelArgKind::Param:
+      if (arg.index >= md.params.size() ||
+          md.params[arg.index].shape != arg.shape)
+        finding("a parameter index out of range or of another shape");
+      break;
+    case ModelArgKind::Derived:
+      if (isInit || arg.index >= md.init.results.size() ||
+          md.init.results[arg.index] != arg.shape)
+        finding("a bad initializer result index");
+      break;
+    case ModelArgKind::Input:
+      if (isInit || arg.index != inputs || md.inputs[arg.index] != arg.shape)
+        finding("inputs out of order");
+      ++inputs;
+      break;
+    }
+  }
+  for (const std::vector<int64_t> &shape : fn.results) {
+    uint64_t bytes;
+    if (!denseByteSize(shape, DType::F32, bytes))
+      finding("a result shape whose byte size overflows");
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  ModelMetadata md;
+  Status status =
+      parseModelMetadata(reinterpret_cast<const char *>(data), size, md);
+  if (!status) {
+    if (status.message().rfind("corrupt model metadata: ", 0) != 0) {
+      std::fprintf(stderr, "unexpected error: %s\n", status.message().c_str());
+      std::abort();
+    }
+    return 0;
+  }
+  size_t inputs = 0;
+  checkFunction(md, md.init, /*isInit=*/true, inputs);
+  checkFunction(md, md.forward, /*isInit=*/false, inputs);
+  if (inputs != md.inputs.size())
+    finding("an input table that does not match the arguments");
+  // The limits must decide without a crash either way.
+  SafetensorsLimits tight;
+  tight.maxTensors = 2;
+  tight.maxRank = 2;
+  (void)checkModelMetadataLimits(md, tight);
+  (void)checkModelMetadataLimits(md, SafetensorsLimits());
+  return 0;
+}

@@ -1,0 +1,200 @@
+//===- ModelLibrary.cpp - check a compiled model before dlopen ------------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads only the ELF header, the program and section header tables, the
+// section names and the gpuopt_model note, each bounded by the file's size:
+// a multi-gigabyte or hostile file costs a few megabytes at most.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/ModelLibrary.h"
+
+#include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/ModelAbi.h"
+
+#include <cerrno>
+#include <cstring>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+#else
+#error "no ELF machine number for this host"
+#endif
+
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+/// Closes the descriptor on every return path.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// Reads exactly `size` bytes at `offset` (the caller checked the range
+/// against the file size).
+bool readAt(int fd, uint64_t offset, void *out, size_t size) {
+  auto *p = static_cast<char *>(out);
+  while (size > 0) {
+    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+/// Whether [offset, offset + size) lies inside a file of `fileSize` bytes,
+/// without overflow.
+bool inside(uint64_t offset, uint64_t size, uint64_t fileSize) {
+  return offset <= fileSize && size <= fileSize - offset;
+}
+
+std::string truncated(const std::string &what, uint64_t offset, uint64_t size,
+                      uint64_t fileSize) {
+  // offset + size may not fit: say so rather than print a wrapped sum.
+  std::string end = size <= UINT64_MAX - offset
+                        ? "ends at byte " + std::to_string(offset + size)
+                        : "ends beyond 2^64";
+  return "truncated or corrupt: " + what + " " + end + ", the file has " +
+         std::to_string(fileSize) + " bytes";
+}
+
+} // namespace
+
+Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
+  auto cannot = [&](const std::string &why) {
+    return Status::error("cannot load " + path + ": " + why);
+  };
+  // stat first: opening a FIFO blocks and opening a device may act on it.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return cannot(std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return cannot(std::string("not a regular file (") + fileKind(st.st_mode) +
+                  ")");
+  Fd file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (file.fd < 0)
+    return cannot(std::strerror(errno));
+  if (::fstat(file.fd, &st) != 0)
+    return cannot(std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return cannot(std::string("not a regular file (") + fileKind(st.st_mode) +
+                  ")");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+
+  Elf64_Ehdr eh;
+  if (size < sizeof(eh) || !readAt(file.fd, 0, &eh, sizeof(eh)) ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return cannot("not an ELF file");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64)
+    return cannot("not a 64-bit ELF file (ELF class " +
+                  std::to_string(eh.e_ident[EI_CLASS]) + ")");
+  if (eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return cannot("not a little-endian ELF file");
+  if (eh.e_machine != kHostMachine)
+    return cannot("built for ELF machine " + std::to_string(eh.e_machine) +
+                  ", this machine is " + std::to_string(kHostMachine));
+  if (eh.e_type != ET_DYN)
+    return cannot("not a shared library (ELF type " +
+                  std::to_string(eh.e_type) + ")");
+
+  // Program headers: dlopen maps every PT_LOAD segment's file range, and a
+  // page mapped beyond the end of the file is SIGBUS on first touch.
+  if (eh.e_phnum == 0 || eh.e_phentsize != sizeof(Elf64_Phdr))
+    return cannot("no valid program header table");
+  uint64_t phBytes = uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
+  if (!inside(eh.e_phoff, phBytes, size))
+    return cannot(
+        truncated("the program header table", eh.e_phoff, phBytes, size));
+  std::vector<Elf64_Phdr> ph(eh.e_phnum);
+  if (!readAt(file.fd, eh.e_phoff, ph.data(), phBytes))
+    return cannot("cannot read the program headers");
+  for (size_t i = 0; i < ph.size(); ++i)
+    if (ph[i].p_type == PT_LOAD &&
+        !inside(ph[i].p_offset, ph[i].p_filesz, size))
+      return cannot(truncated("loadable segment " + std::to_string(i),
+                              ph[i].p_offset, ph[i].p_filesz, size));
+
+  // Section headers: the linker writes them last, so they also tell whether
+  // the end of the file is there; they locate the note.
+  if (eh.e_shnum == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      eh.e_shstrndx >= eh.e_shnum)
+    return Status::error(path + " is not a gpuopt model library (it has no "
+                                "valid section header table)");
+  uint64_t shBytes = uint64_t(eh.e_shnum) * sizeof(Elf64_Shdr);
+  if (!inside(eh.e_shoff, shBytes, size))
+    return cannot(
+        truncated("the section header table", eh.e_shoff, shBytes, size));
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  if (!readAt(file.fd, eh.e_shoff, sh.data(), shBytes))
+    return cannot("cannot read the section headers");
+  for (size_t i = 0; i < sh.size(); ++i)
+    if (sh[i].sh_type != SHT_NOBITS &&
+        !inside(sh[i].sh_offset, sh[i].sh_size, size))
+      return cannot(truncated("section " + std::to_string(i), sh[i].sh_offset,
+                              sh[i].sh_size, size));
+  const Elf64_Shdr &names = sh[eh.e_shstrndx];
+  // Section names are short; a larger table is not one gpuopt-compile wrote.
+  if (names.sh_type != SHT_STRTAB || names.sh_size > (1u << 20))
+    return Status::error(path + " is not a gpuopt model library (bad section "
+                                "name table)");
+  std::vector<char> strtab(names.sh_size + 1, '\0');
+  if (!readAt(file.fd, names.sh_offset, strtab.data(), names.sh_size))
+    return cannot("cannot read the section names");
+  const Elf64_Shdr *noteSection = nullptr;
+  for (const Elf64_Shdr &s : sh)
+    if (s.sh_name < names.sh_size &&
+        std::strcmp(strtab.data() + s.sh_name, GPUOPT_MODEL_NOTE_SECTION) == 0)
+      noteSection = &s;
+  if (!noteSection)
+    return Status::error(path + " is not a gpuopt model library (it has no " +
+                         GPUOPT_MODEL_NOTE_SECTION + " section)");
+  gpuopt_model_note note;
+  if (noteSection->sh_type == SHT_NOBITS ||
+      noteSection->sh_size < sizeof(note) ||
+      !readAt(file.fd, noteSection->sh_offset, &note, sizeof(note)) ||
+      std::memcmp(note.magic, GPUOPT_MODEL_NOTE_MAGIC, sizeof(note.magic)) != 0)
+    return Status::error(path + " is not a gpuopt model library (its " +
+                         GPUOPT_MODEL_NOTE_SECTION +
+                         " section holds no gpuopt model note)");
+  if (note.abi_version != GPUOPT_MODEL_ABI_VERSION)
+    return Status::error(path + " has model ABI version " +
+                         std::to_string(note.abi_version) +
+                         ", this runtime supports version " +
+                         std::to_string(GPUOPT_MODEL_ABI_VERSION) +
+                         "; recompile it with this gpuopt-compile");
+  return Status::ok();
+}

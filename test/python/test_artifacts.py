@@ -1,0 +1,322 @@
+"""Compiled artifacts are checked before they are trusted (docs/Reliability.md).
+
+A model library (``gpuopt-compile --target=cpu``) is checked before dlopen by
+``gpuopt-run model.so`` (lib/Runtime/ModelLibrary.cpp) and by
+``gpuopt.compiled.CompiledModel`` (its Python port): a regular file, a
+complete ELF object of this machine, a gpuopt model of this ABI version.
+After loading, the library compares its metadata with the hash compiled into
+its code, and the generated code compares every descriptor with the shapes
+it was compiled for. A CUDA artifact (``gpuopt-cuda-run``) is read only from
+a regular file of bounded size, and every launch is checked against its
+kernel's signature before any driver call. Every load runs in a subprocess,
+so that a SIGBUS or a hang fails the test instead of ending pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import rel_l2
+from test_export import randomize
+from torch import nn
+
+import gpuopt
+from gpuopt.compiled import compile_model
+from gpuopt.tools import build_dir, tool
+
+# A hang is a failure; no test here takes more than a second when it works.
+HANG = 120
+CUDA_RUN = build_dir() / "bin" / "gpuopt-cuda-run"
+PTXAS = Path("/usr/local/cuda/bin/ptxas")
+needs_cuda = pytest.mark.skipif(
+    not CUDA_RUN.exists() or not PTXAS.exists(), reason="no CUDA toolkit: gpuopt-cuda-run or ptxas missing"
+)
+
+# Loads a library with CompiledModel and runs it once; exit 1 with the
+# message on CompiledModelError, 0 and the output in OUT otherwise.
+LOAD = """
+import sys
+import numpy as np
+from gpuopt.compiled import CompiledModel, CompiledModelError, ReaderLimits
+so, weights, x, out, *limits = sys.argv[1:]
+kwargs = {k: int(v) for k, v in (a.split("=") for a in limits)}
+try:
+    with CompiledModel(so, weights, limits=ReaderLimits(**kwargs)) as m:
+        (y,) = m.run(np.load(x))
+except CompiledModelError as e:
+    print(e, file=sys.stderr)
+    sys.exit(1)
+np.save(out, y)
+"""
+
+
+class Net(nn.Module):
+    """Conv-BN-ReLU: parameters, a load-time initializer (folded BatchNorm)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.bn(self.conv(x)))
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | np.ndarray]:
+    out = tmp_path_factory.mktemp("artifacts")
+    net = randomize(Net().eval(), seed=5)
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(6))
+    gpuopt.export(net, (x,), out / "m.mlir", out / "m.safetensors")
+    np.save(out / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = net(x).numpy()
+    so = compile_model(out / "m.mlir", out / "m.so", pipeline="gpuopt-optimize")
+    return {"dir": out, "so": so, "weights": out / "m.safetensors", "x": out / "x.npy", "expected": expected}
+
+
+def load_both(model: dict, so: Path | str, *limits: str) -> list[tuple[str, subprocess.CompletedProcess]]:
+    """gpuopt-run and CompiledModel on ``so``; limits as ``max_tensors=1``."""
+    y = model["dir"] / "y.npy"
+    flags = ["--" + a.replace("_", "-") for a in limits]
+    run = [str(tool("gpuopt-run")), str(so), f"--weights={model['weights']}", f"--input=@{model['x']}"]
+    py = [sys.executable, "-c", LOAD, str(so), str(model["weights"]), str(model["x"]), str(y), *limits]
+    return [
+        (who, subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=HANG))
+        for who, cmd in (("gpuopt-run", [*run, f"--output=@{y}", *flags]), ("CompiledModel", py))
+    ]
+
+
+def assert_refused(model: dict, so: Path | str, message: str, *limits: str) -> None:
+    for who, proc in load_both(model, so, *limits):
+        assert proc.returncode == 1, f"{who} on {so}: exit {proc.returncode}\n{proc.stderr}"
+        assert message in proc.stderr, f"{who} on {so}: {proc.stderr}"
+
+
+def load_segments(data: bytes) -> list[tuple[int, int]]:
+    """(file offset, file size) of every PT_LOAD segment of an ELF64 file."""
+    phoff = struct.unpack_from("<Q", data, 32)[0]
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    segments = []
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        if p_type == 1:
+            segments.append((p_offset, p_filesz))
+    return segments
+
+
+def test_good_library_matches_pytorch(model: dict) -> None:
+    """The checks accept what gpuopt-compile writes (the baseline of the cases below)."""
+    for who, proc in load_both(model, model["so"]):
+        assert proc.returncode == 0, f"{who}: {proc.stderr}"
+        err = rel_l2(np.load(model["dir"] / "y.npy"), model["expected"])
+        assert err <= 1e-4, f"{who}: relative L2 error {err:.3e}"
+
+
+def test_truncated_library_is_refused(model: dict, tmp_path: Path) -> None:
+    """Cut inside the ELF header, the program headers, the middle of every
+    loadable segment and the section header table: a message, not SIGBUS."""
+    data = Path(model["so"]).read_bytes()
+    cuts = {"elf-header": 40, "program-headers": 100, "section-headers": len(data) - 10}
+    for i, (offset, size) in enumerate(load_segments(data)):
+        if size > 0:
+            cuts[f"segment-{i}"] = offset + size // 2
+    assert len(cuts) >= 5, cuts
+    for name, cut in cuts.items():
+        so = tmp_path / f"{name}.so"
+        so.write_bytes(data[:cut])
+        expected = "not an ELF file" if cut < 64 else "truncated or corrupt"
+        assert_refused(model, so, f"cannot load {so}: {expected}")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-urandom", "directory"])
+def test_library_not_a_regular_file(model: dict, tmp_path: Path, kind: str) -> None:
+    """FIFOs, devices and directories are refused without being opened
+    (a FIFO would block, /dev/zero never ends)."""
+    so = tmp_path / f"{kind}.so"
+    if kind == "fifo":
+        os.mkfifo(so)
+    elif kind == "directory":
+        so.mkdir()
+    else:
+        so.symlink_to("/dev/" + kind.removeprefix("dev-"))
+    assert_refused(model, so, f"cannot load {so}: not a regular file")
+
+
+def metadata_span(data: bytes) -> tuple[int, int]:
+    """Start and end of the metadata text in a library."""
+    key = data.index(b'"forward":{"args"')
+    return data.rindex(b"\0", 0, key) + 1, data.index(b"\0", key)
+
+
+def note_offset(data: bytes) -> int:
+    assert data.count(b"GPUOPTMD") == 1, "expected one gpuopt model note"
+    return data.index(b"GPUOPTMD")
+
+
+def fnv1a64(text: bytes) -> int:
+    h = 14695981039346656037
+    for b in text:
+        h = ((h ^ b) * 1099511628211) % (1 << 64)
+    return h
+
+
+def rehash_metadata(data: bytes) -> bytes:
+    """``data`` with the note's metadata hash recomputed for its metadata
+    text (of unchanged length): an edit the checksum alone cannot catch."""
+    start, end = metadata_span(data)
+    note = note_offset(data)
+    assert struct.unpack_from("<Q", data, note + 16)[0] == end - start
+    patched = bytearray(data)
+    struct.pack_into("<Q", patched, note + 24, fnv1a64(data[start:end]))
+    return bytes(patched)
+
+
+def shrink_input(data: bytes) -> bytes:
+    """The recorded input shape [1, 3, 8, 8] edited to [1, 3, 4, 8] (same length)."""
+    start, end = metadata_span(data)
+    text = data[start:end]
+    assert text.count(b"[1,3,8,8]") == 1, text
+    return data[:start] + text.replace(b"[1,3,8,8]", b"[1,3,4,8]") + data[end:]
+
+
+def test_corrupted_metadata_is_refused(model: dict, tmp_path: Path) -> None:
+    """An edited input shape would make the kernel read past the caller's
+    buffer; the hash compiled into the code refuses it."""
+    so = tmp_path / "shrunk.so"
+    so.write_bytes(shrink_input(Path(model["so"]).read_bytes()))
+    assert_refused(model, so, "corrupt model metadata: it does not match the checksum")
+
+
+def test_metadata_disagreeing_with_code_is_refused(model: dict, tmp_path: Path) -> None:
+    """The same edit with the hash patched to match: the generated code itself
+    compares the descriptors with its static shapes and runs nothing."""
+    so = tmp_path / "rehashed.so"
+    so.write_bytes(rehash_metadata(shrink_input(Path(model["so"]).read_bytes())))
+    # The input now has the recorded shape [1, 3, 4, 8].
+    x = tmp_path / "small.npy"
+    np.save(x, np.load(model["x"])[:, :, :4, :])
+    assert_refused(
+        model | {"x": x},
+        so,
+        "the model metadata's shapes differ from the shapes the library's code was compiled for",
+    )
+
+
+def test_wrong_abi_version_is_refused_before_loading(model: dict, tmp_path: Path) -> None:
+    data = bytearray(Path(model["so"]).read_bytes())
+    struct.pack_into("<I", data, note_offset(data) + 8, 99)
+    so = tmp_path / "v99.so"
+    so.write_bytes(bytes(data))
+    assert_refused(model, so, f"{so} has model ABI version 99, this runtime supports version 2")
+
+
+def test_reader_limits_apply_to_the_library(model: dict) -> None:
+    """--max-tensors, --max-header-bytes and --max-rank bound the weights
+    file and the library's own metadata (they were ignored on this path)."""
+    assert_refused(
+        model, model["so"], "the model has 6 parameters, more than the limit of 1 tensors", "max_tensors=1"
+    )
+    assert_refused(model, model["so"], "exceeds the limit of 64 bytes", "max_header_bytes=64")
+    assert_refused(model, model["so"], "has rank 4, more than the limit of 2", "max_rank=2")
+
+
+@pytest.fixture(scope="module")
+def cuda_model(model: dict) -> Path:
+    out = model["dir"] / "m.gpuopt"
+    proc = subprocess.run(
+        [str(tool("gpuopt-compile")), str(model["dir"] / "m.mlir"), "--target=cuda", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def cuda_run(model: dict, artifact: Path, inspect: bool) -> subprocess.CompletedProcess:
+    args = ["--inspect"] if inspect else [f"--weights={model['weights']}", f"--input=@{model['x']}"]
+    return subprocess.run(
+        [str(CUDA_RUN), str(artifact), *args], capture_output=True, text=True, check=False, timeout=HANG
+    )
+
+
+def assert_cuda_refused(model: dict, artifact: Path, message: str) -> None:
+    """Refused by --inspect and by a run alike, before any driver call (this
+    machine needs no GPU for it: exit 1, not the no-driver exit 2)."""
+    for inspect in (True, False):
+        proc = cuda_run(model, artifact, inspect)
+        assert proc.returncode == 1, f"{artifact} (inspect={inspect}): exit {proc.returncode}\n{proc.stderr}"
+        assert message in proc.stderr, proc.stderr
+
+
+def rewrite_plan(artifact: Path, out: Path, edit: object) -> Path:
+    data = artifact.read_bytes()
+    (n,) = struct.unpack_from("<Q", data, 8)
+    header = json.loads(data[16 : 16 + n])
+    edit(header)
+    text = json.dumps(header).encode()
+    out.write_bytes(data[:8] + struct.pack("<Q", len(text)) + text + data[16 + n :])
+    return out
+
+
+@needs_cuda
+def test_cuda_plan_checked_against_kernel_signatures(model: dict, cuda_model: Path, tmp_path: Path) -> None:
+    data = cuda_model.read_bytes()
+    header = json.loads(data[16 : 16 + struct.unpack_from("<Q", data, 8)[0]])
+    index, step = next((i, s) for i, s in enumerate(header["run"]) if len(s["args"]) >= 2)
+    kernel = header["kernels"][step["kernel"]]
+    assert len(kernel["args"]) == len(step["args"]), (kernel, step)
+    where = f"run[{index}] (kernel '{kernel['name']}'"
+
+    def drop_arg(h: dict) -> None:
+        h["run"][index]["args"].pop()
+
+    def swap_args(h: dict) -> None:
+        # A buffer of another size in place of the first argument.
+        args = h["run"][index]["args"]
+        size = h["buffers"][args[0]]["bytes"]
+        args[0] = next(i for i, b in enumerate(h["buffers"]) if b["bytes"] != size)
+
+    def outside_arena(h: dict) -> None:
+        h["buffers"][step["args"][0]]["offset"] = h["arena_bytes"]
+
+    def offset_overflow(h: dict) -> None:
+        h["buffers"][step["args"][0]]["offset"] = (1 << 64) - 256
+
+    cases = {
+        "count": (drop_arg, f"{where}"),
+        "size": (swap_args, f"{where}"),
+        "arena": (outside_arena, "misaligned or outside the arena"),
+        "overflow": (offset_overflow, "misaligned or outside the arena"),
+    }
+    for name, (edit, message) in cases.items():
+        bad = rewrite_plan(cuda_model, tmp_path / f"{name}.gpuopt", edit)
+        assert_cuda_refused(model, bad, message)
+    proc = cuda_run(model, tmp_path / "count.gpuopt", inspect=True)
+    assert f"{len(step['args']) - 1} arguments, the kernel takes {len(step['args'])}" in proc.stderr, (
+        proc.stderr
+    )
+    proc = cuda_run(model, tmp_path / "size.gpuopt", inspect=True)
+    assert "argument 0 is buffers[" in proc.stderr and "the kernel takes F32" in proc.stderr, proc.stderr
+
+
+@needs_cuda
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-urandom", "directory"])
+def test_cuda_artifact_not_a_regular_file(model: dict, tmp_path: Path, kind: str) -> None:
+    artifact = tmp_path / f"{kind}.gpuopt"
+    if kind == "fifo":
+        os.mkfifo(artifact)
+    elif kind == "directory":
+        artifact.mkdir()
+    else:
+        artifact.symlink_to("/dev/" + kind.removeprefix("dev-"))
+    assert_cuda_refused(model, artifact, f"{artifact}: not a regular file")
