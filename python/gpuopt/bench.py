@@ -54,6 +54,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from gpuopt._atomic import write_text
 from gpuopt.tools import REPO_ROOT, build_dir
 
 #: A prepared row: one inference on a float32 array, returning the (first) output.
@@ -758,7 +759,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(flush=True)
     if args.json:
         command = "python -m gpuopt.bench " + " ".join(sys.argv[1:] if argv is None else argv)
-        args.json.write_text(json.dumps(to_json(reports, command), indent=1))
+        write_text(args.json, json.dumps(to_json(reports, command), indent=1))
         _log(f"wrote {args.json}")
     # A wrong or broken gpuopt row fails the command; an anchor's is only reported.
     gpuopt_keys = {s.key for s in ROWS if s.kind == "gpuopt"}

@@ -33,9 +33,8 @@ from typing import Any
 
 import torch
 
-from gpuopt.tools import REPO_ROOT
-
-DEFAULT_DEVICES = REPO_ROOT / "data" / "devices.json"
+from gpuopt._atomic import write_text
+from gpuopt.tools import DEFAULT_DEVICES
 
 #: Seconds per kernel launch in gpuopt's compiled CPU code (assumed, not measured).
 COMPILED_LAUNCH_S = 1e-6
@@ -151,7 +150,7 @@ def write_entry(path: Path, name: str, entry: dict[str, Any]) -> None:
     """Sets ``devices[name]`` of the device file at ``path`` (created if missing)."""
     document = json.loads(path.read_text()) if path.exists() else {"devices": {}}
     document.setdefault("devices", {})[name] = entry
-    path.write_text(format_devices(document))
+    write_text(path, format_devices(document))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,15 @@ arguments, parameters and buffers become ``seg.param`` ops named by their
 ``state_dict`` key, and every other tensor must be computed from those. A call
 the capture does not know, applied to such tensors, is an error naming the
 torch function, the ATen ops it runs, and the model's source line.
+
+In-place writes are watched one layer down, at the ATen dispatcher, where every
+spelling (``x[i] = y``, ``+=``, ``relu_``, ``copy_``, ``out=``) arrives as an
+op whose schema marks the arguments it writes. A handled in-place op on a fresh
+intermediate (``x = conv(x); x.relu_()``) is recorded as its functional form by
+rebinding the tensor; every other tensor sharing the written memory (a view,
+its base, a ``detach()``) becomes stale and reading it later is an error, as is
+any write the capture has no functional form for and any write into an input,
+a parameter or a buffer.
 """
 
 from __future__ import annotations
@@ -101,6 +110,27 @@ def _float(v: float) -> str:
     return mantissa + e + exponent
 
 
+def _storage(t: torch.Tensor) -> int:
+    """Identity of the memory ``t`` lives in (unique while the tensor is alive)."""
+    return t.untyped_storage()._cdata
+
+
+def _extent(t: torch.Tensor) -> tuple[int, int]:
+    """Half-open element range of its storage that ``t`` can touch (strides are >= 0)."""
+    lo = t.storage_offset()
+    return lo, lo + 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+
+
+@dataclass(frozen=True)
+class Write:
+    """Memory an ATen op wrote into: storage, element range and the op's name."""
+
+    storage: int
+    lo: int
+    hi: int
+    op: str
+
+
 @dataclass
 class GraphBuilder:
     """Accumulates the body of ``func.func @forward`` as seg text."""
@@ -108,6 +138,14 @@ class GraphBuilder:
     param_names: dict[int, str]
     values: dict[int, Value] = field(default_factory=dict)
     keep_alive: list[Any] = field(default_factory=list)
+    # Bound tensors by storage, to find what an in-place write changes.
+    by_storage: dict[int, dict[int, torch.Tensor]] = field(default_factory=dict)
+    # Storages of inputs, parameters and buffers: no write into them is captured.
+    protected: dict[int, str] = field(default_factory=dict)
+    # Tensors whose memory an in-place write changed behind their SSA value.
+    stale: dict[int, str] = field(default_factory=dict)
+    # Tensors bound during the current torch call.
+    rebound: set[int] = field(default_factory=set)
     params: dict[str, Value] = field(default_factory=dict)
     param_tensors: dict[str, torch.Tensor] = field(default_factory=dict)
     param_lines: list[str] = field(default_factory=list)
@@ -121,6 +159,33 @@ class GraphBuilder:
     def bind(self, tensor: torch.Tensor, value: Value) -> None:
         self.values[id(tensor)] = value
         self.keep_alive.append(tensor)
+        self.by_storage.setdefault(_storage(tensor), {})[id(tensor)] = tensor
+        self.stale.pop(id(tensor), None)
+        self.rebound.add(id(tensor))
+
+    def record_writes(self, call: str, writes: Sequence[Write], captured: bool) -> None:
+        """Accounts for the in-place ``writes`` that torch call ``call`` made.
+
+        ``captured``: a handler recorded the call, rebinding what it wrote to
+        the new value; the other tensors seeing that memory go stale.
+        """
+        for w in writes:
+            what = f"in-place write {call} ({w.op})"
+            guarded = self.protected.get(w.storage)
+            if guarded is not None:
+                raise CaptureError(
+                    f"{self.loc}: {what} into {guarded}; a gpuopt graph cannot change its inputs, "
+                    "parameters or buffers: compute a new tensor instead"
+                )
+            if not captured:
+                raise CaptureError(
+                    f"{self.loc}: {what} is not captured (gpuopt would drop it); compute a new "
+                    "tensor instead (e.g. torch.cat of the pieces, or the op without '_')"
+                )
+            for tid, t in self.by_storage.get(w.storage, {}).items():
+                lo, hi = _extent(t)
+                if tid not in self.rebound and lo < w.hi and w.lo < hi and t.numel():
+                    self.stale[tid] = f"{self.loc}: {what}"
 
     def is_traced(self, obj: Any) -> bool:
         return isinstance(obj, torch.Tensor) and (id(obj) in self.values or id(obj) in self.param_names)
@@ -129,6 +194,13 @@ class GraphBuilder:
         """The SSA value of ``tensor``; parameters are materialized on first use."""
         if not isinstance(tensor, torch.Tensor):
             raise CaptureError(f"{self.loc}: expected a tensor for {what}, got {type(tensor).__name__}")
+        write = self.stale.get(id(tensor))
+        if write is not None:
+            reader = f"{what} at {self.loc}" if self.loc else what
+            raise CaptureError(
+                f"{write} changed memory that a tensor read later shares ({reader}; a view and its "
+                "base, or a detach()); gpuopt would read the old value: write the op out of place"
+            )
         v = self.values.get(id(tensor))
         if v is not None:
             return v
@@ -721,10 +793,60 @@ class _AtenRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+_WRITTEN_ARGS: dict[Any, list[tuple[int, str]]] = {}
+
+
+def _written_args(func: Any) -> list[tuple[int, str]]:
+    """(position, name) of the arguments ``func``'s schema marks as written (``Tensor(a!)``).
+
+    View ops that only restride their input in place (``squeeze_``,
+    ``transpose_``) write no data and are left out.
+    """
+    written = _WRITTEN_ARGS.get(func)
+    if written is None:
+        written = []
+        if torch.Tag.inplace_view not in func.tags:
+            for i, a in enumerate(func._schema.arguments):
+                if a.alias_info is not None and a.alias_info.is_write:
+                    written.append((i, a.name))
+        _WRITTEN_ARGS[func] = written
+    return written
+
+
+class _WriteWatcher(TorchDispatchMode):
+    """Collects the memory every ATen op writes into, from the op's schema."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[Write] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        for i, name in _written_args(func):
+            arg = args[i] if i < len(args) else kwargs.get(name)
+            for t in _tensors_in(arg):
+                if t.numel():
+                    self.writes.append(Write(_storage(t), *_extent(t), str(func)))
+        return out
+
+    def take(self) -> list[Write]:
+        writes, self.writes = self.writes, []
+        return writes
+
+
+def _assigns_data(func: Any) -> bool:
+    """``x.data = y``: swaps the tensor's memory and runs no ATen op to watch."""
+    return getattr(func, "__name__", None) == "__set__" and getattr(func.__self__, "__name__", None) == "data"
+
+
 class _CaptureMode(TorchFunctionMode):
-    def __init__(self, builder: GraphBuilder, progress: Callable[[int], None] | None) -> None:
+    def __init__(
+        self, builder: GraphBuilder, watcher: _WriteWatcher, progress: Callable[[int], None] | None
+    ) -> None:
         super().__init__()
         self.b = builder
+        self.watcher = watcher
         self.progress = progress
         self.calls = 0
 
@@ -732,16 +854,30 @@ class _CaptureMode(TorchFunctionMode):
         kwargs = kwargs or {}
         handler = HANDLERS.get(func)
         traced = any(self.b.is_traced(t) for t in _tensors_in(args) + _tensors_in(kwargs))
+        self.watcher.take()  # start empty: what follows are this call's writes
+        result = func(*args, **kwargs)
+        writes = self.watcher.take()
         if not traced:
-            return func(*args, **kwargs)
+            # Only a write into memory the graph tracks matters here.
+            tracked = [w for w in writes if w.storage in self.b.by_storage or w.storage in self.b.protected]
+            if tracked:
+                self.b.loc = _user_location()
+                self.b.record_writes(_func_name(func), tracked, captured=False)
+            return result
         self.b.loc = _user_location()
         if handler is None:
-            result = func(*args, **kwargs)
+            if _assigns_data(func):
+                raise CaptureError(
+                    f"{self.b.loc}: assigning a tensor's .data replaces its contents without an op "
+                    "gpuopt can capture; compute a new tensor instead"
+                )
+            self.b.record_writes(_func_name(func), writes, captured=False)
             if not _tensors_in(result):
                 return result  # a metadata query: x.shape, x.size(1), x.dim() ...
             raise self._unsupported(func, args, kwargs)
-        result = func(*args, **kwargs)
+        self.b.rebound.clear()
         handler(self.b, result, *args, **kwargs)
+        self.b.record_writes(_func_name(func), writes, captured=True)
         self.calls += 1
         if self.progress:
             self.progress(self.calls)
@@ -808,11 +944,12 @@ def capture(
     shapes become the static shapes of ``@forward``.
     """
     names: dict[int, str] = {}
-    for name, p in module.named_parameters():
-        names.setdefault(id(p), name)
-    for name, buf in module.named_buffers():
-        names.setdefault(id(buf), name)
-    builder = GraphBuilder(names)
+    protected: dict[int, str] = {}
+    for kind, named in (("parameter", module.named_parameters()), ("buffer", module.named_buffers())):
+        for name, t in named:
+            names.setdefault(id(t), name)
+            protected.setdefault(_storage(t), f"{kind} '{name}'")
+    builder = GraphBuilder(names, protected=protected)
     inputs = []
     for i, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
@@ -820,6 +957,7 @@ def capture(
         x = x.detach().clone()
         v = Value(f"%arg{i}", tuple(x.shape))
         builder.bind(x, v)
+        builder.protected[_storage(x)] = f"input {i}"
         inputs.append((x, v))
 
     start = time.perf_counter()
@@ -831,7 +969,8 @@ def capture(
             last[0] = now
             print(f"export: {calls} torch calls captured ({now - start:.0f} s)", file=sys.stderr)
 
-    with torch.no_grad(), _CaptureMode(builder, report if progress else None):
+    watcher = _WriteWatcher()
+    with torch.no_grad(), watcher, _CaptureMode(builder, watcher, report if progress else None):
         out = module(*[x for x, _ in inputs])
     outputs = _tensors_in(out)
     if not outputs:

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuopt.tools import run_tool
+from gpuopt._atomic import OutputPathError, atomic_output, check_outputs, write_text
+from gpuopt.tools import DEFAULT_DEVICES, run_tool
 
 #: Plotted in place of 0 on the logarithmic axes (ops that move data only).
 INTENSITY_FLOOR = 1e-3
@@ -155,7 +156,8 @@ def plot_roofline(panels: list[tuple[str, dict[str, Any], str]], png: str | Path
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"{panels[0][1]['device']['name']}: one point per op", fontsize=11)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    with atomic_output(png) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return all_points
 
@@ -349,6 +351,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.model:
         parser.error("a model (.mlir or zoo:NAME) or --fidelity is required")
+    inputs = {"--devices": args.devices or DEFAULT_DEVICES}
+    if not args.model.startswith("zoo:"):
+        inputs["the model"] = args.model
+    outputs = {k: v for k, v in (("--json", args.json), ("--png", args.png)) if v is not None}
+    try:
+        check_outputs(outputs, inputs)
+    except OutputPathError as e:
+        parser.error(str(e))
     with tempfile.TemporaryDirectory(prefix="gpuopt-costreport-") as tmp:
         path = Path(args.model)
         if args.model.startswith("zoo:"):
@@ -364,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             after = report(path, args.device, pipeline, args.devices)
         print(comparison(before, after, args.pipeline))
         if args.json:
-            args.json.write_text(json.dumps({"before": before, "after": after}))
+            write_text(args.json, json.dumps({"before": before, "after": after}))
         if args.png:
             panels = [("as given: PyTorch eager", before, "eager")]
             if after is not None:

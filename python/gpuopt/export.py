@@ -19,8 +19,10 @@ Python::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
+import re
 import resource
 import sys
 import time
@@ -33,6 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from gpuopt._atomic import OutputPathError, atomic_output, check_outputs
 from gpuopt.capture import Captured, CaptureError, capture
 
 
@@ -51,19 +54,43 @@ def export(
     """Captures ``module`` (put in eval mode) and writes the graph and weights.
 
     Returns the capture (graph text, parameters by name, PyTorch's outputs).
-    ``output``/``weights`` may be None to only capture.
+    ``output``/``weights`` may be None to only capture. Both files are written
+    beside their targets and renamed over them only once both are complete, so
+    a failure leaves the old files as they were. Raises OutputPathError when
+    ``output`` and ``weights`` are one file.
     """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
+    targets = {k: v for k, v in (("output", output), ("weights", weights)) if v is not None}
+    check_outputs(targets, {})
     module.eval()
     captured = capture(module, example_inputs, header=header, progress=progress)
-    if output is not None:
-        Path(output).write_text(captured.mlir)
-    if weights is not None:
-        from safetensors.torch import save_file
+    with contextlib.ExitStack() as stack:
+        if output is not None:
+            stack.enter_context(atomic_output(output)).write_text(captured.mlir)
+        if weights is not None:
+            from safetensors.torch import save_file
 
-        save_file({k: v.detach().contiguous() for k, v in captured.params.items()}, str(weights))
+            tmp = stack.enter_context(atomic_output(weights))
+            save_file({k: v.detach().contiguous() for k, v in captured.params.items()}, str(tmp))
     return captured
+
+
+_REFERENCE_FILE = re.compile(r"(input|output)\d*\.npy")
+
+
+def check_cli_paths(spec: str, output: str, weights: str, reference_dir: str | None) -> None:
+    """Refuses an output of the command line that is an input or another output."""
+    inputs = {}
+    path_text, sep, _ = spec.rpartition(":")
+    if sep and not spec.startswith("zoo:"):
+        inputs["the SPEC file"] = path_text
+    check_outputs({"-o": output, "--weights": weights}, inputs)
+    if reference_dir is not None:
+        for label, path in (("-o", output), ("--weights", weights)):
+            p = Path(path)
+            if _REFERENCE_FILE.fullmatch(p.name) and Path(reference_dir).resolve() == p.resolve().parent:
+                raise OutputPathError(f"{label} {path} is a file --reference-dir {reference_dir} writes")
 
 
 def load_spec(spec: str, kwargs: dict[str, Any]) -> nn.Module:
@@ -147,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     start = time.perf_counter()
     try:
+        check_cli_paths(args.spec, args.output, args.weights, args.reference_dir)
         shapes = [parse_shape(s) for s in args.input_shape]
         torch.manual_seed(args.seed)
         model = load_spec(args.spec, kwargs).eval()
@@ -165,7 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ExportError(
                 f"running {args.spec} on input shape(s) {shapes} failed: {str(e).splitlines()[0]}"
             ) from None
-    except (ExportError, CaptureError) as e:
+    # OSError: an output could not be written (the old files are left as they were).
+    except (ExportError, CaptureError, OutputPathError, OSError) as e:
         print(f"export: error: {e}", file=sys.stderr)
         return 1
     except TypeError as e:
@@ -177,11 +206,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"wrote {args.output} and {args.weights} ({len(captured.params)} tensors)")
     if args.reference_dir:
         ref = Path(args.reference_dir)
-        ref.mkdir(parents=True, exist_ok=True)
-        for i, (x, y) in enumerate(zip(inputs, [None] * len(inputs))):
-            np.save(ref / ("input.npy" if i == 0 else f"input{i}.npy"), x.numpy())
-        for i, y in enumerate(captured.outputs):
-            np.save(ref / ("output.npy" if i == 0 else f"output{i}.npy"), y.detach().numpy())
+        arrays = {f"input{i or ''}.npy": x.numpy() for i, x in enumerate(inputs)}
+        arrays |= {f"output{i or ''}.npy": y.detach().numpy() for i, y in enumerate(captured.outputs)}
+        try:
+            ref.mkdir(parents=True, exist_ok=True)
+            for name, array in arrays.items():
+                with atomic_output(ref / name) as tmp:
+                    np.save(tmp, array)
+        except OSError as e:
+            print(f"export: error: --reference-dir: {e}", file=sys.stderr)
+            return 1
         log(f"wrote PyTorch's reference input/output to {ref}")
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     log(f"done in {time.perf_counter() - start:.1f} s, peak memory {peak_mib:.0f} MiB")

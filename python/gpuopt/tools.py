@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# The device file the cost model and calibration read by default.
+DEFAULT_DEVICES = REPO_ROOT / "data" / "devices.json"
 
 
 def build_dir() -> Path:

@@ -1,0 +1,206 @@
+"""Output safety of the Python tools: no output overwrites an input, none is left half-written.
+
+`python -m gpuopt.export` refuses `-o`/`--weights` equal to each other, to the
+SPEC file or to a file `--reference-dir` writes, before it reads or writes
+anything; `python -m gpuopt.costreport` does the same for `--json`/`--png`
+against the model and the device file. Every output goes through
+gpuopt._atomic: a failed write leaves the old file as it was.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import gpuopt
+from gpuopt import _atomic, costreport
+from gpuopt.export import main as export_main
+
+MODEL = """
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+"""
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "net.py"
+    path.write_text(MODEL)
+    return path
+
+
+def _export(spec: Path, output: Path, weights: Path, *extra: str) -> int:
+    return export_main(
+        [
+            f"{spec}:Net",
+            "-o",
+            str(output),
+            "--weights",
+            str(weights),
+            "--input-shape",
+            "1,2,5,5",
+            "-q",
+            *extra,
+        ]
+    )
+
+
+def test_output_equal_to_weights_is_refused(
+    spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m.mlir"
+    out.write_text("old graph")
+    # A second spelling of the same file.
+    assert _export(spec, out, tmp_path / "." / "m.mlir") == 1
+    assert "-o and --weights are the same file" in capsys.readouterr().err
+    assert out.read_text() == "old graph"
+
+
+def test_output_equal_to_spec_file_is_refused(
+    spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _export(spec, tmp_path / "m.mlir", spec) == 1
+    assert "--weights" in capsys.readouterr().err
+    assert spec.read_text() == MODEL
+    assert not (tmp_path / "m.mlir").exists()
+
+
+def test_output_through_a_symlink_to_the_spec_is_refused(spec: Path, tmp_path: Path) -> None:
+    link = tmp_path / "link.mlir"
+    link.symlink_to(spec)
+    assert _export(spec, link, tmp_path / "m.safetensors") == 1
+    assert spec.read_text() == MODEL
+
+
+def test_output_in_the_reference_dir_is_refused(
+    spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    status = _export(spec, tmp_path / "m.mlir", ref / "output.npy", "--reference-dir", str(ref))
+    assert status == 1
+    assert "--reference-dir" in capsys.readouterr().err
+    assert not (tmp_path / "m.mlir").exists() and not (ref / "output.npy").exists()
+
+
+def test_distinct_outputs_are_written(spec: Path, tmp_path: Path) -> None:
+    ref = tmp_path / "ref"
+    assert _export(spec, tmp_path / "m.mlir", tmp_path / "m.safetensors", "--reference-dir", str(ref)) == 0
+    assert "seg.conv2d" in (tmp_path / "m.mlir").read_text()
+    assert np.load(ref / "input.npy").shape == (1, 2, 5, 5)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mlir", "m.safetensors", "net.py", "ref"]
+
+
+def _full_disk(tensors: dict, filename: str) -> None:
+    """A safetensors writer that runs out of space half-way."""
+    Path(filename).write_bytes(b"half a header")
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), filename)
+
+
+def test_failed_write_leaves_the_old_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import safetensors.torch
+
+    out, weights = tmp_path / "m.mlir", tmp_path / "m.safetensors"
+    out.write_text("old graph")
+    weights.write_bytes(b"old weights")
+    monkeypatch.setattr(safetensors.torch, "save_file", _full_disk)
+    module = torch.nn.Sequential(torch.nn.Conv2d(2, 2, 1))
+    with pytest.raises(OSError, match="No space left"):
+        gpuopt.export(module, torch.randn(1, 2, 3, 3), out, weights)
+    assert out.read_text() == "old graph" and weights.read_bytes() == b"old weights"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.mlir", "m.safetensors"]
+
+
+def test_failed_write_from_the_command_line_is_one_line(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import safetensors.torch
+
+    monkeypatch.setattr(safetensors.torch, "save_file", _full_disk)
+    assert _export(spec, tmp_path / "m.mlir", tmp_path / "m.safetensors") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("export: error: ") and err.count("\n") == 1, err
+    assert f"cannot write {tmp_path / 'm.safetensors'}: No space left" in err, err
+    assert not (tmp_path / "m.mlir").exists() and not (tmp_path / "m.safetensors").exists()
+
+
+def test_missing_output_directory_is_one_line(
+    spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _export(spec, tmp_path / "no" / "m.mlir", tmp_path / "m.safetensors") == 1
+    err = capsys.readouterr().err
+    assert (
+        err
+        == f"export: error: [Errno 2] cannot write {tmp_path / 'no' / 'm.mlir'}: No such file or directory\n"
+    )
+    assert not (tmp_path / "m.safetensors").exists()
+
+
+def test_atomic_output_keeps_mode_suffix_and_symlink(tmp_path: Path) -> None:
+    target = tmp_path / "y.npy"
+    target.write_bytes(b"old")
+    target.chmod(0o640)
+    link = tmp_path / "link.npy"
+    link.symlink_to(target)
+    with _atomic.atomic_output(link) as tmp:
+        assert tmp.parent == tmp_path and tmp.suffix == ".npy"
+        np.save(tmp, np.arange(3.0))  # np.save adds ".npy" unless the name has it
+    assert link.is_symlink()
+    np.testing.assert_array_equal(np.load(target), np.arange(3.0))
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.npy", "y.npy"]
+
+
+def test_atomic_output_on_error_leaves_the_old_file(tmp_path: Path) -> None:
+    target = tmp_path / "report.json"
+    target.write_text("old")
+    with pytest.raises(KeyboardInterrupt), _atomic.atomic_output(target) as tmp:
+        tmp.write_text("half")
+        raise KeyboardInterrupt
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_atomic_output_into_a_missing_directory_names_the_path(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="cannot write .*missing/out.json"):
+        _atomic.write_text(tmp_path / "missing" / "out.json", "{}")
+
+
+@pytest.mark.parametrize("flag", ["--json", "--png"])
+def test_costreport_output_equal_to_its_model_is_refused(
+    flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "m.mlir"
+    model.write_text("the model")
+    with pytest.raises(SystemExit) as exit_info:
+        costreport.main([str(model), flag, str(model)])
+    assert exit_info.value.code == 2
+    assert "is also the model" in capsys.readouterr().err
+    assert model.read_text() == "the model"
+
+
+def test_costreport_output_equal_to_the_device_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    devices = tmp_path / "devices.json"
+    devices.write_text("{}")
+    with pytest.raises(SystemExit):
+        costreport.main(["zoo:unet", "--devices", str(devices), "--json", str(devices)])
+    assert "is also --devices" in capsys.readouterr().err
+    assert devices.read_text() == "{}"
