@@ -7,6 +7,7 @@
 #include "gpuopt/Pipelines/GpuPipeline.h"
 
 #include "gpuopt/Conversion/Passes.h"
+#include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -19,6 +20,8 @@ using namespace mlir;
 LogicalResult
 mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
                                      const GpuLoweringOptions &options) {
+  // First: bufferization recurses on call cycles, and sizes must fit int64.
+  pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createConvertSegToLinalgPass());
   // Upstream passes by their registered names, as a user would type them.
   std::string upstream =

@@ -41,6 +41,8 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
 LogicalResult
 mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
                                        const CpuLoweringOptions &options) {
+  // First: bufferization recurses on call cycles, and sizes must fit int64.
+  pm.addPass(seg::createVerifyLowerablePass());
   if (options.kernels)
     pm.addPass(createConvertSegToCpuKernelsPass());
   pm.addPass(createConvertSegToLinalgPass());

@@ -15,6 +15,7 @@
 #include "gpuopt/Runtime/ModelAbi.h"
 
 #include "Json.h"
+#include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
@@ -329,7 +330,7 @@ Status bindWeights(const Metadata &md, const char *path, bool strict,
 }
 
 /// Runs the initializer and prepares the forward function's descriptors.
-void initialize(const Metadata &md, gpuopt_model &model) {
+Status initialize(const Metadata &md, gpuopt_model &model) {
   std::vector<Descriptor> initDescriptors;
   for (const Arg &arg : md.init.args) {
     initDescriptors.emplace_back(arg.shape);
@@ -343,7 +344,9 @@ void initialize(const Metadata &md, gpuopt_model &model) {
   std::vector<void *> initPointers;
   for (Descriptor &d : initDescriptors)
     initPointers.push_back(d.get());
-  gpuopt_compiled_init(initPointers.data());
+  if (std::string error;
+      !rt::callGenerated(gpuopt_compiled_init, initPointers.data(), error))
+    return Status::error("the load-time initializer failed: " + error);
 
   // Parameters only the initializer read are not needed any more.
   std::vector<bool> used(md.params.size(), false);
@@ -365,6 +368,7 @@ void initialize(const Metadata &md, gpuopt_model &model) {
     model.descriptors.emplace_back(shape);
   for (Descriptor &d : model.descriptors)
     model.pointers.push_back(d.get());
+  return Status::ok();
 }
 
 int getShape(const std::vector<std::vector<int64_t>> &shapes, int index,
@@ -417,7 +421,10 @@ gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
       setError(err, errlen, s.message());
       return nullptr;
     }
-    initialize(*md, *model);
+    if (Status s = initialize(*md, *model); !s) {
+      setError(err, errlen, s.message());
+      return nullptr;
+    }
   } catch (const std::exception &e) {
     setError(err, errlen, std::string("gpuopt_model_create: ") + e.what());
     return nullptr;
@@ -477,7 +484,11 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
   for (size_t i = 0; i < numOutputs; ++i)
     model->descriptors[numArgs + i].setData(outputs[i]);
   try {
-    gpuopt_compiled_forward(model->pointers.data());
+    if (std::string error; !rt::callGenerated(gpuopt_compiled_forward,
+                                              model->pointers.data(), error)) {
+      setError(err, errlen, "gpuopt_model_run: " + error);
+      return 1;
+    }
   } catch (const std::exception &e) {
     setError(err, errlen, std::string("gpuopt_model_run: ") + e.what());
     return 1;

@@ -1,0 +1,40 @@
+//===- Allocator.h - calling generated code that allocates ------*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Generated code allocates its buffers through lib/Runtime/Allocator.cpp and
+// does not check for null. Its callers (the compiled-model ABI, the JIT) call
+// it through callGenerated(), which turns a buffer that cannot be allocated,
+// or a kernel that fails, into an error message instead of an abort.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_RUNTIME_ALLOCATOR_H
+#define GPUOPT_RUNTIME_ALLOCATOR_H
+
+#include <string>
+
+namespace gpuopt::runtime {
+
+/// The packed entry of a generated function (`_mlir_<name>` or gpuopt-
+/// compile's wrappers): one pointer per argument and result.
+using GeneratedFunction = void (*)(void **);
+
+/// Calls `fn(args)`. Returns true when it ran to the end. When a buffer it
+/// asks for cannot be allocated, the call is abandoned at that point (the
+/// frames in between are generated code, which holds no resources but the
+/// buffers, and these go back to the allocator's cache); when a kernel fails,
+/// the call runs on and its results are garbage. Either way it returns false
+/// and sets `error`.
+bool callGenerated(GeneratedFunction fn, void **args, std::string &error);
+
+/// Records that kernel `kernel` failed with `what` during callGenerated() on
+/// this thread, so that the call reports it; outside callGenerated() prints
+/// the message and aborts (there is no caller to report to).
+void reportKernelFailure(const char *kernel, const char *what);
+
+} // namespace gpuopt::runtime
+
+#endif // GPUOPT_RUNTIME_ALLOCATOR_H

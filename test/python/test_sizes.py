@@ -1,0 +1,243 @@
+"""Sizes, allocation failure and call cycles (issue 12, items 1 and 6).
+
+- A tensor over the per-tensor limit (2^40 bytes; 2^62 f32 wrapped to a
+  64-byte buffer before) is refused by every compile path with a located
+  error naming the type.
+- A 4 TiB intermediate is a located error for gpuopt-compile (cpu, cuda) and
+  `gpuopt-run --backend=cpu` (they accepted it and aborted on OOM).
+- A 64 GiB intermediate (within the limit) that cannot be allocated under an
+  address-space limit is a clean error of the compiled library (gpuopt-run
+  and gpuopt.compiled) and of the JIT, and the library still runs a model
+  that fits afterwards; before, the allocator aborted.
+- Recursion and call cycles are refused by every tool within seconds (they
+  crashed with SIGSEGV or spun in bufferization for minutes).
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuopt.tools import tool
+
+# Generous bounds for the subprocesses: a refused input takes well under a
+# second; these only keep a relapse (a spin in bufferization) from hanging.
+TIMEOUT_S = 120
+# The address-space limit under which the 64 GiB intermediate must fail to
+# allocate (and everything else still fits).
+ADDRESS_SPACE_BYTES = 8_000_000 * 1024
+
+
+def limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
+
+
+def run(args: list[str | Path], limit: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=TIMEOUT_S,
+        preexec_fn=limit_address_space if limit else None,
+    )
+
+
+def assert_clean_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    """Exit code 1 (not a signal, not an abort) and every needle on stderr."""
+    assert proc.returncode == 1, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+# Broadcasting a column of n against a row of n gives an n x n intermediate;
+# the graph returns a 1x4 corner of it, so inputs and outputs stay small.
+def outer_sum_graph(n: int) -> str:
+    return f"""\
+        func.func @forward(%a: tensor<{n}x1xf32>, %b: tensor<1x{n}xf32>) -> tensor<1x4xf32> {{
+          %s = seg.add %a, %b : tensor<{n}x1xf32>, tensor<1x{n}xf32> -> tensor<{n}x{n}xf32>
+          %c = seg.slice %s start = [0, 0] size = [1, 4] step = [1, 1] : tensor<{n}x{n}xf32> -> tensor<1x4xf32>
+          return %c : tensor<1x4xf32>
+        }}
+        """
+
+
+def outer_sum_inputs(tmp_path: Path, n: int, rng: np.random.Generator) -> tuple[Path, Path, np.ndarray]:
+    a = rng.standard_normal((n, 1)).astype(np.float32)
+    b = rng.standard_normal((1, n)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    return tmp_path / "a.npy", tmp_path / "b.npy", (a[:1] + b[:, :4])
+
+
+LIMIT_MESSAGE = "exceeds the limit of 1099511627776 bytes (1 TiB) per tensor"
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_tensor_over_the_limit_is_refused_by_compile(tmp_path: Path, target: str) -> None:
+    # 2^62 f32: its byte count wrapped to 0, a 64-byte buffer was overrun.
+    graph = write(
+        tmp_path / "huge.mlir",
+        """\
+        func.func @forward(%x: tensor<4611686018427387904xf32>) -> tensor<4611686018427387904xf32> {
+          %y = seg.relu %x : tensor<4611686018427387904xf32>
+          return %y : tensor<4611686018427387904xf32>
+        }
+        """,
+    )
+    proc = run([tool("gpuopt-compile"), graph, f"--target={target}", "-o", tmp_path / "m.out"])
+    assert_clean_error(
+        proc,
+        "huge.mlir:2:",
+        "'seg.relu' op operand #0 of type 'tensor<4611686018427387904xf32>'",
+        LIMIT_MESSAGE,
+    )
+    assert not (tmp_path / "m.out").exists()
+
+
+def test_huge_intermediate_is_a_located_error(tmp_path: Path, rng: np.random.Generator) -> None:
+    # 2^20 x 2^20 f32 = 4 TiB from 4 MiB inputs.
+    n = 1 << 20
+    graph = write(tmp_path / "big.mlir", outer_sum_graph(n))
+    a, b, _ = outer_sum_inputs(tmp_path, n, rng)
+    located = ("big.mlir:2:", f"'seg.add' op result #0 of type 'tensor<{n}x{n}xf32>'", LIMIT_MESSAGE)
+    for target in ("cpu", "cuda"):
+        proc = run([tool("gpuopt-compile"), graph, f"--target={target}", "-o", tmp_path / "m.out"])
+        assert_clean_error(proc, *located)
+    for backend in ("cpu", "reference"):
+        proc = run(
+            [tool("gpuopt-run"), graph, f"--input=@{a}", f"--input=@{b}", f"--backend={backend}"],
+            limit=True,
+        )
+        assert_clean_error(proc, *located)
+
+
+@pytest.fixture(scope="module")
+def outer_sum_libraries(tmp_path_factory: pytest.TempPathFactory) -> dict[int, Path]:
+    """Compiled outer-sum models: 2^17 (64 GiB intermediate) and 64 (16 KiB)."""
+    out = tmp_path_factory.mktemp("outer_sum")
+    libraries = {}
+    for n in (1 << 17, 64):
+        graph = write(out / f"outer{n}.mlir", outer_sum_graph(n))
+        so = out / f"outer{n}.so"
+        proc = run([tool("gpuopt-compile"), graph, "--target=cpu", "-o", so])
+        assert proc.returncode == 0, proc.stderr
+        libraries[n] = so
+    return libraries
+
+
+# The generated code asks for the 2^36 bytes plus its alignment.
+OOM_MESSAGE = (
+    "out of memory: cannot allocate a buffer of 68719476800 bytes (65536 MiB) for an intermediate tensor"
+)
+
+
+def test_allocation_failure_in_the_library_is_an_error(
+    tmp_path: Path, outer_sum_libraries: dict[int, Path], rng: np.random.Generator
+) -> None:
+    a, b, _ = outer_sum_inputs(tmp_path, 1 << 17, rng)
+    proc = run(
+        [tool("gpuopt-run"), outer_sum_libraries[1 << 17], f"--input=@{a}", f"--input=@{b}"], limit=True
+    )
+    assert_clean_error(proc, "gpuopt_model_run: " + OOM_MESSAGE)
+
+
+def test_allocation_failure_in_the_jit_is_an_error(tmp_path: Path, rng: np.random.Generator) -> None:
+    n = 1 << 17
+    graph = write(tmp_path / "outer.mlir", outer_sum_graph(n))
+    a, b, _ = outer_sum_inputs(tmp_path, n, rng)
+    proc = run([tool("gpuopt-run"), graph, f"--input=@{a}", f"--input=@{b}", "--backend=cpu"], limit=True)
+    assert_clean_error(proc, "outer.mlir:1:", "running @forward failed: " + OOM_MESSAGE)
+
+
+# Runs in a child process: the address-space limit must not bind pytest.
+PYTHON_CHILD = """\
+import sys
+import numpy as np
+from gpuopt.compiled import CompiledModel, CompiledModelError
+
+big, small, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = np.random.default_rng(seed)
+with CompiledModel(big, None) as model:
+    a = rng.standard_normal((1 << 17, 1)).astype(np.float32)
+    b = rng.standard_normal((1, 1 << 17)).astype(np.float32)
+    for attempt in range(2):  # the failure leaves the library usable
+        try:
+            model.run(a, b)
+            sys.exit("the 64 GiB intermediate was allocated")
+        except CompiledModelError as e:
+            print("error:", e)
+with CompiledModel(small, None) as model:
+    a = rng.standard_normal((64, 1)).astype(np.float32)
+    b = rng.standard_normal((1, 64)).astype(np.float32)
+    (y,) = model.run(a, b)
+    np.testing.assert_allclose(y, a[:1] + b[:, :4], rtol=1e-6)
+    print("small model ok")
+"""
+
+
+def test_allocation_failure_in_python_is_an_exception(outer_sum_libraries: dict[int, Path]) -> None:
+    proc = run(
+        [sys.executable, "-c", PYTHON_CHILD, outer_sum_libraries[1 << 17], outer_sum_libraries[64], "7"],
+        limit=True,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.stdout.count("error: gpuopt_model_run: " + OOM_MESSAGE) == 2, proc.stdout
+    assert "small model ok" in proc.stdout
+
+
+RECURSIVE = """\
+    func.func @forward(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+      %r = seg.relu %x : tensor<1x4xf32>
+      %y = func.call @forward(%r) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+      return %y : tensor<1x4xf32>
+    }
+    """
+
+CYCLE = """\
+    func.func @forward(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+      %y = func.call @helper(%x) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+      return %y : tensor<1x4xf32>
+    }
+    func.func @helper(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+      %r = seg.relu %x : tensor<1x4xf32>
+      %y = func.call @forward(%r) : (tensor<1x4xf32>) -> tensor<1x4xf32>
+      return %y : tensor<1x4xf32>
+    }
+    """
+
+
+@pytest.mark.parametrize(
+    ("graph", "where", "cycle"),
+    [
+        (RECURSIVE, ":3:", "@forward -> @forward"),
+        (CYCLE, ":7:", "@forward -> @helper -> @forward"),
+    ],
+    ids=["recursion", "cycle"],
+)
+def test_call_cycles_are_refused_by_every_tool(tmp_path: Path, graph: str, where: str, cycle: str) -> None:
+    path = write(tmp_path / "rec.mlir", graph)
+    x = tmp_path / "x.npy"
+    np.save(x, np.ones((1, 4), dtype=np.float32))
+    message = f"(call cycle: {cycle}); the lowerings compile no recursion"
+    commands = [
+        [tool("gpuopt-opt"), path, "--gpuopt-cpu-lowering"],
+        [tool("gpuopt-opt"), path, "--gpuopt-gpu-lowering=serialize=false"],
+        [tool("gpuopt-compile"), path, "--target=cpu", "-o", tmp_path / "m.so"],
+        [tool("gpuopt-compile"), path, "--target=cuda", "-o", tmp_path / "m.gpuopt"],
+        [tool("gpuopt-run"), path, f"--input=@{x}", "--backend=cpu"],
+    ]
+    for command in commands:
+        proc = run(command)
+        assert_clean_error(proc, "rec.mlir" + where, message)
