@@ -161,6 +161,36 @@ def test_allocation_failure_in_the_jit_is_an_error(tmp_path: Path, rng: np.rando
     assert_clean_error(proc, "outer.mlir:1:", "running @forward failed: " + OOM_MESSAGE)
 
 
+# A 2x2 output from a 1x1 input padded by 50000 on each side: the conv2d
+# kernel's padded copy of the input takes 40 GB (within the tensor limit),
+# which it cannot allocate under the address-space limit.
+PADDED_CONV = """\
+    func.func @forward(%x: tensor<1x1x1x1xf32>, %w: tensor<1x1x1x1xf32>) -> tensor<1x1x2x2xf32> {
+      %y = seg.conv2d %x, %w stride = [100000, 100000] padding = [50000, 50000] dilation = [1, 1] groups = 1
+           : tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32> -> tensor<1x1x2x2xf32>
+      return %y : tensor<1x1x2x2xf32>
+    }
+    """
+
+
+def test_kernel_allocation_failure_is_an_error(tmp_path: Path) -> None:
+    # Before: an abort ("LLVM ERROR: out of memory" in the tools, whose
+    # new-handler is LLVM's; "conv2d kernel failed" elsewhere).
+    graph = write(tmp_path / "conv.mlir", PADDED_CONV)
+    for name in ("x", "w"):
+        np.save(tmp_path / f"{name}.npy", np.ones((1, 1, 1, 1), dtype=np.float32))
+    inputs = [f"--input=@{tmp_path / 'x.npy'}", f"--input=@{tmp_path / 'w.npy'}"]
+    so = tmp_path / "conv.so"
+    proc = run([tool("gpuopt-compile"), graph, "--target=cpu", "-o", so])
+    assert proc.returncode == 0, proc.stderr
+    message = "the conv2d kernel failed: std::bad_alloc"
+    assert_clean_error(run([tool("gpuopt-run"), so, *inputs], limit=True), "gpuopt_model_run: " + message)
+    assert_clean_error(
+        run([tool("gpuopt-run"), graph, *inputs, "--backend=cpu"], limit=True),
+        "conv.mlir:1:1: error: running @forward failed: " + message,
+    )
+
+
 # Runs in a child process: the address-space limit must not bind pytest.
 PYTHON_CHILD = """\
 import sys
