@@ -3,12 +3,14 @@
 - A tensor over the per-tensor limit (2^40 bytes; 2^62 f32 wrapped to a
   64-byte buffer before) is refused by every compile path with a located
   error naming the type.
+- A CUDA arena over the limit is refused by gpuopt-compile --target=cuda.
 - A 4 TiB intermediate is a located error for gpuopt-compile (cpu, cuda) and
   `gpuopt-run --backend=cpu` (they accepted it and aborted on OOM).
 - A 64 GiB intermediate (within the limit) that cannot be allocated under an
   address-space limit is a clean error of the compiled library (gpuopt-run
   and gpuopt.compiled) and of the JIT, and the library still runs a model
-  that fits afterwards; before, the allocator aborted.
+  that fits afterwards; before, the allocator aborted. So is a kernel's
+  scratch buffer that cannot be allocated.
 - Recursion and call cycles are refused by every tool within seconds (they
   crashed with SIGSEGV or spun in bufferization for minutes).
 """
@@ -104,6 +106,25 @@ def test_tensor_over_the_limit_is_refused_by_compile(tmp_path: Path, target: str
         LIMIT_MESSAGE,
     )
     assert not (tmp_path / "m.out").exists()
+
+
+def test_cuda_arena_over_the_limit_is_refused(tmp_path: Path) -> None:
+    # Two tensors at the limit: the arena holding both is 2 TiB (compiled
+    # before, with "arena_bytes": 2199023255552).
+    graph = write(
+        tmp_path / "arena.mlir",
+        """\
+        func.func @forward(%x: tensor<274877906944xf32>) -> tensor<274877906944xf32> {
+          %y = seg.relu %x : tensor<274877906944xf32>
+          return %y : tensor<274877906944xf32>
+        }
+        """,
+    )
+    proc = run([tool("gpuopt-compile"), graph, "--target=cuda", "-o", tmp_path / "m.gpuopt"])
+    assert_clean_error(
+        proc,
+        "arena.mlir:1:1: error: 'func.func' op needs a CUDA arena of more than 1099511627776 bytes (1 TiB)",
+    )
 
 
 def test_huge_intermediate_is_a_located_error(tmp_path: Path, rng: np.random.Generator) -> None:
