@@ -63,6 +63,20 @@ std::vector<int64_t> toVector(ArrayRef<int64_t> a) {
   return {a.begin(), a.end()};
 }
 
+/// Runs `allocate` so that running out of memory is std::bad_alloc, not the
+/// abort of the new-handler LLVM's tools install; false when it ran out.
+template <typename Fn> bool tryAllocate(Fn &&allocate) {
+  std::new_handler handler = std::set_new_handler(nullptr);
+  bool ok = true;
+  try {
+    allocate();
+  } catch (const std::bad_alloc &) {
+    ok = false;
+  }
+  std::set_new_handler(handler);
+  return ok;
+}
+
 } // namespace
 
 LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
@@ -107,12 +121,9 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
              << what << " has shape " << rt::formatShape(host->shape)
              << ", but @" << entry << " expects " << tensor;
     FailureOr<std::vector<float>> values = failure();
-    try {
-      values = asFloat32(*host);
-    } catch (const std::bad_alloc &) {
+    if (!tryAllocate([&] { values = asFloat32(*host); }))
       return func.emitError("out of memory copying ")
              << what << " (" << tensor << ")";
-    }
     if (failed(values))
       return func.emitError() << what << " is " << rt::dtypeName(host->dtype)
                               << "; the CPU backend takes F32";
@@ -145,12 +156,9 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
       return emitError(funcLoc, "the CPU backend returns statically shaped f32 "
                                 "tensors; result ")
              << i << " is " << resultType;
-    try {
-      buffers.emplace_back(tensor.getNumElements());
-    } catch (const std::bad_alloc &) {
+    if (!tryAllocate([&] { buffers.emplace_back(tensor.getNumElements()); }))
       return emitError(funcLoc, "out of memory allocating result ")
              << i << " (" << tensor << ")";
-    }
     shapes.push_back(toVector(tensor.getShape()));
   }
   llvm::InitializeNativeTarget();
@@ -221,12 +229,10 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     rt::HostTensor out;
     out.dtype = rt::DType::F32;
     out.shape = shapes[i];
-    try {
-      out.data.resize(buffers[i].size() * sizeof(float));
-    } catch (const std::bad_alloc &) {
+    if (!tryAllocate(
+            [&] { out.data.resize(buffers[i].size() * sizeof(float)); }))
       return emitError(funcLoc, "out of memory copying result ")
              << i - numInputs << " (" << rt::formatShape(out.shape) << ")";
-    }
     if (!buffers[i].empty())
       std::memcpy(out.data.data(), buffers[i].data(), out.data.size());
     outputs.push_back(std::move(out));

@@ -180,6 +180,30 @@ def test_allocation_failure_in_the_jit_is_an_error(tmp_path: Path, rng: np.rando
     a, b, _ = outer_sum_inputs(tmp_path, n, rng)
     proc = run([tool("gpuopt-run"), graph, f"--input=@{a}", f"--input=@{b}", "--backend=cpu"], limit=True)
     assert_clean_error(proc, "outer.mlir:1:", "running @forward failed: " + OOM_MESSAGE)
+    # The reference backend's error for the same graph is located too.
+    proc = run(
+        [tool("gpuopt-run"), graph, f"--input=@{a}", f"--input=@{b}", "--backend=reference"], limit=True
+    )
+    assert_clean_error(proc, "outer.mlir:2:", "can't allocate memory")
+
+
+def test_jit_result_allocation_failure_is_an_error(tmp_path: Path, rng: np.random.Generator) -> None:
+    # A 64 GiB result: the JIT allocates it itself (before: LLVM's abort).
+    n = 1 << 17
+    graph = write(
+        tmp_path / "big_result.mlir",
+        f"""\
+        func.func @forward(%a: tensor<{n}x1xf32>, %b: tensor<1x{n}xf32>) -> tensor<{n}x{n}xf32> {{
+          %s = seg.add %a, %b : tensor<{n}x1xf32>, tensor<1x{n}xf32> -> tensor<{n}x{n}xf32>
+          return %s : tensor<{n}x{n}xf32>
+        }}
+        """,
+    )
+    a, b, _ = outer_sum_inputs(tmp_path, n, rng)
+    proc = run([tool("gpuopt-run"), graph, f"--input=@{a}", f"--input=@{b}", "--backend=cpu"], limit=True)
+    assert_clean_error(
+        proc, "big_result.mlir:1:1: error: out of memory allocating result 0 ('tensor<131072x131072xf32>')"
+    )
 
 
 # A 2x2 output from a 1x1 input padded by 50000 on each side: the conv2d
