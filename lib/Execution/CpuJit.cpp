@@ -22,7 +22,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <new>
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -61,20 +60,6 @@ FailureOr<std::vector<float>> asFloat32(const rt::HostTensor &t) {
 
 std::vector<int64_t> toVector(ArrayRef<int64_t> a) {
   return {a.begin(), a.end()};
-}
-
-/// Runs `allocate` so that running out of memory is std::bad_alloc, not the
-/// abort of the new-handler LLVM's tools install; false when it ran out.
-template <typename Fn> bool tryAllocate(Fn &&allocate) {
-  std::new_handler handler = std::set_new_handler(nullptr);
-  bool ok = true;
-  try {
-    allocate();
-  } catch (const std::bad_alloc &) {
-    ok = false;
-  }
-  std::set_new_handler(handler);
-  return ok;
 }
 
 } // namespace
@@ -121,7 +106,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
              << what << " has shape " << rt::formatShape(host->shape)
              << ", but @" << entry << " expects " << tensor;
     FailureOr<std::vector<float>> values = failure();
-    if (!tryAllocate([&] { values = asFloat32(*host); }))
+    if (!rt::tryAllocate([&] { values = asFloat32(*host); }))
       return func.emitError("out of memory copying ")
              << what << " (" << tensor << ")";
     if (failed(values))
@@ -156,7 +141,8 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
       return emitError(funcLoc, "the CPU backend returns statically shaped f32 "
                                 "tensors; result ")
              << i << " is " << resultType;
-    if (!tryAllocate([&] { buffers.emplace_back(tensor.getNumElements()); }))
+    if (!rt::tryAllocate(
+            [&] { buffers.emplace_back(tensor.getNumElements()); }))
       return emitError(funcLoc, "out of memory allocating result ")
              << i << " (" << tensor << ")";
     shapes.push_back(toVector(tensor.getShape()));
@@ -229,7 +215,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     rt::HostTensor out;
     out.dtype = rt::DType::F32;
     out.shape = shapes[i];
-    if (!tryAllocate(
+    if (!rt::tryAllocate(
             [&] { out.data.resize(buffers[i].size() * sizeof(float)); }))
       return emitError(funcLoc, "out of memory copying result ")
              << i - numInputs << " (" << rt::formatShape(out.shape) << ")";

@@ -187,8 +187,9 @@ def test_allocation_failure_in_the_jit_is_an_error(tmp_path: Path, rng: np.rando
     assert_clean_error(proc, "outer.mlir:2:", "can't allocate memory")
 
 
-def test_jit_result_allocation_failure_is_an_error(tmp_path: Path, rng: np.random.Generator) -> None:
-    # A 64 GiB result: the JIT allocates it itself (before: LLVM's abort).
+def test_result_allocation_failure_is_an_error(tmp_path: Path, rng: np.random.Generator) -> None:
+    # A 64 GiB result: the JIT and gpuopt-run allocate it themselves (before:
+    # LLVM's abort).
     n = 1 << 17
     graph = write(
         tmp_path / "big_result.mlir",
@@ -204,6 +205,11 @@ def test_jit_result_allocation_failure_is_an_error(tmp_path: Path, rng: np.rando
     assert_clean_error(
         proc, "big_result.mlir:1:1: error: out of memory allocating result 0 ('tensor<131072x131072xf32>')"
     )
+    so = tmp_path / "big_result.so"
+    proc = run([tool("gpuopt-compile"), graph, "--target=cpu", "-o", so])
+    assert proc.returncode == 0, proc.stderr
+    proc = run([tool("gpuopt-run"), so, f"--input=@{a}", f"--input=@{b}"], limit=True)
+    assert_clean_error(proc, "big_result.so: out of memory allocating output 0 [131072, 131072]")
 
 
 # A 2x2 output from a 1x1 input padded by 50000 on each side: the conv2d

@@ -14,6 +14,7 @@
 #ifndef GPUOPT_RUNTIME_ALLOCATOR_H
 #define GPUOPT_RUNTIME_ALLOCATOR_H
 
+#include <new>
 #include <string>
 
 namespace gpuopt::runtime {
@@ -34,6 +35,21 @@ bool callGenerated(GeneratedFunction fn, void **args, std::string &error);
 /// this thread, so that the call reports it; outside callGenerated() prints
 /// the message and aborts (there is no caller to report to).
 void reportKernelFailure(const char *kernel, const char *what);
+
+/// Runs `allocate` with the process's new-handler unset, so that running out
+/// of memory is std::bad_alloc rather than the abort of the handler that
+/// LLVM's tools install; returns false when it ran out.
+template <typename Fn> bool tryAllocate(Fn &&allocate) {
+  std::new_handler handler = std::set_new_handler(nullptr);
+  bool ok = true;
+  try {
+    allocate();
+  } catch (const std::bad_alloc &) {
+    ok = false;
+  }
+  std::set_new_handler(handler);
+  return ok;
+}
 
 } // namespace gpuopt::runtime
 
