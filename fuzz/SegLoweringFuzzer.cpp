@@ -54,6 +54,12 @@ static void runLowering(gpuopt_fuzz::Session &session, ModuleOp input,
                   text);
 }
 
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  // The pipelines name upstream passes by their registered names.
+  gpuopt::registerAllPasses();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gpuopt_fuzz::Session session;
   OwningOpRef<ModuleOp> module =

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -27,11 +28,23 @@ using namespace mlir::gpuopt::seg;
 
 #include "gpuopt/Dialect/Seg/IR/SegOpsDialect.cpp.inc"
 
+namespace {
+/// Every seg op is a function of its operands and attributes, legal to
+/// inline anywhere: the lowering pipelines inline every call first.
+struct SegInlinerInterface : DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void SegDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "gpuopt/Dialect/Seg/IR/SegOps.cpp.inc"
       >();
+  addInterfaces<SegInlinerInterface>();
 }
 
 //===----------------------------------------------------------------------===//
