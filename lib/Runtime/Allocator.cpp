@@ -10,7 +10,7 @@
 // forward pass has live at its peak plus what it freed.
 //
 // Generated code does not check for null, so a block that cannot be
-// allocated ends the call of generated code: callGenerated() set a jump
+// allocated ends the call of generated code: callGenerated() sets a jump
 // buffer, and the allocator longjmps back to it. Only generated frames (no
 // destructors, no locks) lie in between; the blocks the call allocated and did
 // not free go back to the cache.

@@ -37,7 +37,8 @@ LogicalResult verifyTensorSizes(Operation *op);
 
 /// Op trait of every seg op: its tensors fit kMaxTensorBytes.
 template <typename ConcreteType>
-class TensorSizeLimit : public OpTrait::TraitBase<ConcreteType, TensorSizeLimit> {
+class TensorSizeLimit
+    : public OpTrait::TraitBase<ConcreteType, TensorSizeLimit> {
 public:
   // A region trait runs after the op's verify(), whose shape diagnostics are
   // more precise for a type that is both wrong and huge.
