@@ -161,15 +161,14 @@ bool callGenerated(GeneratedFunction fn, void **args, std::string &error) {
   CallScope scope;
   CallScope *outer = activeScope;
   activeScope = &scope;
-  // Tools built on LLVM install a new-handler that aborts the process
-  // (llvm::install_out_of_memory_new_handler); in generated code a failed
-  // `new` in a kernel must throw instead, for the kernel to report it.
-  std::new_handler handler = std::set_new_handler(nullptr);
-  // Nothing in this frame changes between setjmp and a longjmp but `scope`,
-  // which is read through memory after it.
-  if (setjmp(scope.resume) == 0)
-    fn(args);
-  std::set_new_handler(handler);
+  {
+    // A failed `new` in a kernel must throw, for the kernel to report it.
+    gpuopt::runtime::BadAllocScope throwing;
+    // Nothing in this frame changes between setjmp and a longjmp but
+    // `scope`, which is read through memory after it.
+    if (setjmp(scope.resume) == 0)
+      fn(args);
+  }
   activeScope = outer;
   if (!scope.error.empty()) {
     // Abandoned: its live blocks will never be freed by generated code.

@@ -412,8 +412,10 @@ gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
   }
   model->md = md;
   // Nothing may escape the C ABI: an allocation failure or a thread that
-  // cannot start is an error message, not std::terminate.
+  // cannot start is an error message, not std::terminate (nor the abort of
+  // LLVM's new-handler in a tool that loads the library).
   try {
+    rt::BadAllocScope throwing;
     if (Status s = weights_path
                        ? bindWeights(*md, weights_path, strict != 0, *model)
                        : Status::ok();

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from safetensors.numpy import save_file
 
 from gpuopt.tools import tool
 
@@ -240,6 +241,39 @@ def test_kernel_allocation_failure_is_an_error(tmp_path: Path) -> None:
         run([tool("gpuopt-run"), graph, *inputs, "--backend=cpu"], limit=True),
         "conv.mlir:1:1: error: running @forward failed: " + message,
     )
+
+
+def test_allocation_failure_in_the_initializer_is_an_error(tmp_path: Path, rng: np.random.Generator) -> None:
+    # The 64 GiB outer sum of two parameters is load-time work: it runs in
+    # gpuopt_model_create, which fails with the message (before: an abort).
+    n = 1 << 17
+    graph = write(
+        tmp_path / "init.mlir",
+        f"""\
+        func.func @forward(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {{
+          %a = seg.param "a" : tensor<{n}x1xf32>
+          %b = seg.param "b" : tensor<1x{n}xf32>
+          %s = seg.add %a, %b : tensor<{n}x1xf32>, tensor<1x{n}xf32> -> tensor<{n}x{n}xf32>
+          %c = seg.slice %s start = [0, 0] size = [1, 4] step = [1, 1] : tensor<{n}x{n}xf32> -> tensor<1x4xf32>
+          %y = seg.add %x, %c : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+          return %y : tensor<1x4xf32>
+        }}
+        """,
+    )
+    weights = tmp_path / "w.safetensors"
+    save_file(
+        {
+            "a": rng.standard_normal((n, 1)).astype(np.float32),
+            "b": rng.standard_normal((1, n)).astype(np.float32),
+        },
+        str(weights),
+    )
+    np.save(tmp_path / "x.npy", np.ones((1, 4), dtype=np.float32))
+    so = tmp_path / "init.so"
+    proc = run([tool("gpuopt-compile"), graph, "--target=cpu", "-o", so])
+    assert proc.returncode == 0, proc.stderr
+    proc = run([tool("gpuopt-run"), so, f"--weights={weights}", f"--input=@{tmp_path / 'x.npy'}"], limit=True)
+    assert_clean_error(proc, "the load-time initializer failed: " + OOM_MESSAGE)
 
 
 # Runs in a child process: the address-space limit must not bind pytest.

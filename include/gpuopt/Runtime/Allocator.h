@@ -36,19 +36,30 @@ bool callGenerated(GeneratedFunction fn, void **args, std::string &error);
 /// the message and aborts (there is no caller to report to).
 void reportKernelFailure(const char *kernel, const char *what);
 
-/// Runs `allocate` with the process's new-handler unset, so that running out
-/// of memory is std::bad_alloc rather than the abort of the handler that
-/// LLVM's tools install; returns false when it ran out.
+/// Unsets the process's new-handler while alive, so that running out of
+/// memory is std::bad_alloc, which gpuopt's code catches, rather than the
+/// abort of the handler that LLVM's tools install.
+class BadAllocScope {
+public:
+  BadAllocScope() : saved(std::set_new_handler(nullptr)) {}
+  ~BadAllocScope() { std::set_new_handler(saved); }
+  BadAllocScope(const BadAllocScope &) = delete;
+  BadAllocScope &operator=(const BadAllocScope &) = delete;
+
+private:
+  std::new_handler saved;
+};
+
+/// Runs `allocate` in a BadAllocScope; returns false when it ran out of
+/// memory.
 template <typename Fn> bool tryAllocate(Fn &&allocate) {
-  std::new_handler handler = std::set_new_handler(nullptr);
-  bool ok = true;
+  BadAllocScope scope;
   try {
     allocate();
   } catch (const std::bad_alloc &) {
-    ok = false;
+    return false;
   }
-  std::set_new_handler(handler);
-  return ok;
+  return true;
 }
 
 } // namespace gpuopt::runtime
