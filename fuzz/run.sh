@@ -3,7 +3,7 @@
 # for a fixed time, one after the other; ends with executions, coverage and
 # crashes per target and exits non-zero when a target found a crash.
 #   fuzz/run.sh [--smoke] [TARGET...]    TARGET: safetensors npy seg-verify seg-passes
-#                                        model-metadata cuda-artifact
+#                                        model-metadata cuda-artifact seg-lowering
 # FUZZ_SECONDS   seconds per target (default 300; --smoke: always 5)
 # FUZZ_BUILD_DIR build directory (default build-fuzz)
 # FUZZ_CXX       the clang++ to build with (default clang++-22)
@@ -26,7 +26,7 @@ CXX=${FUZZ_CXX:-clang++-22}
 LLVM_DIR=${LLVM_DIR:-/usr/lib/llvm-22}
 TARGETS=("$@")
 [ ${#TARGETS[@]} = 0 ] && TARGETS=(safetensors npy seg-verify seg-passes
-  model-metadata cuda-artifact)
+  model-metadata cuda-artifact seg-lowering)
 
 dict_of() {
   case $1 in

@@ -301,7 +301,14 @@ Status CudaModel::create(const std::string &artifactPath,
     }
   }
   CU_CHECK(d->cuStreamCreate(&I.stream, CU_STREAM_NON_BLOCKING));
-  CU_CHECK(d->cuMemAlloc(&I.arena, std::max<uint64_t>(art.arenaBytes, 256)));
+  if (CUresult r =
+          d->cuMemAlloc(&I.arena, std::max<uint64_t>(art.arenaBytes, 256));
+      r != CUDA_SUCCESS)
+    return Status::error(artifactPath + ": cannot allocate its arena of " +
+                         std::to_string(art.arenaBytes) + " bytes (" +
+                         std::to_string(art.arenaBytes >> 20) + " MiB) on " +
+                         m->info.name + ": " +
+                         cuError(*d, r, "cuMemAlloc").message());
   // Poison the arena (0xff bytes are NaNs): unwritten outputs show.
   CU_CHECK(d->cuMemsetD8Async(I.arena, 0xff, art.arenaBytes, I.stream));
   for (const CudaBuffer &b : art.buffers)

@@ -8,6 +8,7 @@
 
 #include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
 #include "gpuopt/Pipelines/Pipelines.h"
+#include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CpuKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -116,14 +117,9 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   // Bound: the names are not needed any more (and LLVM does not know them).
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     func.removeArgAttr(i, "seg.param");
-  for (Type resultType : type.getResults()) {
-    auto tensor = cast<RankedTensorType>(resultType);
-    results.emplace_back(tensor.getNumElements());
-    shapes.push_back(toVector(tensor.getShape()));
-  }
-  for (std::vector<float> &result : results)
-    buffers.push_back(result.data());
 
+  // The lowering replaces `func`: diagnostics after it use its location.
+  Location funcLoc = func.getLoc();
   // Lower and JIT.
   auto clock = [] { return std::chrono::steady_clock::now(); };
   auto ms = [](auto d) {
@@ -135,6 +131,22 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     return module.emitError("cannot build the CPU pipeline");
   if (failed(pm.run(module)))
     return module.emitError("the CPU lowering failed");
+  // After the lowering, whose first pass proved every size below the tensor
+  // limit (an unchecked count could wrap here).
+  for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
+    auto tensor = dyn_cast<RankedTensorType>(resultType);
+    if (!tensor || !tensor.hasStaticShape() || !tensor.getElementType().isF32())
+      return emitError(funcLoc, "the CPU backend returns statically shaped f32 "
+                                "tensors; result ")
+             << i << " is " << resultType;
+    if (!rt::tryAllocate(
+            [&] { results.emplace_back(tensor.getNumElements()); }))
+      return emitError(funcLoc, "out of memory allocating result ")
+             << i << " (" << tensor << ")";
+    shapes.push_back(toVector(tensor.getShape()));
+  }
+  for (std::vector<float> &result : results)
+    buffers.push_back(result.data());
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   DialectRegistry translations;
@@ -183,12 +195,18 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   for (void *&p : pointers)
     args.push_back(&p);
   std::string symbol = ("_mlir_ciface_" + entry).str();
+  auto packed = (*engine)->lookupPacked(symbol);
+  if (!packed) {
+    std::string message = llvm::toString(packed.takeError());
+    return module.emitError("calling ") << symbol << " failed: " << message;
+  }
   for (unsigned run = 0; run < std::max(1u, options.runs); ++run) {
     auto runStart = clock();
-    if (llvm::Error error = (*engine)->invokePacked(symbol, args)) {
-      std::string message = llvm::toString(std::move(error));
-      return module.emitError("calling ") << symbol << " failed: " << message;
-    }
+    // Through the allocator's guard: a buffer that cannot be allocated is an
+    // error, not a null pointer the generated code writes through.
+    if (std::string error;
+        !::gpuopt::runtime::callGenerated(*packed, args.data(), error))
+      return emitError(funcLoc, "running @") << entry << " failed: " << error;
     if (options.runMs)
       options.runMs->push_back(ms(clock() - runStart));
   }
@@ -198,7 +216,10 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     rt::HostTensor out;
     out.dtype = rt::DType::F32;
     out.shape = shapes[i];
-    out.data.resize(result.size() * sizeof(float));
+    if (!rt::tryAllocate(
+            [&] { out.data.resize(result.size() * sizeof(float)); }))
+      return emitError(funcLoc, "out of memory copying result ")
+             << i - numInputs << " (" << rt::formatShape(out.shape) << ")";
     if (!result.empty())
       std::memcpy(out.data.data(), result.data(), out.data.size());
     outputs.push_back(std::move(out));

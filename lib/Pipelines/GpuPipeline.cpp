@@ -7,8 +7,10 @@
 #include "gpuopt/Pipelines/GpuPipeline.h"
 
 #include "gpuopt/Conversion/Passes.h"
+#include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -19,6 +21,11 @@ using namespace mlir;
 LogicalResult
 mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
                                      const GpuLoweringOptions &options) {
+  // First: bufferization recurses on call cycles, and sizes must fit int64.
+  // Then no calls: the kernel outlining and the CUDA launch plan take one
+  // host function.
+  pm.addPass(seg::createVerifyLowerablePass());
+  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   pm.addPass(createConvertSegToLinalgPass());
   // Upstream passes by their registered names, as a user would type them.
   std::string upstream =

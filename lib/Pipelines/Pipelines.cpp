@@ -41,6 +41,12 @@ void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
 LogicalResult
 mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
                                        const CpuLoweringOptions &options) {
+  // First: bufferization recurses on call cycles, and sizes must fit int64.
+  // Then no calls: One-Shot Bufferize with copy-before-write reads
+  // uninitialized analysis state at a func.call (valgrind, ASan in the
+  // seg-lowering fuzzer). No default pipeline: nothing to re-optimize.
+  pm.addPass(seg::createVerifyLowerablePass());
+  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   if (options.kernels)
     pm.addPass(createConvertSegToCpuKernelsPass());
   pm.addPass(createConvertSegToLinalgPass());

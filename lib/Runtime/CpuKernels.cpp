@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/CpuKernels.h"
+#include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/ThreadPool.h"
 
 #include <algorithm>
@@ -1001,13 +1002,12 @@ template <int Rank> std::string shapeOf(const MemRefDesc<float, Rank> &d) {
 }
 /// Runs a kernel body; the generated code that calls it cannot take an
 /// error back, so an exception (out of memory, a thread that cannot start)
-/// ends the process with a message instead of std::terminate's silence.
+/// becomes the error of the enclosing callGenerated() (Allocator.h).
 template <typename Fn> void guarded(const char *kernel, Fn &&fn) {
   try {
     fn();
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "gpuopt: %s kernel failed: %s\n", kernel, e.what());
-    std::abort();
+    reportKernelFailure(kernel, e.what());
   }
 }
 } // namespace

@@ -15,6 +15,7 @@
 #include "gpuopt/Runtime/ModelAbi.h"
 
 #include "ModelMetadata.h"
+#include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
@@ -227,7 +228,11 @@ Status initialize(const Metadata &md, gpuopt_model &model) {
   std::vector<void *> initPointers;
   for (Descriptor &d : initDescriptors)
     initPointers.push_back(d.get());
-  if (gpuopt_compiled_init(initPointers.data()) != 0)
+  int status = 0;
+  if (std::string error; !rt::callGenerated(gpuopt_compiled_init,
+                                            initPointers.data(), status, error))
+    return Status::error("the load-time initializer failed: " + error);
+  if (status != 0)
     return Status::error(std::string("gpuopt_model_create: ") + kShapeMismatch);
 
   // Parameters only the initializer read are not needed any more.
@@ -312,8 +317,10 @@ gpuopt_model *gpuopt_model_create_with_limits(const char *weights_path,
   }
   model->md = md;
   // Nothing may escape the C ABI: an allocation failure or a thread that
-  // cannot start is an error message, not std::terminate.
+  // cannot start is an error message, not std::terminate (nor the abort of
+  // LLVM's new-handler in a tool that loads the library).
   try {
+    rt::BadAllocScope throwing;
     if (Status s = weights_path ? bindWeights(*md, weights_path, strict != 0,
                                               readerLimits, *model)
                                 : Status::ok();
@@ -384,7 +391,14 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
   for (size_t i = 0; i < numOutputs; ++i)
     model->descriptors[numArgs + i].setData(outputs[i]);
   try {
-    if (gpuopt_compiled_forward(model->pointers.data()) != 0) {
+    int status = 0;
+    if (std::string error; !rt::callGenerated(gpuopt_compiled_forward,
+                                              model->pointers.data(), status,
+                                              error)) {
+      setError(err, errlen, "gpuopt_model_run: " + error);
+      return 1;
+    }
+    if (status != 0) {
       setError(err, errlen, std::string("gpuopt_model_run: ") + kShapeMismatch);
       return 1;
     }

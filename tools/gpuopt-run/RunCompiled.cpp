@@ -6,6 +6,7 @@
 
 #include "RunCompiled.h"
 
+#include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/ModelAbi.h"
 #include "gpuopt/Runtime/ModelLibrary.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -145,7 +146,10 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
   for (int i = 0; i < numOutputs; ++i) {
     rt::HostTensor &t = outputs[i];
     t.shape = shapeOf(abi.outputShape, model, i);
-    t.data.resize(t.numElements() * sizeof(float));
+    if (!rt::tryAllocate(
+            [&] { t.data.resize(t.numElements() * sizeof(float)); }))
+      return fail(lib + ": out of memory allocating output " +
+                  std::to_string(i) + " " + rt::formatShape(t.shape));
     outputPtrs.push_back(reinterpret_cast<float *>(t.data.data()));
   }
 

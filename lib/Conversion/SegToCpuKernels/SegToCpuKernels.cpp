@@ -136,6 +136,45 @@ private:
   MLIRContext *ctx;
 };
 
+/// Whether the scratch buffers a convolution kernel allocates fit the
+/// per-tensor limit: the padded input planes (conv2d: c planes of the input
+/// grown to cover the output grid; see makePadded in lib/Runtime/
+/// CpuKernels.cpp) and the im2col columns (strided conv2d, deform_conv2d:
+/// c * kh * kw rows of oh * ow columns plus a micro-tile). The kernels size
+/// them in int64 from the operand shapes and attributes, which may be huge
+/// where the operands are not (a padding of 2^40 with a stride of 2^41):
+/// such convolutions stay with the linalg lowering. In 128 bits, where
+/// products of three int64 values below 2^42 cannot overflow.
+bool convScratchFits(RankedTensorType in, RankedTensorType w,
+                     RankedTensorType out, ArrayRef<int64_t> stride,
+                     ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                     bool padded, bool im2col) {
+  using Wide = __int128;
+  // The kernels' column slack: a micro-tile (kNR = 32) and 16 more floats.
+  constexpr Wide kSlack = 32 + 16;
+  constexpr Wide kMaxFloats = seg::kMaxTensorBytes / 4;
+  auto fits = [&](Wide v) { return v >= 0 && v <= kMaxFloats; };
+  Wide c = in.getDimSize(1);
+  Wide cols = 1, padPlane = 1;
+  for (int i = 0; i < 2; ++i) {
+    Wide inDim = in.getDimSize(2 + i), k = w.getDimSize(2 + i),
+         o = out.getDimSize(2 + i);
+    Wide s = stride[i], p = padding[i], d = dilation[i];
+    if (!fits(s) || !fits(p) || !fits(d))
+      return false;
+    Wide dim = std::max(inDim + p, (o - 1) * s + (k - 1) * d + 1);
+    if (!fits(dim))
+      return false;
+    padPlane *= dim;
+    cols *= o;
+  }
+  Wide taps = c * w.getDimSize(2) * w.getDimSize(3);
+  Wide planeSlack = (w.getDimSize(3) - 1) * Wide(dilation[1]) + kSlack;
+  if (padded && !fits(c * padPlane + planeSlack))
+    return false;
+  return !im2col || (fits(taps) && fits(taps * (cols + kSlack)));
+}
+
 /// Lowers a (fused) convolution. Returns failure (op untouched) when the
 /// kernel does not cover it.
 template <typename ConvOp>
@@ -149,6 +188,14 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
     return failure();
   std::optional<int64_t> act = activationCode(activation);
   if (!act)
+    return failure();
+  ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
+                    dilation = op.getDilation();
+  if (!convScratchFits(cast<RankedTensorType>(op.getInput().getType()),
+                       cast<RankedTensorType>(op.getWeight().getType()),
+                       cast<RankedTensorType>(op.getResult().getType()), stride,
+                       padding, dilation, /*padded=*/true,
+                       /*im2col=*/stride[0] != 1 || stride[1] != 1))
     return failure();
   KernelCallBuilder kb(module, op);
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
@@ -165,8 +212,6 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
                              residual ? kb.buffer(residual) : in,
                              kb.i64Buffer(offH),
                              kb.i64Buffer(offW)};
-  ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
-                    dilation = op.getDilation();
   for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
                     dilation[1], int64_t(op.getGroups()), flags, *act})
     args.push_back(kb.i64(v));
@@ -261,6 +306,12 @@ LogicalResult lowerDeformConv(ModuleOp module, seg::DeformConv2dOp op) {
   if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getOffset(), 4) ||
       !isStaticF32(op.getWeight(), 4) || !isStaticF32(op.getResult(), 4) ||
       (op.getBias() && !isStaticF32(op.getBias(), 1)))
+    return failure();
+  if (!convScratchFits(cast<RankedTensorType>(op.getInput().getType()),
+                       cast<RankedTensorType>(op.getWeight().getType()),
+                       cast<RankedTensorType>(op.getResult().getType()),
+                       op.getStride(), op.getPadding(), op.getDilation(),
+                       /*padded=*/false, /*im2col=*/true))
     return failure();
   KernelCallBuilder kb(module, op);
   auto resultType = cast<RankedTensorType>(op.getResult().getType());

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/Cuda/CudaTarget.h"
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
 
 #include "gpuopt/Pipelines/GpuPipeline.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
@@ -151,7 +152,15 @@ LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
     b.kind = kind.str();
     b.name = name.str();
     b.type = type;
-    b.bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    // The same limit as the seg verifiers' (a lowering may add buffers of
+    // its own): within it, byte counts and their sums fit uint64.
+    std::optional<int64_t> bytes = seg::getTensorBytes(
+        RankedTensorType::get(type.getShape(), type.getElementType()));
+    if (!bytes)
+      return at->emitOpError("needs a buffer of type ")
+             << type << ", which exceeds the limit of " << seg::kMaxTensorBytes
+             << " bytes (1 TiB) per tensor";
+    b.bytes = *bytes;
     ids[v] = plan.buffers.size();
     plan.buffers.push_back(b);
     return plan.buffers.size() - 1;
@@ -297,11 +306,22 @@ LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
   // Persistent buffers first, then temporaries by liveness over the run
   // steps: a temporary takes the best-fitting free gap when first used and
   // returns it after its last use.
+  // One device allocation holds every buffer: it obeys the per-tensor limit.
+  // Checked after each step, so that no sum of sizes can wrap.
+  auto arenaTooLarge = [&](uint64_t bytes) {
+    if (bytes <= static_cast<uint64_t>(seg::kMaxTensorBytes))
+      return false;
+    func.emitOpError("needs a CUDA arena of more than ")
+        << seg::kMaxTensorBytes << " bytes (1 TiB), the limit per allocation";
+    return true;
+  };
   uint64_t top = 0;
   for (Buffer &b : plan.buffers)
     if (b.kind != "temp") {
       b.offset = top;
       top = alignUp(top + std::max<uint64_t>(b.bytes, 1));
+      if (arenaTooLarge(top))
+        return failure();
     }
   std::vector<int64_t> first(plan.buffers.size(), -1),
       last(plan.buffers.size(), -1);
@@ -350,6 +370,8 @@ LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
       } else {
         b.offset = end;
         end += size;
+        if (arenaTooLarge(end))
+          return failure();
       }
     }
     for (unsigned id : plan.run[index].args) {

@@ -36,9 +36,16 @@ def Seg_Dialect : Dialect {
   }];
 }
 
+/// Every tensor the op takes or produces fits gpuopt's per-tensor size limit
+/// (`seg::kMaxTensorBytes`, 1 TiB). Checked after the op's own verifier, so
+/// that shape errors keep their precise message.
+def Seg_TensorSizeLimit : NativeOpTrait<"TensorSizeLimit"> {
+  let cppNamespace = "::mlir::gpuopt::seg";
+}
+
 /// Base class of every seg op.
 class Seg_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Seg_Dialect, mnemonic, traits>;
+    : Op<Seg_Dialect, mnemonic, traits # [Seg_TensorSizeLimit]>;
 
 /// Statically shaped tensors of the floating-point types gpuopt supports.
 def Seg_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;

@@ -14,6 +14,41 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::gpuopt::seg {
+
+/// The most bytes one tensor may occupy: 1 TiB, far above any segmentation
+/// network's activations and far below where byte counts overflow int64, so
+/// that every size the lowerings and runtimes compute from a verified type
+/// (element counts, byte sizes, products of a few of them) fits in int64.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+
+/// The bytes a statically shaped tensor of `type` occupies, or std::nullopt
+/// when that exceeds kMaxTensorBytes (including counts that overflow int64).
+/// Types that are not statically shaped ranked tensors occupy 0 bytes here.
+std::optional<int64_t> getTensorBytes(Type type);
+
+/// Checks `type` against kMaxTensorBytes; `emit` reports a violation, naming
+/// the value as `what` (e.g. "result #0").
+LogicalResult verifyTensorSize(Type type, StringRef what,
+                               function_ref<InFlightDiagnostic()> emit);
+
+/// Checks every operand and result type of `op` against kMaxTensorBytes.
+LogicalResult verifyTensorSizes(Operation *op);
+
+/// Op trait of every seg op: its tensors fit kMaxTensorBytes.
+template <typename ConcreteType>
+class TensorSizeLimit
+    : public OpTrait::TraitBase<ConcreteType, TensorSizeLimit> {
+public:
+  // A region trait runs after the op's verify(), whose shape diagnostics are
+  // more precise for a type that is both wrong and huge.
+  static LogicalResult verifyRegionTrait(Operation *op) {
+    return verifyTensorSizes(op);
+  }
+};
+
+} // namespace mlir::gpuopt::seg
+
 #define GET_OP_CLASSES
 #include "gpuopt/Dialect/Seg/IR/SegOps.h.inc"
 

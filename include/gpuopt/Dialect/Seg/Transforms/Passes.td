@@ -272,4 +272,41 @@ def SplitLoadTimePass : Pass<"seg-split-load-time", "::mlir::ModuleOp"> {
   ];
 }
 
+def VerifyLowerablePass : Pass<"seg-verify-lowerable", "::mlir::ModuleOp"> {
+  let summary = "Reject modules the lowerings cannot compile: call cycles, calls without a body, tensors over the size limit";
+  let description = [{
+    Runs first in `--gpuopt-cpu-lowering`, `--gpuopt-gpu-lowering` and so in
+    `gpuopt-compile` and `gpuopt-run --backend=cpu`, and fails with a located
+    error where a later stage would crash, spin or compute a size it cannot
+    hold:
+
+    - a call cycle, recursion included (One-Shot Bufferize analyses function
+      boundaries in call-graph order and recurses on a cycle): the error is
+      at the call that closes the cycle and names every function on it;
+    - a call to a function without a body (a declaration): the lowered code
+      would need a symbol that nothing defines;
+    - a value whose type is a tensor of more than `seg::kMaxTensorBytes`
+      bytes (1 TiB), including function arguments and values of non-`seg`
+      ops that the `seg` verifiers do not see (e.g. an `arith.constant`
+      splat): the lowerings and runtimes compute byte sizes in int64;
+    - a convolution or max-pool whose padded input (the copy the linalg
+      lowering makes) would exceed that limit: a padding of 2^62 with a
+      stride of 2^63 - 1 verifies, since the output is small.
+
+    ```mlir
+    func.func @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
+      // error: 'func.call' op calls @forward recursively (call cycle:
+      // @forward -> @forward); the lowerings compile no recursion
+      %y = func.call @forward(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      return %y : tensor<4xf32>
+    }
+    ```
+
+    Input: any verified module. Output: the module, unchanged.
+  }];
+  let statistics = [
+    Statistic<"numCalls", "calls-checked", "call ops checked">,
+  ];
+}
+
 #endif // GPUOPT_DIALECT_SEG_TRANSFORMS_PASSES_TD
