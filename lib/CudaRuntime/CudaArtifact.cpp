@@ -11,56 +11,15 @@
 
 #include "gpuopt/Runtime/CudaArtifact.h"
 #include "gpuopt/Runtime/CudaModel.h"
+#include "gpuopt/Runtime/FileIO.h"
 
 #include "../Runtime/Json.h"
 
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 using namespace gpuopt::runtime;
 
 namespace {
-
-/// Reads a regular file of at most kMaxCudaArtifactBytes whole. The file is
-/// stat'ed before it is opened: opening a FIFO blocks, /dev/zero never ends.
-Status readBoundedFile(const std::string &path, std::vector<uint8_t> &out) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return Status::error(path + ": not a regular file (a CUDA artifact is "
-                                "one written by gpuopt-compile --target=cuda)");
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-    return Status::error(path + ": not a regular file");
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size > kMaxCudaArtifactBytes)
-    return Status::error(
-        path + ": " + std::to_string(size) + " bytes exceed the limit of " +
-        std::to_string(kMaxCudaArtifactBytes) + " bytes for a CUDA artifact");
-  out.resize(size);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::read(fd, out.data() + done, size - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return Status::error(path + ": read failed: " + std::strerror(errno));
-    if (n == 0) // shrunk while reading
-      return Status::error(path + ": the file shrank while being read");
-    done += static_cast<size_t>(n);
-  }
-  return Status::ok();
-}
 
 /// Header bytes accepted (a plan of ~100k launches).
 constexpr uint64_t kMaxHeaderBytes = 64ull << 20;
@@ -168,7 +127,7 @@ Status parseSteps(const std::string &path, const json::Value *v,
 Status gpuopt::runtime::readCudaArtifact(const std::string &path,
                                          CudaArtifact &art) {
   std::vector<uint8_t> bytes;
-  if (Status s = readBoundedFile(path, bytes); !s)
+  if (Status s = readFileBytes(path, bytes, kMaxCudaArtifactBytes); !s)
     return s;
   return parseCudaArtifact(bytes.data(), bytes.size(), path, art);
 }

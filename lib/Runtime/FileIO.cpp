@@ -38,14 +38,26 @@ static const char *fileKind(mode_t mode) {
   return "special file";
 }
 
+static Status notRegularFile(const std::string &path, mode_t mode) {
+  return Status::error(path + ": not a regular file (" + fileKind(mode) + ")");
+}
+
 Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
                        uint64_t &size) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
-  // before fstat could tell what it is.
-  int handle = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // stat first: opening a device may act on it (a tape rewinds, a terminal
+  // becomes the controlling one) before fstat could tell what it is.
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return errnoError(path, "cannot open", errno);
+  if (!S_ISREG(st.st_mode))
+    return notRegularFile(path, st.st_mode);
+  // O_NONBLOCK: should `path` become a FIFO after the stat, opening it would
+  // otherwise wait for a writer.
+  int handle =
+      ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (handle < 0)
     return errnoError(path, "cannot open", errno);
-  struct stat st;
+  // Checked again on what was opened, which is what gets read.
   if (::fstat(handle, &st) != 0) {
     int error = errno;
     ::close(handle);
@@ -53,8 +65,7 @@ Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(handle);
-    return Status::error(path + ": not a regular file (" +
-                         fileKind(st.st_mode) + ")");
+    return notRegularFile(path, st.st_mode);
   }
   if (static_cast<uint64_t>(st.st_size) > maxBytes) {
     ::close(handle);
@@ -67,6 +78,23 @@ Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
   fd = handle;
   size = static_cast<uint64_t>(st.st_size);
   return Status::ok();
+}
+
+ssize_t readAt(int fd, uint64_t offset, void *out, size_t size) {
+  auto *p = static_cast<uint8_t *>(out);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, p + done, size - done,
+                        static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
 }
 
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
@@ -83,26 +111,14 @@ Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
     return Status::error(path + ": cannot allocate " + std::to_string(size) +
                          " bytes to read it");
   }
-  size_t done = 0;
-  while (done < out.size()) {
-    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      return errnoError(path, "cannot read", error);
-    }
-    if (n == 0) {
-      // Shrunk since fstat: what is there is the file.
-      out.resize(done);
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
   // Bytes appended since fstat are not read: the size checked is the size
-  // used.
+  // used. A file shrunk since then is what is there.
+  ssize_t n = readAt(fd, 0, out.data(), out.size());
+  int error = errno;
   ::close(fd);
+  if (n < 0)
+    return errnoError(path, "cannot read", error);
+  out.resize(static_cast<size_t>(n));
   return Status::ok();
 }
 
@@ -189,6 +205,18 @@ static void splitPath(const std::string &path, std::string &dir,
   }
 }
 
+/// The mkstemp/mkdtemp template of a hidden temporary next to `target`
+/// (NUL-terminated, for those to fill in); `name` gets `target`'s file name.
+static std::vector<char> temporaryTemplate(const std::string &target,
+                                           std::string &name) {
+  std::string dir;
+  splitPath(target, dir, name);
+  std::string pattern = dir + "/." + name + ".tmp.XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  return buffer;
+}
+
 /// Whether `path` is an existing stream (a character device such as
 /// /dev/null or /dev/stdout, or a FIFO): there is no file to replace, so it is
 /// written directly.
@@ -240,11 +268,8 @@ Status AtomicOutput::open(const std::string &destination) {
   }
   if (Status s = checkDestination(path); !s)
     return s;
-  std::string dir, name;
-  splitPath(target, dir, name);
-  std::string pattern = dir + "/." + name + ".tmp.XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
+  std::string name;
+  std::vector<char> buffer = temporaryTemplate(target, name);
   int handle = ::mkstemp(buffer.data());
   if (handle < 0)
     return errnoError(path, "cannot create", errno);
@@ -320,11 +345,8 @@ Status AtomicOutputDir::open(const std::string &destination) {
   target = replacedFile(path);
   if (Status s = checkDestination(path); !s)
     return s;
-  std::string dir, name;
-  splitPath(target, dir, name);
-  std::string pattern = dir + "/." + name + ".tmp.XXXXXX";
-  std::vector<char> buffer(pattern.begin(), pattern.end());
-  buffer.push_back('\0');
+  std::string name;
+  std::vector<char> buffer = temporaryTemplate(target, name);
   if (!::mkdtemp(buffer.data()))
     return errnoError(path, "cannot create", errno);
   dirPath = buffer.data();

@@ -13,13 +13,11 @@
 #include "gpuopt/Runtime/ModelLibrary.h"
 
 #include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/ModelAbi.h"
 
-#include <cerrno>
 #include <cstring>
 #include <elf.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -35,20 +33,6 @@ constexpr uint16_t kHostMachine = EM_AARCH64;
 #error "no ELF machine number for this host"
 #endif
 
-const char *fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
-
 /// Closes the descriptor on every return path.
 struct Fd {
   int fd = -1;
@@ -60,19 +44,8 @@ struct Fd {
 
 /// Reads exactly `size` bytes at `offset` (the caller checked the range
 /// against the file size).
-bool readAt(int fd, uint64_t offset, void *out, size_t size) {
-  auto *p = static_cast<char *>(out);
-  while (size > 0) {
-    ssize_t n = ::pread(fd, p, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
+bool readExactly(int fd, uint64_t offset, void *out, size_t size) {
+  return readAt(fd, offset, out, size) == static_cast<ssize_t>(size);
 }
 
 /// Whether [offset, offset + size) lies inside a file of `fileSize` bytes,
@@ -97,26 +70,14 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
   auto cannot = [&](const std::string &why) {
     return Status::error("cannot load " + path + ": " + why);
   };
-  // stat first: opening a FIFO blocks and opening a device may act on it.
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return cannot(std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return cannot(std::string("not a regular file (") + fileKind(st.st_mode) +
-                  ")");
+  // Only headers are read, so any size is accepted here.
   Fd file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (file.fd < 0)
-    return cannot(std::strerror(errno));
-  if (::fstat(file.fd, &st) != 0)
-    return cannot(std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return cannot(std::string("not a regular file (") + fileKind(st.st_mode) +
-                  ")");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  uint64_t size;
+  if (Status s = openRegularFile(path, UINT64_MAX, file.fd, size); !s)
+    return Status::error("cannot load " + s.message());
 
   Elf64_Ehdr eh;
-  if (size < sizeof(eh) || !readAt(file.fd, 0, &eh, sizeof(eh)) ||
+  if (size < sizeof(eh) || !readExactly(file.fd, 0, &eh, sizeof(eh)) ||
       std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
     return cannot("not an ELF file");
   if (eh.e_ident[EI_CLASS] != ELFCLASS64)
@@ -140,7 +101,7 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
     return cannot(
         truncated("the program header table", eh.e_phoff, phBytes, size));
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
-  if (!readAt(file.fd, eh.e_phoff, ph.data(), phBytes))
+  if (!readExactly(file.fd, eh.e_phoff, ph.data(), phBytes))
     return cannot("cannot read the program headers");
   for (size_t i = 0; i < ph.size(); ++i)
     if (ph[i].p_type == PT_LOAD &&
@@ -159,7 +120,7 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
     return cannot(
         truncated("the section header table", eh.e_shoff, shBytes, size));
   std::vector<Elf64_Shdr> sh(eh.e_shnum);
-  if (!readAt(file.fd, eh.e_shoff, sh.data(), shBytes))
+  if (!readExactly(file.fd, eh.e_shoff, sh.data(), shBytes))
     return cannot("cannot read the section headers");
   for (size_t i = 0; i < sh.size(); ++i)
     if (sh[i].sh_type != SHT_NOBITS &&
@@ -172,7 +133,7 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
     return Status::error(path + " is not a gpuopt model library (bad section "
                                 "name table)");
   std::vector<char> strtab(names.sh_size + 1, '\0');
-  if (!readAt(file.fd, names.sh_offset, strtab.data(), names.sh_size))
+  if (!readExactly(file.fd, names.sh_offset, strtab.data(), names.sh_size))
     return cannot("cannot read the section names");
   const Elf64_Shdr *noteSection = nullptr;
   for (const Elf64_Shdr &s : sh)
@@ -185,7 +146,7 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
   gpuopt_model_note note;
   if (noteSection->sh_type == SHT_NOBITS ||
       noteSection->sh_size < sizeof(note) ||
-      !readAt(file.fd, noteSection->sh_offset, &note, sizeof(note)) ||
+      !readExactly(file.fd, noteSection->sh_offset, &note, sizeof(note)) ||
       std::memcmp(note.magic, GPUOPT_MODEL_NOTE_MAGIC, sizeof(note.magic)) != 0)
     return Status::error(path + " is not a gpuopt model library (its " +
                          GPUOPT_MODEL_NOTE_SECTION +

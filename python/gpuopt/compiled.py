@@ -72,12 +72,13 @@ class ReaderLimits(ctypes.Structure):
 _ELF_MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
 _NOTE_SECTION = b"gpuopt_model"
 _NOTE = struct.Struct("<8sIIQQ")  # gpuopt_model_note of CompiledModel.h
+# The names of fileKind in lib/Runtime/FileIO.cpp.
 _FILE_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "directory"),
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
 )
 
 
@@ -97,22 +98,25 @@ def check_library(path: str | Path) -> None:
     def not_model(why: str) -> CompiledModelError:
         return CompiledModelError(f"{path} is not a gpuopt model library ({why})")
 
-    # stat first: opening a FIFO blocks and opening a device may act on it.
+    def not_regular(mode: int) -> CompiledModelError:
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "special file")
+        return cannot(f"not a regular file ({kind})")
+
+    # As openRegularFile: stat first, since opening a device may act on it.
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
-        raise cannot(e.strerror or str(e)) from None
+        raise cannot(f"cannot open: {e.strerror or e}") from None
     if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
-        raise cannot(f"not a regular file ({kind})")
+        raise not_regular(mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as e:
-        raise cannot(e.strerror or str(e)) from None
+        raise cannot(f"cannot open: {e.strerror or e}") from None
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise cannot("not a regular file")
+            raise not_regular(st.st_mode)
         size = st.st_size
 
         def read_at(offset: int, n: int) -> bytes:

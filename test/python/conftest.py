@@ -2,14 +2,46 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
+from safetensors.numpy import save_file
+
+# A one-conv graph whose parameters and input the `files` fixture writes.
+CONV_GRAPH = """\
+func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
+  %b = seg.param "conv.bias" : tensor<4xf32>
+  %y = seg.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1
+       : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+"""
 
 
 @pytest.fixture
 def rng() -> np.random.Generator:
     """A seeded generator: random (never zero) test data, reproducible runs."""
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def files(tmp_path: Path, rng: np.random.Generator) -> dict[str, Path]:
+    """CONV_GRAPH, its weights and an input, valid; each test breaks or reuses one of them."""
+    model = tmp_path / "model.mlir"
+    model.write_text(CONV_GRAPH)
+    weights = tmp_path / "w.safetensors"
+    save_file(
+        {
+            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+            "conv.bias": rng.standard_normal(4).astype(np.float32),
+        },
+        str(weights),
+    )
+    x = tmp_path / "x.npy"
+    np.save(x, rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    return {"model": model, "weights": weights, "x": x, "dir": tmp_path}
 
 
 def rel_l2(actual: np.ndarray, expected: np.ndarray) -> float:

@@ -23,16 +23,6 @@ from safetensors.numpy import save_file
 
 from gpuopt.tools import tool
 
-GRAPH = """\
-func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
-  %b = seg.param "conv.bias" : tensor<4xf32>
-  %y = seg.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1
-       : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
-  return %y : tensor<1x4x8x8xf32>
-}
-"""
-
 # Far above what an error path needs, far below the machine's memory.
 ADDRESS_SPACE_LIMIT = 8 << 30
 TIMEOUT_S = 120
@@ -75,34 +65,22 @@ def expect_error(proc: subprocess.CompletedProcess, *fragments: str) -> str:
     return stderr
 
 
-@pytest.fixture
-def files(tmp_path: Path, rng: np.random.Generator) -> dict[str, Path]:
-    """A valid graph, weights and input; each test breaks or reuses one of them."""
-    model = tmp_path / "model.mlir"
-    model.write_text(GRAPH)
-    weights = tmp_path / "w.safetensors"
-    save_file(
-        {
-            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
-            "conv.bias": rng.standard_normal(4).astype(np.float32),
-        },
-        str(weights),
+def run_model(files: dict[str, Path], *extra: object, **kwargs: object) -> subprocess.CompletedProcess:
+    """gpuopt-run on the `files` fixture's model, weights and input, then `extra`."""
+    return run(
+        "gpuopt-run",
+        files["model"],
+        f"--weights={files['weights']}",
+        f"--input=@{files['x']}",
+        *extra,
+        **kwargs,
     )
-    x = tmp_path / "x.npy"
-    np.save(x, rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
-    return {"model": model, "weights": weights, "x": x, "dir": tmp_path}
 
 
 def test_valid_run_under_the_test_limits(files: dict[str, Path]) -> None:
     """The limits of run() leave room for a real run, so refusals below are the tools'."""
     out = files["dir"] / "y.npy"
-    proc = run(
-        "gpuopt-run",
-        files["model"],
-        f"--weights={files['weights']}",
-        f"--input=@{files['x']}",
-        f"--output=@{out}",
-    )
+    proc = run_model(files, f"--output=@{out}")
     assert proc.returncode == 0, proc.stderr.decode()
     assert np.load(out).shape == (1, 4, 8, 8)
 
@@ -206,13 +184,7 @@ def test_opt_failing_write_keeps_the_old_output(files: dict[str, Path]) -> None:
 @pytest.mark.parametrize("which", ["weights", "x", "model"])
 def test_run_output_equal_to_an_input_is_refused(files: dict[str, Path], which: str) -> None:
     before = files[which].read_bytes()
-    proc = run(
-        "gpuopt-run",
-        files["model"],
-        f"--weights={files['weights']}",
-        f"--input=@{files['x']}",
-        f"--output=@{files[which]}",
-    )
+    proc = run_model(files, f"--output=@{files[which]}")
     expect_error(proc, f"--output {files[which]} is ", "refusing to overwrite an input")
     assert files[which].read_bytes() == before
 
@@ -222,14 +194,7 @@ def test_run_failing_npy_write_keeps_the_old_output(files: dict[str, Path]) -> N
     np.save(out, np.full((1, 4, 8, 8), 7.0, np.float32))
     old = out.read_bytes()
     # The result's .npy is 1,152 bytes; the limit stops its write midway.
-    proc = run(
-        "gpuopt-run",
-        files["model"],
-        f"--weights={files['weights']}",
-        f"--input=@{files['x']}",
-        f"--output=@{out}",
-        max_file_bytes=600,
-    )
+    proc = run_model(files, f"--output=@{out}", max_file_bytes=600)
     expect_error(proc, f"{out}: cannot write")
     assert out.read_bytes() == old
     assert not [p for p in files["dir"].iterdir() if ".tmp." in p.name], "the temporary file was left behind"
@@ -238,13 +203,7 @@ def test_run_failing_npy_write_keeps_the_old_output(files: dict[str, Path]) -> N
 def test_run_output_to_a_directory_is_refused(files: dict[str, Path]) -> None:
     target = files["dir"] / "out"
     target.mkdir()
-    proc = run(
-        "gpuopt-run",
-        files["model"],
-        f"--weights={files['weights']}",
-        f"--input=@{files['x']}",
-        f"--output=@{target}",
-    )
+    proc = run_model(files, f"--output=@{target}")
     expect_error(proc, f"{target}: cannot write: not a regular file (directory)")
     assert target.is_dir()
 
@@ -362,9 +321,7 @@ def test_quiet_keeps_warnings(files: dict[str, Path], rng: np.random.Generator) 
         },
         str(files["weights"]),
     )
-    proc = run(
-        "gpuopt-run", files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", "--quiet"
-    )
+    proc = run_model(files, "--quiet")
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stdout == b""
     assert b"gpuopt-run: warning: 1 tensor(s)" in proc.stderr
@@ -387,7 +344,7 @@ ESCAPED = "evil\\x1b[2J\\x00name\\x0a"
 
 def test_control_bytes_in_names_are_escaped(files: dict[str, Path]) -> None:
     write_safetensors(files["weights"], {HOSTILE: ("F8_E4M3", [1], b"\0")})
-    proc = run("gpuopt-run", files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    proc = run_model(files)
     stderr = expect_error(proc, f"tensor '{ESCAPED}': unsupported dtype")
     assert "\x1b" not in stderr and "\x00" not in stderr
 
@@ -403,7 +360,7 @@ def test_control_bytes_in_unused_names_are_escaped(files: dict[str, Path], rng: 
             HOSTILE: ("F32", [1], b"\0\0\0\0"),
         },
     )
-    proc = run("gpuopt-run", files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
+    proc = run_model(files)
     assert proc.returncode == 0, proc.stderr.decode()
     stderr = proc.stderr.decode()
     assert f"'{ESCAPED}'" in stderr, stderr
@@ -421,13 +378,7 @@ def test_reference_backend_refuses_non_f32_weights_like_cpu(
         },
         str(files["weights"]),
     )
-    proc = run(
-        "gpuopt-run",
-        files["model"],
-        f"--weights={files['weights']}",
-        f"--input=@{files['x']}",
-        "--backend=reference",
-    )
+    proc = run_model(files, "--backend=reference")
     expect_error(
         proc,
         f"parameter 'conv.weight' is {dtype} in the weights file, but the graph expects",
@@ -462,15 +413,7 @@ def test_misaligned_weights_are_read_correctly(files: dict[str, Path]) -> None:
 
 
 def test_too_many_threads_warns_once(files: dict[str, Path]) -> None:
-    proc = run(
-        "gpuopt-run",
-        files["model"],
-        f"--weights={files['weights']}",
-        f"--input=@{files['x']}",
-        "--backend=cpu",
-        "--runs=3",
-        env={"GPUOPT_NUM_THREADS": "100000"},
-    )
+    proc = run_model(files, "--backend=cpu", "--runs=3", env={"GPUOPT_NUM_THREADS": "100000"})
     assert proc.returncode == 0, proc.stderr.decode()
     assert proc.stderr.decode().count("GPUOPT_NUM_THREADS=100000 exceeds the limit") == 1, (
         proc.stderr.decode()

@@ -11,38 +11,10 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
+from conftest import CONV_GRAPH
 from safetensors.numpy import save_file
 
 from gpuopt.tools import tool
-
-GRAPH = """\
-func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
-  %b = seg.param "conv.bias" : tensor<4xf32>
-  %y = seg.conv2d %x, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1
-       : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
-  return %y : tensor<1x4x8x8xf32>
-}
-"""
-
-
-@pytest.fixture
-def files(tmp_path: Path, rng: np.random.Generator) -> dict[str, Path]:
-    """A valid graph, weights and input; each test breaks one of them."""
-    model = tmp_path / "model.mlir"
-    model.write_text(GRAPH)
-    weights = tmp_path / "w.safetensors"
-    save_file(
-        {
-            "conv.weight": rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
-            "conv.bias": rng.standard_normal(4).astype(np.float32),
-        },
-        str(weights),
-    )
-    x = tmp_path / "x.npy"
-    np.save(x, rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
-    return {"model": model, "weights": weights, "x": x, "dir": tmp_path}
 
 
 def run(*args: object) -> subprocess.CompletedProcess:
@@ -65,19 +37,19 @@ def test_valid_run_succeeds(files: dict[str, Path]) -> None:
 
 
 def test_malformed_mlir(files: dict[str, Path]) -> None:
-    files["model"].write_text(GRAPH.replace("stride = [1, 1]", "stride = [1, 1"))
+    files["model"].write_text(CONV_GRAPH.replace("stride = [1, 1]", "stride = [1, 1"))
     proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
     expect_error(proc, f"{files['model']}:4:")
 
 
 def test_verifier_failure(files: dict[str, Path]) -> None:
-    files["model"].write_text(GRAPH.replace("groups = 1", "groups = 2"))
+    files["model"].write_text(CONV_GRAPH.replace("groups = 1", "groups = 2"))
     proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
     expect_error(proc, f"{files['model']}:4:", "divisible by groups")
 
 
 def test_unknown_op(files: dict[str, Path]) -> None:
-    files["model"].write_text(GRAPH.replace("seg.conv2d", "seg.conv3d"))
+    files["model"].write_text(CONV_GRAPH.replace("seg.conv2d", "seg.conv3d"))
     proc = run(files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}")
     expect_error(proc, f"{files['model']}:4:", "seg.conv3d")
 

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/InitAll.h"
+#include "gpuopt/MlirSource.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Target/Cpu/CpuTarget.h"
 #include "gpuopt/Target/Cuda/CudaTarget.h"
@@ -24,12 +25,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -135,14 +134,11 @@ int compileMain() {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::string text;
-  if (rt::Status s = rt::readMlirSource(inputFile, text); !s)
-    return fail(s.message());
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          text, inputFile == "-" ? "<stdin>" : inputFile.getValue()),
-      llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  rt::Status read;
+  OwningOpRef<ModuleOp> module =
+      mlir::gpuopt::parseMlirSource(inputFile, sourceMgr, &context, read);
+  if (!read)
+    return fail(read.message());
   if (!module)
     return 1;
 

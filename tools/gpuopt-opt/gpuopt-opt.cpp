@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/InitAll.h"
+#include "gpuopt/MlirSource.h"
 #include "gpuopt/Runtime/FileIO.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -64,13 +65,9 @@ int main(int argc, char **argv) {
                                                {{"the input", inputFile}});
       !s)
     return fail(s.message());
-  std::string text;
-  if (rt::Status s = rt::readMlirSource(inputFile, text); !s)
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  if (rt::Status s = mlir::gpuopt::readMlirBuffer(inputFile, buffer); !s)
     return fail(s.message());
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-      text, inputFile == "-" ? "<stdin>" : inputFile);
-  text.clear();
-  text.shrink_to_fit();
 
   if (outputFile == "-")
     return mlir::asMainReturnCode(

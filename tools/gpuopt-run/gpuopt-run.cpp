@@ -23,6 +23,7 @@
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "gpuopt/Execution/CpuJit.h"
 #include "gpuopt/InitAll.h"
+#include "gpuopt/MlirSource.h"
 #include "gpuopt/Reference/Interpreter.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -31,11 +32,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -220,14 +219,11 @@ int runMain() {
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
-  std::string text;
-  if (rt::Status s = rt::readMlirSource(inputFile, text); !s)
-    return fail(s.message());
-  sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          text, inputFile == "-" ? "<stdin>" : inputFile.getValue()),
-      llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  rt::Status read;
+  OwningOpRef<ModuleOp> module =
+      mlir::gpuopt::parseMlirSource(inputFile, sourceMgr, &context, read);
+  if (!read)
+    return fail(read.message());
   if (!module)
     return 1;
 

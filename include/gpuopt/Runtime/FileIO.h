@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace gpuopt {
@@ -45,6 +46,11 @@ inline constexpr uint64_t kMaxMappedBytes = 256ull << 30;
 /// and `size` its size at the time of the check.
 Status openRegularFile(const std::string &path, uint64_t maxBytes, int &fd,
                        uint64_t &size);
+
+/// Reads up to `size` bytes of descriptor `fd` at `offset` into `out`,
+/// stopping short only at the end of the file. Returns the count read, or -1
+/// with errno set.
+ssize_t readAt(int fd, uint64_t offset, void *out, size_t size);
 
 /// Reads all of `path` (a regular file of at most `maxBytes`) into `out`.
 Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
