@@ -137,17 +137,25 @@ def test_truncated_library_is_refused(model: dict, tmp_path: Path) -> None:
         assert_refused(model, so, f"cannot load {so}: {expected}")
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-urandom", "directory"])
+SPECIAL_KINDS = ["fifo", "dev-zero", "dev-urandom", "directory"]
+
+
+def make_special(path: Path, kind: str) -> Path:
+    """Makes `path` a file of one of SPECIAL_KINDS (dev-X: a link to /dev/X)."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/" + kind.removeprefix("dev-"))
+    return path
+
+
+@pytest.mark.parametrize("kind", SPECIAL_KINDS)
 def test_library_not_a_regular_file(model: dict, tmp_path: Path, kind: str) -> None:
     """FIFOs, devices and directories are refused without being opened
     (a FIFO would block, /dev/zero never ends)."""
-    so = tmp_path / f"{kind}.so"
-    if kind == "fifo":
-        os.mkfifo(so)
-    elif kind == "directory":
-        so.mkdir()
-    else:
-        so.symlink_to("/dev/" + kind.removeprefix("dev-"))
+    so = make_special(tmp_path / f"{kind}.so", kind)
     assert_refused(model, so, f"cannot load {so}: not a regular file")
 
 
@@ -310,13 +318,7 @@ def test_cuda_plan_checked_against_kernel_signatures(model: dict, cuda_model: Pa
 
 
 @needs_cuda
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "dev-urandom", "directory"])
+@pytest.mark.parametrize("kind", SPECIAL_KINDS)
 def test_cuda_artifact_not_a_regular_file(model: dict, tmp_path: Path, kind: str) -> None:
-    artifact = tmp_path / f"{kind}.gpuopt"
-    if kind == "fifo":
-        os.mkfifo(artifact)
-    elif kind == "directory":
-        artifact.mkdir()
-    else:
-        artifact.symlink_to("/dev/" + kind.removeprefix("dev-"))
+    artifact = make_special(tmp_path / f"{kind}.gpuopt", kind)
     assert_cuda_refused(model, artifact, f"{artifact}: not a regular file")

@@ -218,11 +218,32 @@ static void testMappedTensors(const std::string &dir) {
         "resize makes owned zero bytes");
 }
 
+/// readAt, which ModelLibrary's header reads and readFileBytes share.
+static void testReadAt(const std::string &dir) {
+  std::string path = dir + "/at.txt";
+  writeText(path, "0123456789");
+  int fd;
+  uint64_t size;
+  if (Status s = openRegularFile(path, 10, fd, size); !s) {
+    check(false, s.message());
+    return;
+  }
+  char buf[8] = {};
+  check(readAt(fd, 3, buf, 4) == 4 && std::memcmp(buf, "3456", 4) == 0,
+        "a range inside the file");
+  check(readAt(fd, 7, buf, 8) == 3 && std::memcmp(buf, "789", 3) == 0,
+        "a range past the end stops at the end");
+  check(readAt(fd, 10, buf, 1) == 0, "nothing at the end");
+  ::close(fd);
+  check(readAt(fd, 0, buf, 1) == -1, "a closed descriptor fails");
+}
+
 int main() {
   std::string dir = tempDir();
   testNesting();
   testEscape();
   testFiles(dir);
+  testReadAt(dir);
   testPipeLimit();
   testMappedTensors(dir);
   std::string cleanup = "rm -rf " + dir;
