@@ -60,9 +60,12 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
       "buffer-results-to-out-params{modify-public-functions=1 "
       "hoist-static-allocs=1},"
       "func.func(llvm-request-c-wrappers),"
-      "ownership-based-buffer-deallocation,canonicalize,"
-      "buffer-deallocation-simplification,bufferization-lower-deallocations,"
-      "func.func(convert-linalg-to-loops),"
+      // Both linear in the op count (docs/Reliability.md, "Compile time"):
+      // upstream's ownership-based deallocation is quadratic on a graph's
+      // one big function, and lowering it to loops and through LLVM as one
+      // function is too.
+      "func.func(free-buffers-after-last-use),canonicalize,outline-linalg-ops,"
+      "func.func(convert-linalg-to-loops,split-long-blocks),"
       "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-math-to-libm,"
       // Buffers through gpuopt's allocator (lib/Runtime/Allocator.cpp).
