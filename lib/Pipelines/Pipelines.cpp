@@ -13,6 +13,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+
 using namespace mlir;
 
 void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
@@ -72,6 +75,35 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
       "finalize-memref-to-llvm{use-generic-functions=1},"
       "convert-to-llvm,reconcile-unrealized-casts";
   return parsePassPipeline(upstream, pm);
+}
+
+std::function<llvm::Error(llvm::Module *)>
+mlir::gpuopt::makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
+  return [targetMachine](llvm::Module *module) -> llvm::Error {
+    // The new pass manager skips optnone functions only through this
+    // instrumentation; a bare PassBuilder optimizes them like any other.
+    llvm::PassInstrumentationCallbacks callbacks;
+    llvm::OptNoneInstrumentation optNone(/*DebugLogging=*/false);
+    optNone.registerCallbacks(callbacks);
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = true;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::PassBuilder builder(targetMachine, tuning, std::nullopt, &callbacks);
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager sccs;
+    llvm::ModuleAnalysisManager modules;
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(sccs);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, sccs, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+        .run(*module, modules);
+    return llvm::Error::success();
+  };
 }
 
 void mlir::gpuopt::registerPipelines() {

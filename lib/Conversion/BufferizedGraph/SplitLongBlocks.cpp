@@ -41,7 +41,7 @@ struct SplitLongBlocksPass
       return;
     if (maxOps < 2) {
       function.emitOpError("--split-long-blocks needs max-ops >= 2, not ")
-          << maxOps;
+          << static_cast<uint64_t>(maxOps);
       return signalPassFailure();
     }
     Block *block = &function.front();

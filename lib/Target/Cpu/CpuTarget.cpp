@@ -19,7 +19,6 @@
 #include "gpuopt/Runtime/CompiledModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -353,7 +352,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
                            GPUOPT_COMPILED_METADATA);
 
   if (llvm::Error error =
-          makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get())) {
+          makeLlvmOptimizer(tm->get())(llvmModule.get())) {
     std::string message = llvm::toString(std::move(error));
     return module.emitError("LLVM optimization failed: ") << message;
   }
