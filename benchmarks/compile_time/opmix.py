@@ -47,9 +47,7 @@ class _Block(nn.Module):
         # Shifts 1..h-1, varying with the block and the channel, never 0 mod h
         # (a full-period roll folds away).
         dim = 2 + self.index % 2
-        rolled = [
-            torch.roll(x[:, k : k + 1], 1 + (self.index + k) % (h - 1), dim) for k in range(c)
-        ]
+        rolled = [torch.roll(x[:, k : k + 1], 1 + (self.index + k) % (h - 1), dim) for k in range(c)]
         y = self.conv(torch.cat(rolled, 1))
         t = y.reshape(n, c, h * w).permute(0, 2, 1)
         t = self.fc2(F.gelu(self.fc1(self.norm(t))))
