@@ -286,4 +286,32 @@ def SplitLongBlocksPass : Pass<"split-long-blocks", "::mlir::func::FuncOp"> {
   ];
 }
 
+def DeduplicateGpuKernelsPass
+    : Pass<"deduplicate-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Merge the kernels of a gpu.module that differ only in name";
+  let description = [{
+    `--convert-parallel-loops-to-kernels` makes one kernel per loop nest, and
+    a graph repeats its blocks: most kernels are copies of another on other
+    buffers (the same layer norm, the same GELU). The NVPTX back end and
+    ptxas cost about 20 ms per kernel, so a 10^4-op graph spent minutes
+    compiling copies. Kernels whose generic form is equal but for the name
+    are merged into the first of them and every `gpu.launch_func` is pointed
+    at it.
+
+    ```mlir
+    gpu.launch_func @kernels::@k0 ...
+    gpu.launch_func @kernels::@k1 ...   // k1's body equals k0's
+    // becomes
+    gpu.launch_func @kernels::@k0 ...
+    gpu.launch_func @kernels::@k0 ...
+    ```
+
+    Functions of a gpu.module that are not kernels are left alone.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numMerged", "kernels-merged", "Duplicate kernels removed">
+  ];
+}
+
 #endif // GPUOPT_CONVERSION_PASSES_TD
