@@ -8,7 +8,7 @@ Rolling-UNet-L unoptimized, 16,590 ops), then times, one process at a time:
 - ``gpuopt-compile --target=cpu`` and ``--target=cuda`` end to end,
 - ``gpuopt-run --backend=cpu`` (JIT compile and one inference),
 
-and prints a Markdown table with wall seconds and peak RSS of each step, the
+and prints a Markdown table with wall seconds, CPU seconds and peak RSS of each step, the
 machine's CPU model and its load average. Every command gets ``--timeout``
 seconds; a step that runs out is reported as such, not as a number.
 
@@ -37,9 +37,10 @@ def cpu_model() -> str:
     return "unknown CPU"
 
 
-def run(cmd: list[str], timeout: float) -> tuple[float | None, float, str]:
-    """Runs ``cmd``; returns (wall seconds, or None if it failed or timed out; its peak RSS in MiB;
-    its stderr)."""
+def run(cmd: list[str], timeout: float) -> tuple[float | None, float, float, str]:
+    """Runs ``cmd``; returns (wall seconds, or None if it failed or timed out; its CPU seconds, user
+    plus system, which a loaded machine inflates less than wall time; its peak RSS in MiB; its
+    stderr)."""
     start = time.monotonic()
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
@@ -51,17 +52,18 @@ def run(cmd: list[str], timeout: float) -> tuple[float | None, float, str]:
             if time.monotonic() - start > timeout:
                 proc.kill()
                 os.wait4(proc.pid, 0)
-                return None, 0.0, f"timed out after {timeout:.0f} s"
+                return None, 0.0, 0.0, f"timed out after {timeout:.0f} s"
             time.sleep(0.05)
         wall = time.monotonic() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read()
     peak = usage.ru_maxrss / 1024
+    cpu = usage.ru_utime + usage.ru_stime
     if proc.returncode != 0:
         lines = stderr.strip().splitlines()
-        return None, peak, lines[-1] if lines else f"exit {proc.returncode}"
-    return wall, peak, stderr
+        return None, cpu, peak, lines[-1] if lines else f"exit {proc.returncode}"
+    return wall, cpu, peak, stderr
 
 
 def count_ops(mlir: Path) -> int:
@@ -97,14 +99,14 @@ def export(spec: str, kwargs: str | None, shape: str, out: Path, timeout: float)
     ]
     if kwargs:
         cmd += ["--kwargs", kwargs]
-    wall, _, err = run(cmd, timeout)
+    wall, _, _, err = run(cmd, timeout)
     return wall, err
 
 
-def fmt(wall: float | None, peak: float, err: str) -> str:
+def fmt(wall: float | None, cpu: float, peak: float, err: str) -> str:
     if wall is None:
         return f"— ({err[:60]})"
-    return f"{wall:.1f} s / {peak:.0f} MiB"
+    return f"{wall:.1f} s ({cpu:.1f} s CPU) / {peak:.0f} MiB"
 
 
 def main() -> int:
@@ -144,7 +146,7 @@ def main() -> int:
                 continue
             ops = count_ops(mlir)
             exp = f"{wall:.1f} s"
-            pw, pp, perr = run(
+            pw, pc, pp, perr = run(
                 [
                     str(bin_dir / "gpuopt-opt"),
                     str(mlir),
@@ -155,7 +157,7 @@ def main() -> int:
                 ],
                 args.timeout,
             )
-            passes = fmt(pw, pp, perr)
+            passes = fmt(pw, pc, pp, perr)
             slow = slowest_passes(perr) if pw is not None else ""
             cpu = fmt(
                 *run(
