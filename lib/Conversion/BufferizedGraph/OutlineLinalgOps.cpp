@@ -23,6 +23,8 @@
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
 namespace gpuopt {
@@ -35,10 +37,13 @@ using namespace mlir;
 
 namespace {
 
-/// Moves `op` into a new private function of `symbols`, inserted after
-/// `after` (which becomes the new function), and replaces it with a call.
+/// Moves `op` into a private function and replaces it with a call. The
+/// function is new (inserted in `symbols` after `after`, which becomes it)
+/// unless `outlined` holds one with the same body: a graph repeats its
+/// blocks, and one copy of each distinct op halves what LLVM optimizes.
 void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
-             SymbolTable &symbols, Operation *&after) {
+             SymbolTable &symbols, Operation *&after,
+             llvm::StringMap<func::FuncOp> &outlined) {
   // Arguments: the operands and what the regions capture, except constants,
   // which are cloned so that the loops keep static bounds and values.
   llvm::SetVector<Value> captured(op->operand_begin(), op->operand_end());
@@ -57,16 +62,13 @@ void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
   // name unique.
   OpBuilder builder(op.getContext());
   auto type = builder.getFunctionType(ValueRange(arguments).getTypes(), {});
-  auto callee = func::FuncOp::create(
-      builder, op.getLoc(), (parent.getSymName() + "_op" + Twine(index)).str(),
-      type);
+  // Named once its body is known to be new; the key is its generic form.
+  auto callee = func::FuncOp::create(builder, op.getLoc(), "", type);
   callee.setPrivate();
   // LLVM would inline a private function called once straight back; the
   // LLVM conversion carries `passthrough` over to LLVM IR function attributes.
   callee->setAttr("passthrough",
                   builder.getArrayAttr({builder.getStringAttr("noinline")}));
-  symbols.insert(callee, std::next(Block::iterator(after)));
-  after = callee;
 
   Block *body = callee.addEntryBlock();
   IRMapping mapping;
@@ -76,6 +78,19 @@ void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
     builder.clone(*constant, mapping);
   builder.clone(*op, mapping);
   func::ReturnOp::create(builder, op.getLoc());
+
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  callee->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  auto [it, inserted] = outlined.try_emplace(key, callee);
+  if (inserted) {
+    callee.setName((parent.getSymName() + "_op" + Twine(index)).str());
+    symbols.insert(callee, std::next(Block::iterator(after)));
+    after = callee;
+  } else {
+    callee->erase();
+    callee = it->second;
+  }
 
   builder.setInsertionPoint(op);
   func::CallOp::create(builder, op.getLoc(), callee, arguments);
@@ -104,6 +119,7 @@ struct OutlineLinalgOpsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    llvm::StringMap<func::FuncOp> outlined;
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
     for (func::FuncOp function : functions) {
       if (function.isExternal())
@@ -115,7 +131,7 @@ struct OutlineLinalgOpsPass
             ops.push_back(linalgOp);
       Operation *after = function;
       for (auto [index, op] : llvm::enumerate(ops))
-        outline(op, function, index, symbols, after);
+        outline(op, function, index, symbols, after, outlined);
       numOutlined += ops.size();
       if (!ops.empty())
         markOptNone(function);

@@ -63,3 +63,18 @@ func.func @negative_tensors(%t: tensor<4xf32>) -> tensor<4xf32> {
   %r = linalg.fill ins(%c : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Two ops that outline to the same function share it.
+// CHECK-LABEL: func.func @repeated(
+// CHECK: call @repeated_op0(%arg0)
+// CHECK-NEXT: call @repeated_op0(%arg1)
+// CHECK: func.func private @repeated_op0(
+// CHECK-NOT: func.func private @repeated_op1(
+func.func @repeated(%a: memref<4xf32>, %b: memref<4xf32>) {
+  %c = arith.constant 0.0 : f32
+  linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+  linalg.fill ins(%c : f32) outs(%b : memref<4xf32>)
+  return
+}
