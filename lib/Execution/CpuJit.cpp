@@ -13,7 +13,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -166,7 +165,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     llvm::consumeError(builder.takeError());
   }
   std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(3, 0, hostMachine.get());
+      makeLlvmOptimizer(hostMachine.get());
   engineOptions.transformer = transformer;
   SmallVector<StringRef> libs = {GPUOPT_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;

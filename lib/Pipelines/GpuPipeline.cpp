@@ -41,7 +41,13 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   ConvertParallelLoopsToKernelsPassOptions kernelOptions;
   kernelOptions.blockSize = options.blockSize;
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
-  return parsePassPipeline("canonicalize,cse", pm);
+  // Canonical kernels first, so that copies compare equal; the back end
+  // then compiles each distinct kernel once (docs/Reliability.md, "Compile
+  // time").
+  if (failed(parsePassPipeline("canonicalize,cse", pm)))
+    return failure();
+  pm.addPass(createDeduplicateGpuKernelsPass());
+  return success();
 }
 
 LogicalResult

@@ -13,6 +13,9 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+
 using namespace mlir;
 
 void mlir::gpuopt::buildOptimizePipeline(OpPassManager &pm,
@@ -66,15 +69,47 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
       "buffer-results-to-out-params{modify-public-functions=1 "
       "hoist-static-allocs=1},"
       "func.func(llvm-request-c-wrappers),"
-      "ownership-based-buffer-deallocation,canonicalize,"
-      "buffer-deallocation-simplification,bufferization-lower-deallocations,"
-      "func.func(convert-linalg-to-loops),"
+      // Both linear in the op count (docs/Reliability.md, "Compile time"):
+      // upstream's ownership-based deallocation is quadratic on a graph's
+      // one big function, and lowering it to loops and through LLVM as one
+      // function is too.
+      "func.func(free-buffers-after-last-use),canonicalize,outline-linalg-ops,"
+      "func.func(convert-linalg-to-loops,split-long-blocks),"
       "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-math-to-libm,"
       // Buffers through gpuopt's allocator (lib/Runtime/Allocator.cpp).
       "finalize-memref-to-llvm{use-generic-functions=1},"
       "convert-to-llvm,reconcile-unrealized-casts";
   return parsePassPipeline(upstream, pm);
+}
+
+std::function<llvm::Error(llvm::Module *)>
+mlir::gpuopt::makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
+  return [targetMachine](llvm::Module *module) -> llvm::Error {
+    // The new pass manager skips optnone functions only through this
+    // instrumentation; a bare PassBuilder optimizes them like any other.
+    llvm::PassInstrumentationCallbacks callbacks;
+    llvm::OptNoneInstrumentation optNone(/*DebugLogging=*/false);
+    optNone.registerCallbacks(callbacks);
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = true;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::PassBuilder builder(targetMachine, tuning, std::nullopt, &callbacks);
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager sccs;
+    llvm::ModuleAnalysisManager modules;
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(sccs);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, sccs, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+        .run(*module, modules);
+    return llvm::Error::success();
+  };
 }
 
 void mlir::gpuopt::registerPipelines() {

@@ -164,4 +164,156 @@ def ConvertSegToCpuKernelsPass
   ];
 }
 
+def FreeBuffersAfterLastUsePass
+    : Pass<"free-buffers-after-last-use", "::mlir::func::FuncOp"> {
+  let summary = "Free every heap buffer of a bufferized function right after "
+                "its last use";
+  let description = [{
+    A linear-time replacement, for gpuopt's bufferized graphs, of upstream's
+    `ownership-based-buffer-deallocation` + `buffer-deallocation-simplification`
+    + `bufferization-lower-deallocations`, whose simplification step is
+    quadratic in the number of buffers of a function (18 s of 51 s on
+    Rolling-UNet-L). The graphs have static shapes and no control flow
+    around their buffers, so ownership is never in doubt: each `memref.alloc`
+    is owned by the block it is in, and freeing it after the last op of that
+    block that uses it or any view of it (subviews, casts, reshapes: any
+    result of an op that takes it) frees it exactly once, as late as needed
+    and no later.
+
+    ```mlir
+    %a = memref.alloc() : memref<4xf32>
+    %v = memref.subview %a[0] [2] [1] : memref<4xf32> to memref<2xf32>
+    linalg.fill ins(%c : f32) outs(%v : memref<2xf32>)
+    memref.copy %v, %out : memref<2xf32> to memref<2xf32>
+    // gets, after the copy:
+    memref.dealloc %a : memref<4xf32>
+    ```
+
+    Input invariant: results are out-parameters
+    (`--buffer-results-to-out-params`), so no buffer leaves its block.
+    A buffer that does (through a terminator, a tensor, or a use in another
+    block), or is freed already, is an error located at its allocation.
+    Output invariant: one `memref.dealloc` per `memref.alloc`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numFreed", "buffers-freed", "Buffers given a memref.dealloc">
+  ];
+}
+
+def OutlineLinalgOpsPass : Pass<"outline-linalg-ops", "::mlir::ModuleOp"> {
+  let summary = "Move each linalg op on buffers of a function's body into a "
+                "private function of its own";
+  let description = [{
+    Lowering a linalg op to loops and the loops to branches splits the block
+    it is in, and LLVM's optimizations and code generation are super-linear
+    in the size of a function: a graph of 10^4 ops lowered into one function
+    took minutes, most of it in `convert-scf-to-cf` (each split moves the
+    rest of the block) and in LLVM. Outlining every op of the top-level block
+    that implements the linalg interface into a private function that LLVM
+    must not inline (`passthrough = ["noinline"]`)
+    (`@<function>_op<N>`, the op's operands and the values its regions use as
+    arguments, constants cloned in) makes each of those steps work on
+    functions of one op, so compile time grows linearly with the graph; a
+    call per op costs nothing next to the op's loops. Ops whose outlined
+    functions would be identical (a graph repeats its blocks) share one
+    function, so LLVM optimizes each distinct op once.
+
+    ```mlir
+    linalg.fill ins(%c : f32) outs(%a : memref<4xf32>)
+    // becomes
+    call @forward_op0(%a) : (memref<4xf32>) -> ()
+    func.func private @forward_op0(%arg0: memref<4xf32>)
+        attributes {passthrough = ["noinline"]} {
+      %c = arith.constant 0.0 : f32
+      linalg.fill ins(%c : f32) outs(%arg0 : memref<4xf32>)
+      return
+    }
+    ```
+
+    Only ops with buffer semantics (no tensor operands or results) in the
+    entry block of a `func.func` are outlined; the rest of the IR is
+    unchanged.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "ops-outlined", "Linalg ops outlined">
+  ];
+}
+
+def SplitLongBlocksPass : Pass<"split-long-blocks", "::mlir::func::FuncOp"> {
+  let summary = "Cut a function's single block into a chain of blocks of at "
+                "most max-ops ops";
+  let description = [{
+    MLIR numbers the ops of a block lazily and renumbers the whole block
+    when an insertion finds no free number between its neighbours. The
+    dialect conversions to LLVM insert several ops in front of nearly every
+    op they convert and then compare positions, so on one block of N ops
+    they renumber N times: O(N^2), 10 of 18 s of the CPU lowering of a
+    4,000-op graph. Cutting the block into a chain of blocks joined by
+    `cf.br` bounds each renumbering by max-ops; the branches are free (LLVM
+    merges the blocks back).
+
+    ```mlir
+    func.func @f() {
+      op1
+      op2
+      op3
+      return
+    }
+    // with max-ops=2 becomes
+    func.func @f() {
+      op1
+      cf.br ^bb1
+    ^bb1:
+      op2
+      cf.br ^bb2
+    ^bb2:
+      op3
+      return
+    }
+    ```
+
+    Only functions with one block are cut (values then dominate every later
+    block, so no block arguments are needed); run it after the last
+    canonicalization, which would merge the blocks again.
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "unsigned", "256",
+           "Most ops per block, its branch included (at least 2)">
+  ];
+  let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
+  let statistics = [
+    Statistic<"numSplits", "blocks-split-off", "Blocks split off">
+  ];
+}
+
+def DeduplicateGpuKernelsPass
+    : Pass<"deduplicate-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Merge the kernels of a gpu.module that differ only in name";
+  let description = [{
+    `--convert-parallel-loops-to-kernels` makes one kernel per loop nest, and
+    a graph repeats its blocks: most kernels are copies of another on other
+    buffers (the same layer norm, the same GELU). The NVPTX back end and
+    ptxas cost about 20 ms per kernel, so a 10^4-op graph spent minutes
+    compiling copies. Kernels whose generic form is equal but for the name
+    are merged into the first of them and every `gpu.launch_func` is pointed
+    at it.
+
+    ```mlir
+    gpu.launch_func @kernels::@k0 ...
+    gpu.launch_func @kernels::@k1 ...   // k1's body equals k0's
+    // becomes
+    gpu.launch_func @kernels::@k0 ...
+    gpu.launch_func @kernels::@k0 ...
+    ```
+
+    Functions of a gpu.module that are not kernels are left alone.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numMerged", "kernels-merged", "Duplicate kernels removed">
+  ];
+}
+
 #endif // GPUOPT_CONVERSION_PASSES_TD

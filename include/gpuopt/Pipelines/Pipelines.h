@@ -10,6 +10,15 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/Support/Error.h"
+
+#include <functional>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
 namespace mlir {
 namespace gpuopt {
 
@@ -63,6 +72,14 @@ struct CpuLoweringOptions : public PassPipelineOptions<CpuLoweringOptions> {
 /// upstream passes registered (gpuopt::registerAllPasses); fails otherwise.
 LogicalResult buildCpuLoweringPipeline(OpPassManager &pm,
                                        const CpuLoweringOptions &options = {});
+
+/// Returns LLVM's -O3 module pipeline tuned for `targetMachine` (loop and SLP
+/// vectorization and unrolling on, as mlir::makeOptimizingTransformer sets
+/// them), which, unlike that one, honours `optnone`: the CPU lowering leaves
+/// a graph's glue function optnone (--outline-linalg-ops) because LLVM's
+/// function passes are quadratic in the size of its one block.
+std::function<llvm::Error(llvm::Module *)>
+makeLlvmOptimizer(llvm::TargetMachine *targetMachine);
 
 /// Registers --gpuopt-optimize and --gpuopt-cpu-lowering.
 void registerPipelines();

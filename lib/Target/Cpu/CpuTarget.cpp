@@ -20,7 +20,6 @@
 #include "gpuopt/Runtime/ModelAbi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -428,7 +427,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
   addMetadata(*llvmModule, *metadata);
 
   if (llvm::Error error =
-          makeOptimizingTransformer(3, 0, tm->get())(llvmModule.get())) {
+          makeLlvmOptimizer(tm->get())(llvmModule.get())) {
     std::string message = llvm::toString(std::move(error));
     return module.emitError("LLVM optimization failed: ") << message;
   }
