@@ -219,6 +219,29 @@ def test_metadata_disagreeing_with_code_is_refused(model: dict, tmp_path: Path) 
     )
 
 
+def test_metadata_with_another_rank_is_refused(model: dict, tmp_path: Path) -> None:
+    """The input's recorded shape [1, 3, 8, 8] edited to [1, 3, 8, 8, 1] (the
+    informative "cpu" name shortened to keep the length) and the hash patched:
+    the sizes the code compares still match, its strides would be read from
+    the wrong words. The ranks compiled into the code refuse it."""
+    data = Path(model["so"]).read_bytes()
+    start, end = metadata_span(data)
+    text = data[start:end]
+    cpu = json.loads(text)["cpu"].encode()
+    assert len(cpu) >= 2 and text.count(b"[1,3,8,8]") == 1, text
+    text = text.replace(b"[1,3,8,8]", b"[1,3,8,8,1]").replace(b'"cpu":"' + cpu + b'"', b'"cpu":"' + cpu[:-2] + b'"')
+    assert len(text) == end - start
+    so = tmp_path / "rank5.so"
+    so.write_bytes(rehash_metadata(data[:start] + text + data[end:]))
+    x = tmp_path / "rank5.npy"
+    np.save(x, np.load(model["x"])[..., None])
+    assert_refused(
+        model | {"x": x},
+        so,
+        "the model metadata's \"forward\" descriptor 0 has rank 5, the library's code was compiled for rank 4",
+    )
+
+
 def test_wrong_abi_version_is_refused_before_loading(model: dict, tmp_path: Path) -> None:
     data = bytearray(Path(model["so"]).read_bytes())
     struct.pack_into("<I", data, note_offset(data) + 8, 99)
