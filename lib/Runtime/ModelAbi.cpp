@@ -133,11 +133,11 @@ Status checkRanks(const Metadata &md) {
                            std::to_string(count));
     for (size_t i = 0; i < ranks.size(); ++i, ++compiled)
       if (*compiled != static_cast<int64_t>(ranks[i]))
-        return Status::error(
-            std::string("the model metadata's \"") + name + "\" descriptor " +
-            std::to_string(i) + " has rank " + std::to_string(ranks[i]) +
-            ", the library's code was compiled for rank " +
-            std::to_string(*compiled));
+        return Status::error(std::string("the model metadata's \"") + name +
+                             "\" descriptor " + std::to_string(i) +
+                             " has rank " + std::to_string(ranks[i]) +
+                             ", the library's code was compiled for rank " +
+                             std::to_string(*compiled));
   }
   return Status::ok();
 }
@@ -155,8 +155,7 @@ Status parseMetadata(Metadata &md) {
     return Status::error(
         "corrupt model metadata: it does not match the checksum compiled into "
         "the library's code (the file was modified after gpuopt-compile)");
-  if (Status s = rt::parseModelMetadata(gpuopt_compiled_metadata, size, md);
-      !s)
+  if (Status s = rt::parseModelMetadata(gpuopt_compiled_metadata, size, md); !s)
     return s;
   return checkRanks(md);
 }

@@ -187,7 +187,8 @@ private:
   int jobSlots = 0;  // Workers that may still join the job.
   int active = 0;    // Workers in the job.
   bool open = false; // The job accepts workers.
-  std::exception_ptr failure; // The first exception a task of the job threw.
+  /// The first exception a task of the job threw.
+  std::exception_ptr failure;
   std::atomic<int64_t> next{0};
   std::atomic<uint64_t> generation{0};
   std::atomic<bool> quit{false};
