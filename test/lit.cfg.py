@@ -40,6 +40,7 @@ tools = [
     "gpuopt-compile",
     "gpuopt-cpu-kernels-test",
     "gpuopt-file-io-test",
+    "gpuopt-threads-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),
     ToolSubst("gpuopt-cuda-run", unresolved="ignore"),
 ]

@@ -32,6 +32,7 @@
 extern "C" {
 extern const char gpuopt_compiled_metadata[];
 extern const gpuopt_model_note gpuopt_compiled_note;
+extern const int64_t gpuopt_compiled_ranks[];
 int gpuopt_compiled_init(void **descriptors);
 int gpuopt_compiled_forward(void **descriptors);
 }
@@ -108,6 +109,39 @@ Status checkCpu(const Metadata &md) {
   return Status::ok();
 }
 
+/// Compares the descriptor counts and ranks the metadata implies with
+/// gpuopt_compiled_ranks: the generated code reads a descriptor's sizes and
+/// strides at the words of the rank it was compiled for, so a metadata that
+/// disagrees (even one whose checksum was recomputed) must not be used to
+/// build descriptors.
+Status checkRanks(const Metadata &md) {
+  const int64_t *compiled = gpuopt_compiled_ranks;
+  for (const auto &[name, fn] :
+       {std::pair<const char *, const rt::ModelFunction *>{"init", &md.init},
+        {"forward", &md.forward}}) {
+    std::vector<size_t> ranks;
+    for (const Arg &arg : fn->args)
+      ranks.push_back(arg.shape.size());
+    for (const std::vector<int64_t> &shape : fn->results)
+      ranks.push_back(shape.size());
+    int64_t count = *compiled++;
+    if (count != static_cast<int64_t>(ranks.size()))
+      return Status::error(std::string("the model metadata's \"") + name +
+                           "\" function has " + std::to_string(ranks.size()) +
+                           " arguments and results, the library's code was "
+                           "compiled for " +
+                           std::to_string(count));
+    for (size_t i = 0; i < ranks.size(); ++i, ++compiled)
+      if (*compiled != static_cast<int64_t>(ranks[i]))
+        return Status::error(std::string("the model metadata's \"") + name +
+                             "\" descriptor " + std::to_string(i) +
+                             " has rank " + std::to_string(ranks[i]) +
+                             ", the library's code was compiled for rank " +
+                             std::to_string(*compiled));
+  }
+  return Status::ok();
+}
+
 /// Parses the metadata after checking it against the length and hash that
 /// gpuopt-compile compiled into the code: the descriptors built from it must
 /// describe the buffers the code was compiled for.
@@ -121,7 +155,9 @@ Status parseMetadata(Metadata &md) {
     return Status::error(
         "corrupt model metadata: it does not match the checksum compiled into "
         "the library's code (the file was modified after gpuopt-compile)");
-  return rt::parseModelMetadata(gpuopt_compiled_metadata, size, md);
+  if (Status s = rt::parseModelMetadata(gpuopt_compiled_metadata, size, md); !s)
+    return s;
+  return checkRanks(md);
 }
 
 /// The metadata, parsed once per library.

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -96,18 +97,36 @@ public:
     work(body);
     std::unique_lock<std::mutex> lock(mutex);
     open = false; // Workers waking from now on stay out of this job.
+    // Even when a task threw: workers still hold `body`, which dies with the
+    // caller's frame.
     done.wait(lock, [&] { return active == 0; });
     job = nullptr;
+    if (failure) {
+      std::exception_ptr first = std::move(failure);
+      failure = nullptr;
+      std::rethrow_exception(first);
+    }
   }
 
 private:
   static thread_local bool insideJob;
 
+  /// Runs tasks of the current job until none is left. A task that throws
+  /// (on a worker the exception would reach std::terminate) ends the job:
+  /// the first exception is kept for run() to rethrow on the caller once all
+  /// threads are out, and no further task is handed out.
   void work(const std::function<void(int64_t)> &body) {
     insideJob = true;
-    for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < jobTasks;
-         t = next.fetch_add(1, std::memory_order_relaxed))
-      body(t);
+    try {
+      for (int64_t t = next.fetch_add(1, std::memory_order_relaxed);
+           t < jobTasks; t = next.fetch_add(1, std::memory_order_relaxed))
+        body(t);
+    } catch (...) {
+      next.store(jobTasks, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failure)
+        failure = std::current_exception();
+    }
     insideJob = false;
   }
 
@@ -168,6 +187,8 @@ private:
   int jobSlots = 0;  // Workers that may still join the job.
   int active = 0;    // Workers in the job.
   bool open = false; // The job accepts workers.
+  /// The first exception a task of the job threw.
+  std::exception_ptr failure;
   std::atomic<int64_t> next{0};
   std::atomic<uint64_t> generation{0};
   std::atomic<bool> quit{false};

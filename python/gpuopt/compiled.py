@@ -16,8 +16,10 @@ A library is code: loading it runs its constructors, and nothing checked
 afterwards makes a hostile one safe. Before ``dlopen`` the file is checked
 the way ``gpuopt-run`` checks it (lib/Runtime/ModelLibrary.cpp, same
 messages): a regular file, a complete ELF shared object of this machine, a
-gpuopt model library of this ABI version. The library then checks its own
-metadata against a hash compiled into its code.
+gpuopt model library of this ABI version. What is loaded is a private copy
+of it (in TMPDIR, removed once loaded), checked the same way, so that a
+library recompiled to the same path is the new code. The library then
+checks its own metadata against a hash compiled into its code.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import os
 import platform
 import stat
 import struct
+import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -87,16 +90,18 @@ def _truncated(what: str, offset: int, size: int, file_size: int) -> str:
     return f"truncated or corrupt: {what} {end}, the file has {file_size} bytes"
 
 
-def check_library(path: str | Path) -> None:
+def check_library(path: str | Path, name: str | Path | None = None) -> None:
     """Raises CompiledModelError unless ``path`` is a complete gpuopt model
     library of this machine and ABI version; reads only its headers and note
-    (the port of checkModelLibrary in lib/Runtime/ModelLibrary.cpp)."""
+    (the port of checkModelLibrary in lib/Runtime/ModelLibrary.cpp). Messages
+    name ``name`` (default: ``path``), the file the user gave for a copy."""
+    shown = path if name is None else name
 
     def cannot(why: str) -> CompiledModelError:
-        return CompiledModelError(f"cannot load {path}: {why}")
+        return CompiledModelError(f"cannot load {shown}: {why}")
 
     def not_model(why: str) -> CompiledModelError:
-        return CompiledModelError(f"{path} is not a gpuopt model library ({why})")
+        return CompiledModelError(f"{shown} is not a gpuopt model library ({why})")
 
     def not_regular(mode: int) -> CompiledModelError:
         kind = next((name for test, name in _FILE_KINDS if test(mode)), "special file")
@@ -178,9 +183,39 @@ def check_library(path: str | Path) -> None:
         abi_version = _NOTE.unpack(raw)[1]
         if abi_version != ABI_VERSION:
             raise CompiledModelError(
-                f"{path} has model ABI version {abi_version}, this runtime supports version "
+                f"{shown} has model ABI version {abi_version}, this runtime supports version "
                 f"{ABI_VERSION}; recompile it with this gpuopt-compile"
             )
+
+
+def _private_copy(so_path: str | Path) -> str:
+    """A checked copy of the library ``so_path`` in a new temporary file
+    (TMPDIR), for dlopen to load. glibc's dlopen returns the library already
+    loaded from a path it has seen, and ctypes never unloads one: a library
+    recompiled to the same path would run the old code. A private copy also
+    cannot change between its check and dlopen."""
+    check_library(so_path)  # A regular file of bounded layout: safe to copy.
+    try:
+        src = os.open(so_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as e:
+        raise CompiledModelError(f"cannot load {so_path}: cannot open: {e.strerror or e}") from None
+    with os.fdopen(src, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise CompiledModelError(f"cannot load {so_path}: it was replaced while being loaded")
+        fd, copy = tempfile.mkstemp(prefix="gpuopt-model-", suffix=".so")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                # The size checked above, even if the file grows meanwhile.
+                left = st.st_size
+                while left > 0 and (chunk := f.read(min(left, 1 << 20))):
+                    out.write(chunk)
+                    left -= len(chunk)
+            check_library(copy, name=so_path)
+        except BaseException:
+            os.unlink(copy)
+            raise
+    return copy
 
 
 def set_num_threads(n: int) -> None:
@@ -252,12 +287,13 @@ class CompiledModel:
     ) -> None:
         self._model: int | None = None
         self._lock = threading.Lock()
-        check_library(so_path)
-        path = Path(so_path).resolve()
+        copy = _private_copy(so_path)
         try:
-            self._lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+            self._lib = ctypes.CDLL(copy, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as e:
             raise CompiledModelError(f"cannot load {so_path}: {e}") from None
+        finally:
+            os.unlink(copy)  # Mapped now; nothing else may load it.
         try:
             abi_version = self._lib.gpuopt_model_abi_version
         except AttributeError:

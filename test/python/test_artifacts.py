@@ -19,6 +19,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from test_export import randomize
 from torch import nn
 
 import gpuopt
-from gpuopt.compiled import compile_model
+from gpuopt.compiled import CompiledModel, compile_model
 from gpuopt.tools import build_dir, tool
 
 # A hang is a failure; no test here takes more than a second when it works.
@@ -196,6 +197,46 @@ def shrink_input(data: bytes) -> bytes:
     return data[:start] + text.replace(b"[1,3,8,8]", b"[1,3,4,8]") + data[end:]
 
 
+class Plain(nn.Module):
+    """Net without the ReLU: the same parameters, another computation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(self.conv(x))
+
+
+def test_library_recompiled_to_the_same_path_is_reloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Net then Plain compiled to one path (gpuopt-compile replaces the file)
+    and loaded in this process: the second load runs Plain's code (dlopen
+    would hand back the library it loaded from that path before), and the
+    private copies loaded are removed."""
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(copies))
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(7))
+    so = tmp_path / "same.so"
+    for seed, net in enumerate((Net(), Plain())):
+        net = randomize(net.eval(), seed=seed)
+        mlir, weights = tmp_path / f"{seed}.mlir", tmp_path / f"{seed}.safetensors"
+        gpuopt.export(net, (x,), mlir, weights)
+        compile_model(mlir, so, pipeline="gpuopt-optimize")
+        with torch.no_grad():
+            expected = net(x).numpy()
+        # Plain's output has negatives, which Net's ReLU would clear.
+        assert seed == 0 or (expected < 0).any()
+        with CompiledModel(so, weights) as m:
+            (y,) = m.run(x.numpy())
+        err = rel_l2(y, expected)
+        assert err < 1e-5, f"{type(net).__name__} from {so}: rel L2 {err}"
+    assert list(copies.glob("gpuopt-model-*")) == []
+
+
 def test_corrupted_metadata_is_refused(model: dict, tmp_path: Path) -> None:
     """An edited input shape would make the kernel read past the caller's
     buffer; the hash compiled into the code refuses it."""
@@ -216,6 +257,31 @@ def test_metadata_disagreeing_with_code_is_refused(model: dict, tmp_path: Path) 
         model | {"x": x},
         so,
         "the model metadata's shapes differ from the shapes the library's code was compiled for",
+    )
+
+
+def test_metadata_with_another_rank_is_refused(model: dict, tmp_path: Path) -> None:
+    """The input's recorded shape [1, 3, 8, 8] edited to [1, 3, 8, 8, 1] (the
+    informative "cpu" name shortened to keep the length) and the hash patched:
+    the sizes the code compares still match, its strides would be read from
+    the wrong words. The ranks compiled into the code refuse it."""
+    data = Path(model["so"]).read_bytes()
+    start, end = metadata_span(data)
+    text = data[start:end]
+    cpu = json.loads(text)["cpu"].encode()
+    assert len(cpu) >= 2 and text.count(b"[1,3,8,8]") == 1, text
+    text = text.replace(b"[1,3,8,8]", b"[1,3,8,8,1]").replace(
+        b'"cpu":"' + cpu + b'"', b'"cpu":"' + cpu[:-2] + b'"'
+    )
+    assert len(text) == end - start
+    so = tmp_path / "rank5.so"
+    so.write_bytes(rehash_metadata(data[:start] + text + data[end:]))
+    x = tmp_path / "rank5.npy"
+    np.save(x, np.load(model["x"])[..., None])
+    assert_refused(
+        model | {"x": x},
+        so,
+        "the model metadata's \"forward\" descriptor 0 has rank 5, the library's code was compiled for rank 4",
     )
 
 

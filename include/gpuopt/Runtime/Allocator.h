@@ -46,16 +46,15 @@ void reportKernelFailure(const char *kernel, const char *what);
 
 /// Unsets the process's new-handler while alive, so that running out of
 /// memory is std::bad_alloc, which gpuopt's code catches, rather than the
-/// abort of the handler that LLVM's tools install.
+/// abort of the handler that LLVM's tools install. The handler is process-
+/// wide, so scopes on all threads count together: the first to open saves
+/// and unsets it, the last to close restores it (Allocator.cpp).
 class BadAllocScope {
 public:
-  BadAllocScope() : saved(std::set_new_handler(nullptr)) {}
-  ~BadAllocScope() { std::set_new_handler(saved); }
+  BadAllocScope();
+  ~BadAllocScope();
   BadAllocScope(const BadAllocScope &) = delete;
   BadAllocScope &operator=(const BadAllocScope &) = delete;
-
-private:
-  std::new_handler saved;
 };
 
 /// Runs `allocate` in a BadAllocScope; returns false when it ran out of

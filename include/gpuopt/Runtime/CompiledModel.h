@@ -7,7 +7,7 @@
 // A compiled model library is one object file emitted by gpuopt-compile (the
 // model-specific part) linked with the model runtime (lib/Runtime/ModelAbi.cpp,
 // the same for every model), which implements include/gpuopt/Runtime/
-// ModelAbi.h on top of the three symbols below. They are internal to the
+// ModelAbi.h on top of the four symbols below. They are internal to the
 // library (its version script exports only gpuopt_model_* and
 // gpuopt_*_num_threads), so several models can be loaded in one process.
 //
@@ -32,6 +32,11 @@
 // (see --seg-split-load-time). Both return 0, or non-zero when a
 // descriptor's sizes differ from the static shapes the code was compiled for
 // (the metadata disagrees with the code: nothing was read or written).
+// The wrappers find the sizes only where the compiled rank puts them, so
+// GPUOPT_COMPILED_RANKS, an int64_t array {n, rank[0..n), m, rank[0..m)},
+// gives the descriptor counts and ranks of the initializer then the forward
+// function as compiled; the runtime compares the metadata with it before it
+// builds a descriptor.
 //
 // GPUOPT_COMPILED_NOTE is a gpuopt_model_note in the section
 // GPUOPT_MODEL_NOTE_SECTION, so that a loader can find it through the ELF
@@ -52,6 +57,7 @@
 #define GPUOPT_COMPILED_NOTE "gpuopt_compiled_note"
 #define GPUOPT_COMPILED_INIT "gpuopt_compiled_init"
 #define GPUOPT_COMPILED_FORWARD "gpuopt_compiled_forward"
+#define GPUOPT_COMPILED_RANKS "gpuopt_compiled_ranks"
 /* Version of the metadata schema above. */
 #define GPUOPT_COMPILED_METADATA_VERSION 1
 

@@ -231,6 +231,23 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
   return success();
 }
 
+/// Adds GPUOPT_COMPILED_RANKS (CompiledModel.h): the descriptor counts and
+/// ranks of `init` then `forward`, which the packed wrappers assume.
+void addRanks(llvm::Module &module, const DescriptorShapes &init,
+              const DescriptorShapes &forward) {
+  SmallVector<uint64_t> words;
+  for (const DescriptorShapes *shapes : {&init, &forward}) {
+    words.push_back(shapes->size());
+    for (const SmallVector<int64_t> &shape : *shapes)
+      words.push_back(shape.size());
+  }
+  llvm::Constant *ranks =
+      llvm::ConstantDataArray::get(module.getContext(), words);
+  new llvm::GlobalVariable(module, ranks->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, ranks,
+                           GPUOPT_COMPILED_RANKS);
+}
+
 /// Adds GPUOPT_COMPILED_METADATA and the note describing it
 /// (CompiledModel.h), in its own section so that loaders find it before
 /// dlopen.
@@ -424,6 +441,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
                               "_mlir_ciface_" + options.entry, *entryShapes,
                               module)))
     return failure();
+  addRanks(*llvmModule, *initShapes, *entryShapes);
   addMetadata(*llvmModule, *metadata);
 
   if (llvm::Error error =
