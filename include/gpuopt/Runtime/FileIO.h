@@ -37,8 +37,8 @@ namespace runtime {
 
 /// Largest file read into memory (.npy inputs, .mlir text, artifacts).
 inline constexpr uint64_t kMaxReadBytes = 16ull << 30;
-/// Largest file mapped (weights); a mapping costs address space, and memory
-/// only for the pages a backend touches.
+/// Largest weights file (MappedFile): read whole into an anonymous mapping,
+/// so it costs its size in memory; the limit only stops an absurd header.
 inline constexpr uint64_t kMaxMappedBytes = 256ull << 30;
 
 /// Opens `path` for reading, refusing anything but a regular file of at most
