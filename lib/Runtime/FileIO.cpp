@@ -167,8 +167,9 @@ Status MappedFile::map(const std::string &path,
   // The file is read, not mapped: a mapping of the file would raise SIGBUS in
   // a long-lived model once another process truncates the file, and show it
   // the new bytes when the file is rewritten in place. An anonymous mapping
-  // rather than a vector: its pages are untouched (not zero-filled) until
-  // read into, so the peak stays one copy, and writable, so that a backend
+  // rather than a vector: page-aligned like the file mapping it replaces, no
+  // zero-filling pass before read() writes each page, and returned to the
+  // system whole when the last tensor lets go. Writable, so that a backend
   // writing through a tensor pointer changes only this copy.
   void *addr = ::mmap(nullptr, static_cast<size_t>(size),
                       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
