@@ -5,13 +5,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/Allocator.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <string_view>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,9 +107,8 @@ Status readFileBytes(const std::string &path, std::vector<uint8_t> &out,
   uint64_t size;
   if (Status s = openRegularFile(path, maxBytes, fd, size); !s)
     return s;
-  try {
-    out.resize(static_cast<size_t>(size));
-  } catch (const std::bad_alloc &) {
+  // tryAllocate: LLVM's tools install a new-handler that aborts instead.
+  if (!tryAllocate([&] { out.resize(static_cast<size_t>(size)); })) {
     ::close(fd);
     return Status::error(path + ": cannot allocate " + std::to_string(size) +
                          " bytes to read it");
@@ -137,19 +139,16 @@ Status readStreamBytes(int fd, const std::string &what,
     if (out.size() + static_cast<uint64_t>(n) > maxBytes)
       return Status::error(what + ": input exceeds the limit of " +
                            std::to_string(maxBytes) + " bytes");
-    try {
-      out.insert(out.end(), chunk, chunk + n);
-    } catch (const std::bad_alloc &) {
+    if (!tryAllocate([&] { out.insert(out.end(), chunk, chunk + n); }))
       return Status::error(what + ": cannot allocate " +
                            std::to_string(out.size() + n) +
                            " bytes to read it");
-    }
   }
 }
 
 MappedFile::~MappedFile() {
-  if (length)
-    ::munmap(const_cast<uint8_t *>(bytes), length);
+  if (mapped)
+    ::munmap(const_cast<uint8_t *>(bytes), mapped);
 }
 
 Status MappedFile::map(const std::string &path,
@@ -162,33 +161,73 @@ Status MappedFile::map(const std::string &path,
   if (size == 0) {
     ::close(fd);
     static const uint8_t empty = 0;
-    out.reset(new MappedFile(&empty, 0));
+    out.reset(new MappedFile(&empty, 0, 0));
     return Status::ok();
   }
-  // MAP_PRIVATE: a backend writing through a tensor pointer gets its own
-  // copy of the page; the file is never modified. The mapping outlives the
-  // descriptor.
+  // The file is read, not mapped: a mapping of the file would raise SIGBUS in
+  // a long-lived model once another process truncates the file, and show it
+  // the new bytes when the file is rewritten in place. An anonymous mapping
+  // rather than a vector: page-aligned like the file mapping it replaces, no
+  // zero-filling pass before read() writes each page, and returned to the
+  // system whole when the last tensor lets go. Writable, so that a backend
+  // writing through a tensor pointer changes only this copy.
   void *addr = ::mmap(nullptr, static_cast<size_t>(size),
-                      PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+                      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                      0);
+  if (addr == MAP_FAILED) {
+    int error = errno;
+    ::close(fd);
+    return Status::error(path + ": cannot allocate " + std::to_string(size) +
+                         " bytes to read it: " + std::strerror(error));
+  }
+  ssize_t n = readAt(fd, 0, addr, static_cast<size_t>(size));
   int error = errno;
   ::close(fd);
-  if (addr == MAP_FAILED)
-    return errnoError(path, "cannot map", error);
+  if (n < 0) {
+    ::munmap(addr, static_cast<size_t>(size));
+    return errnoError(path, "cannot read", error);
+  }
+  // As in readFileBytes: a file shrunk since fstat is what was read; the
+  // tensor table is then checked against the shorter size.
   out.reset(new MappedFile(static_cast<const uint8_t *>(addr),
-                           static_cast<size_t>(size)));
+                           static_cast<size_t>(n), static_cast<size_t>(size)));
   return Status::ok();
 }
 
+/// Splits `path` into its directory ("." when there is none) and file name.
+static void splitPath(const std::string &path, std::string &dir,
+                      std::string &name);
+
 /// The file a write to `path` replaces: the target of a symlink (so that
-/// the link survives, as with an in-place write), or `path` itself.
+/// the link survives, as with an in-place write), or `path` itself. A
+/// dangling link is followed too, so that its target is created.
 static std::string replacedFile(const std::string &path) {
   struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-    if (char *real = ::realpath(path.c_str(), nullptr)) {
-      std::string resolved = real;
-      std::free(real);
-      return resolved;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+    return path;
+  if (char *real = ::realpath(path.c_str(), nullptr)) {
+    std::string resolved = real;
+    std::free(real);
+    return resolved;
+  }
+  // realpath fails on a dangling link: follow the chain by hand, as far as
+  // the kernel would (40 links) before ELOOP.
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (::lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+      return current;
+    std::vector<char> link(static_cast<size_t>(st.st_size) + 1);
+    ssize_t n = ::readlink(current.c_str(), link.data(), link.size());
+    if (n <= 0 || static_cast<size_t>(n) >= link.size())
+      return path;
+    std::string next(link.data(), static_cast<size_t>(n));
+    if (next[0] != '/') {
+      std::string dir, name;
+      splitPath(current, dir, name);
+      next = dir + "/" + next;
     }
+    current = next;
+  }
   return path;
 }
 
@@ -275,8 +314,11 @@ Status AtomicOutput::open(const std::string &destination) {
     return errnoError(path, "cannot create", errno);
   fd = handle;
   tempPath = buffer.data();
-  // mkstemp makes the file private (0600); the output gets the usual mode.
-  ::fchmod(fd, defaultMode());
+  // mkstemp makes the file private (0600); the output keeps the mode of the
+  // file it replaces (a private output stays private), or gets a new file's.
+  struct stat old;
+  ::fchmod(fd, ::stat(target.c_str(), &old) == 0 ? old.st_mode & 07777
+                                                 : defaultMode());
   return Status::ok();
 }
 
@@ -389,15 +431,31 @@ Status checkOutputIsNotInput(const NamedPath &output,
   return Status::ok();
 }
 
+static bool isWordChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+         c == '.';
+}
+
 Status checkMlirNesting(const char *text, size_t size, const std::string &what,
-                        unsigned limit) {
+                        unsigned limit, unsigned operatorLimit) {
   // Openers still open, innermost last. A closer pops up to its opener and a
   // '>' only a '<', so a stray closer (as in ">=") cannot hide real depth; a
   // mismatch is left for the parser to report.
   std::string open;
+  // Per open bracket (and the top level, first): the operators of an affine
+  // expression seen since its last ',' or '='. Affine expressions chain
+  // operators without brackets ("d0 + d0 + ...", "- - d0"), and MLIR's affine
+  // parser recurses once per operator. A nested bracket's operators are its
+  // own, but the run around it goes on: "(d0) + (d0) + ..." is one chain.
+  std::vector<unsigned> operators(1, 0);
   size_t line = 1, lineStart = 0;
+  auto located = [&](size_t i, const std::string &message) {
+    return Status::error(what + ":" + std::to_string(line) + ":" +
+                         std::to_string(i - lineStart + 1) + ": " + message);
+  };
   for (size_t i = 0; i < size; ++i) {
     char c = text[i];
+    bool isOperator = false;
     if (c == '\n') {
       ++line;
       lineStart = i + 1;
@@ -413,23 +471,44 @@ Status checkMlirNesting(const char *text, size_t size, const std::string &what,
     } else if (c == '/' && i + 1 < size && text[i + 1] == '/') {
       while (i + 1 < size && text[i + 1] != '\n')
         ++i;
+    } else if (c == '%' || c == '@' || c == '^' || c == '#' || c == '!') {
+      // A prefixed name may contain '-' ("%a-b"), which is no operator.
+      while (i + 1 < size && (isWordChar(text[i + 1]) || text[i + 1] == '-'))
+        ++i;
+    } else if (isWordChar(c)) {
+      size_t start = i;
+      while (i + 1 < size && isWordChar(text[i + 1]))
+        ++i;
+      std::string_view word(text + start, i - start + 1);
+      isOperator = word == "mod" || word == "floordiv" || word == "ceildiv";
+    } else if (c == '+' || c == '*' ||
+               (c == '-' && !(i + 1 < size && text[i + 1] == '>'))) {
+      isOperator = true;
+    } else if (c == ',' || c == '=') {
+      operators.back() = 0;
     } else if (c == '(' || c == '[' || c == '{' || c == '<') {
       open.push_back(c);
+      operators.push_back(0);
       if (open.size() > limit)
-        return Status::error(what + ":" + std::to_string(line) + ":" +
-                             std::to_string(i - lineStart + 1) +
-                             ": nesting deeper than " + std::to_string(limit));
+        return located(i, "nesting deeper than " + std::to_string(limit));
     } else if (c == '>') {
       // The arrow of a function type closes nothing.
       bool arrow = i > 0 && text[i - 1] == '-';
-      if (!arrow && !open.empty() && open.back() == '<')
+      if (!arrow && !open.empty() && open.back() == '<') {
         open.pop_back();
+        operators.pop_back();
+      }
     } else if (c == ')' || c == ']' || c == '}') {
       char opener = c == ')' ? '(' : c == ']' ? '[' : '{';
       size_t at = open.find_last_of(opener);
-      if (at != std::string::npos)
+      if (at != std::string::npos) {
         open.resize(at);
+        operators.resize(at + 1);
+      }
     }
+    if (isOperator && ++operators.back() > operatorLimit)
+      return located(i, "more than " + std::to_string(operatorLimit) +
+                            " operators in one expression");
   }
   return Status::ok();
 }
@@ -441,12 +520,9 @@ Status readMlirSource(const std::string &path, std::string &text) {
                           : readFileBytes(path, bytes);
       !s)
     return s;
-  try {
-    text.assign(bytes.begin(), bytes.end());
-  } catch (const std::bad_alloc &) {
+  if (!tryAllocate([&] { text.assign(bytes.begin(), bytes.end()); }))
     return Status::error((stdinput ? "<stdin>" : path) + ": cannot allocate " +
                          std::to_string(bytes.size()) + " bytes to read it");
-  }
   bytes = {};
   // Bytecode has no brackets to count; its reader is left to its own checks.
   static const char bytecodeMagic[] = "ML\xefR";

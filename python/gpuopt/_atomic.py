@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -43,14 +44,39 @@ def check_outputs(outputs: Mapping[str, str | os.PathLike], inputs: Mapping[str,
                 raise OutputPathError(f"{label} and {other} are the same file ({path})")
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "directory"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    return "special file"
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yields a temporary path beside ``path``; renamed onto ``path`` if the block succeeds.
 
     The temporary name keeps ``path``'s suffix, as writers such as ``np.save``
     and ``savefig`` pick the format or add an extension from it. A symbolic
-    link at ``path`` is kept: its target is replaced.
+    link at ``path`` is kept: its target is replaced. A stream (a character
+    device such as ``/dev/null`` or ``/dev/stdout``, or a FIFO) has no file to
+    replace: ``path`` itself is yielded, to be written directly. Any other
+    file that is not a regular one (a directory, a socket, a block device)
+    is refused, as rename would fail on it or replace it.
     """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise OSError(e.errno, f"cannot write {path}: {e.strerror}") from None
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        yield Path(path)
+        return
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OSError(f"cannot write {path}: not a regular file ({_kind(mode)})")
     target = Path(os.path.realpath(path))
     try:
         fd, tmp_name = tempfile.mkstemp(

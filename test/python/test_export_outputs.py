@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -180,6 +183,61 @@ def test_atomic_output_on_error_leaves_the_old_file(tmp_path: Path) -> None:
 def test_atomic_output_into_a_missing_directory_names_the_path(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="cannot write .*missing/out.json"):
         _atomic.write_text(tmp_path / "missing" / "out.json", "{}")
+
+
+def test_atomic_output_writes_a_fifo_directly(tmp_path: Path) -> None:
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    # The read end, opened first without waiting, lets the write end open at
+    # once; what is written fits in the pipe's buffer, so nothing blocks.
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        _atomic.write_text(fifo, "{}")
+        received = os.read(reader, 100)
+    finally:
+        os.close(reader)
+    assert received == b"{}"
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.fifo"]
+
+
+def character_device(tmp_path: Path) -> Path:
+    """A private node of /dev/null's device (root may mknod), else /dev/null itself."""
+    null = os.stat("/dev/null")
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, null.st_rdev)
+    except PermissionError:
+        return Path("/dev/null")
+    return node
+
+
+def test_atomic_output_writes_a_character_device_directly(tmp_path: Path) -> None:
+    device = character_device(tmp_path)
+    before = os.stat(device)
+    _atomic.write_text(device, "{}")
+    after = os.stat(device)
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+    assert list(device.parent.glob(f".{device.name}.*")) == []
+
+
+def test_atomic_output_to_dev_stdout_reaches_a_pipe() -> None:
+    """`--json /dev/stdout` (a link to the pipe of stdout) writes into the pipe."""
+    code = "from gpuopt._atomic import write_text; write_text('/dev/stdout', '{}')"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=False)
+    assert (proc.returncode, proc.stdout) == (0, b"{}"), proc.stderr.decode()
+
+
+def test_atomic_output_refuses_a_directory_and_a_socket(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match=r"cannot write .*: not a regular file \(directory\)"):
+        _atomic.write_text(tmp_path, "{}")
+    path = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(path))
+        with pytest.raises(OSError, match=r"cannot write .*s.sock: not a regular file \(socket\)"):
+            _atomic.write_text(path, "{}")
+        assert stat.S_ISSOCK(path.lstat().st_mode)
 
 
 @pytest.mark.parametrize("flag", ["--json", "--png"])

@@ -13,8 +13,10 @@ import json
 import os
 import resource
 import signal
+import stat
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -418,3 +420,129 @@ def test_too_many_threads_warns_once(files: dict[str, Path]) -> None:
     assert proc.stderr.decode().count("GPUOPT_NUM_THREADS=100000 exceeds the limit") == 1, (
         proc.stderr.decode()
     )
+
+
+# --- Weights are a private copy: the file changing under a live model changes nothing -----------
+
+TRUNCATE_AFTER_LOAD = """
+import os, sys
+import numpy as np
+from gpuopt.compiled import CompiledModel
+
+so, weights, x = sys.argv[1:]
+model = CompiledModel(so, weights)
+x = np.load(x)
+before = model.run(x)[0].copy()
+size = os.path.getsize(weights)
+# Rewritten in place with other bytes (open('wb') keeps the inode), then truncated.
+with open(weights, "r+b") as f:
+    f.write(os.urandom(size))
+os.truncate(weights, 100)
+after = model.run(x)[0]
+np.testing.assert_array_equal(after, before)
+print("same")
+"""
+
+
+def test_compiled_model_survives_its_weights_being_truncated(files: dict[str, Path]) -> None:
+    """A mapping of the file would raise SIGBUS (or read the new bytes); a subprocess, so a crash fails the test."""
+    so = files["dir"] / "m.so"
+    proc = run("gpuopt-compile", files["model"], "-o", so)
+    assert proc.returncode == 0, proc.stderr.decode()
+    proc = subprocess.run(
+        [sys.executable, "-c", TRUNCATE_AFTER_LOAD, so, files["weights"], files["x"]],
+        capture_output=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (0, b"same\n"), proc.stderr.decode(errors="replace")
+
+
+# --- Affine expressions chain operators without brackets; the pre-scan bounds them ---------------
+
+OPERATOR_LIMIT = 1024
+CHAIN = 100_000
+
+
+def plus_chain(n: int) -> str:
+    return "#m = affine_map<(d0) -> (" + " + ".join(["d0"] * (n + 1)) + ")>\nmodule {}\n"
+
+
+def negation_chain(n: int) -> str:
+    return "#m = affine_map<(d0) -> (" + "- " * n + "d0)>\nmodule {}\n"
+
+
+def bracketed_plus_chain(n: int) -> str:
+    # The brackets nest one level each, the chain around them goes on.
+    return "#m = affine_map<(d0) -> (d0" + " + (d0)" * n + ")>\nmodule {}\n"
+
+
+def mod_chain(n: int) -> str:
+    return "#s = affine_set<(d0) : (d0" + " mod 2" * n + " >= 0)>\nmodule {}\n"
+
+
+@pytest.mark.parametrize("text", [plus_chain, negation_chain, bracketed_plus_chain])
+@pytest.mark.parametrize("name", ["gpuopt-opt", "gpuopt-compile", "gpuopt-run"])
+def test_long_affine_chains_are_refused(files: dict[str, Path], name: str, text) -> None:
+    """These overflowed the parser's stack (SIGSEGV) in every tool."""
+    chain = files["dir"] / "chain.mlir"
+    chain.write_text(text(CHAIN))
+    args: list[object] = [chain] + (["-o", files["dir"] / "out"] if name != "gpuopt-run" else [])
+    stderr = expect_error(run(name, *args), f"more than {OPERATOR_LIMIT} operators in one expression")
+    assert f"{chain}:1:" in stderr
+
+
+@pytest.mark.parametrize("text", [plus_chain, negation_chain, bracketed_plus_chain, mod_chain])
+def test_affine_chains_within_the_limit_parse(files: dict[str, Path], text) -> None:
+    ok = files["dir"] / "ok.mlir"
+    ok.write_text(text(OPERATOR_LIMIT))
+    proc = run("gpuopt-opt", ok, "-o", files["dir"] / "out.mlir")
+    assert proc.returncode == 0, proc.stderr.decode()
+
+
+# --- Out of memory while reading MLIR is an error, not LLVM's abort --------------------------------
+
+
+def test_mlir_too_large_for_memory_is_an_error(files: dict[str, Path]) -> None:
+    big = files["dir"] / "big.mlir"
+    with open(big, "wb") as f:
+        f.truncate(1500 << 20)  # sparse: costs no disk
+    limit = 1200 << 20
+
+    def run_limited(*args: object, stdin=None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(tool("gpuopt-opt")), *[str(a) for a in args]],
+            stdin=stdin,
+            capture_output=True,
+            timeout=TIMEOUT_S,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+            check=False,
+        )
+
+    expect_error(run_limited(big, "-o", files["dir"] / "x.mlir"), f"{big}: cannot allocate 1572864000 bytes")
+    with open(big, "rb") as stdin:
+        expect_error(run_limited("-", "-o", files["dir"] / "x.mlir", stdin=stdin), "<stdin>: cannot allocate")
+
+
+# --- Atomic outputs keep the old file's mode and write through dangling links ---------------------
+
+
+def test_opt_output_keeps_a_private_mode(files: dict[str, Path]) -> None:
+    out = files["dir"] / "out.mlir"
+    out.write_text("old")
+    out.chmod(0o600)
+    proc = run("gpuopt-opt", files["model"], "-o", out)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "seg.conv2d" in out.read_text()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+def test_opt_output_through_a_dangling_symlink_creates_its_target(files: dict[str, Path]) -> None:
+    """As Python's atomic_output does: the link stays, its target is created."""
+    (files["dir"] / "sub").mkdir()
+    link = files["dir"] / "link.mlir"
+    link.symlink_to("sub/target.mlir")
+    proc = run("gpuopt-opt", files["model"], "-o", link)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert link.is_symlink()
+    assert "seg.conv2d" in (files["dir"] / "sub" / "target.mlir").read_text()

@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
+#include <memory>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +63,33 @@ static void testNesting() {
   // A closer pops everything up to its opener: an unclosed '<' inside
   // parentheses does not leak out.
   check(nesting("(a < b) (a < b) (a < b)", 2) == "ok", "'(a < b)'");
+}
+
+static std::string operators(const std::string &text, unsigned limit) {
+  Status s = checkMlirNesting(text.data(), text.size(), "f.mlir",
+                              kMaxMlirNesting, limit);
+  return s ? "ok" : s.message();
+}
+
+static void testOperators() {
+  check(operators("(d0 + d0 - d0)", 2) == "ok", "2 operators within 2");
+  check(operators("(d0 + d0 - d0 * d0)", 2) ==
+            "f.mlir:1:15: more than 2 operators in one expression",
+        "the 3rd operator is located: " + operators("(d0 + d0 - d0 * d0)", 2));
+  check(operators("(d0 mod 2 floordiv 2 ceildiv 2)", 2) != "ok",
+        "keyword operators count");
+  check(operators("(- - - d0)", 2) != "ok", "unary minus counts");
+  // A bracket's own operators are its own, the chain around it goes on.
+  check(operators("(d0 + (d0 + d0) + (d0) + d0)", 2) != "ok",
+        "a chain across bracketed terms");
+  check(operators("((d0 + d0) (d0 + d0) (d0 + d0))", 2) == "ok",
+        "operators inside sibling brackets do not add up");
+  // Separators end an expression; arrows, names and words are no operators.
+  check(operators("[-1, -2, -3, -4] {a = -1 b = -2 c = -3}", 1) == "ok",
+        "',' and '=' separate");
+  check(operators("() -> () -> () -> ()", 1) == "ok", "'->' is no operator");
+  check(operators("%a-b-c-d #m-n-o ^bb-1-2 model modulo", 1) == "ok",
+        "'-' in names and words containing 'mod'");
 }
 
 static void testEscape() {
@@ -218,6 +247,28 @@ static void testMappedTensors(const std::string &dir) {
         "resize makes owned zero bytes");
 }
 
+/// A MappedFile is a copy: the file rewritten in place or truncated after it
+/// was read (which raised SIGBUS in a mapping of the file) changes nothing.
+static void testMappedFileIsACopy(const std::string &dir) {
+  std::string path = dir + "/copy.bin";
+  std::string text(1 << 16, 'a');
+  writeText(path, text);
+  std::shared_ptr<const MappedFile> file;
+  if (Status s = MappedFile::map(path, file); !s) {
+    check(false, s.message());
+    return;
+  }
+  int fd = ::open(path.c_str(), O_WRONLY);
+  check(fd >= 0 && ::pwrite(fd, "bbbb", 4, 0) == 4 &&
+            ::ftruncate(fd, 10) == 0,
+        "rewrite and truncate the file");
+  if (fd >= 0)
+    ::close(fd);
+  check(file->size() == text.size() &&
+            std::memcmp(file->data(), text.data(), text.size()) == 0,
+        "the bytes read are kept");
+}
+
 /// readAt, which ModelLibrary's header reads and readFileBytes share.
 static void testReadAt(const std::string &dir) {
   std::string path = dir + "/at.txt";
@@ -241,11 +292,13 @@ static void testReadAt(const std::string &dir) {
 int main() {
   std::string dir = tempDir();
   testNesting();
+  testOperators();
   testEscape();
   testFiles(dir);
   testReadAt(dir);
   testPipeLimit();
   testMappedTensors(dir);
+  testMappedFileIsACopy(dir);
   std::string cleanup = "rm -rf " + dir;
   if (std::system(cleanup.c_str()) != 0)
     std::printf("warning: could not remove %s\n", dir.c_str());

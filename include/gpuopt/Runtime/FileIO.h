@@ -37,8 +37,8 @@ namespace runtime {
 
 /// Largest file read into memory (.npy inputs, .mlir text, artifacts).
 inline constexpr uint64_t kMaxReadBytes = 16ull << 30;
-/// Largest file mapped (weights); a mapping costs address space, and memory
-/// only for the pages a backend touches.
+/// Largest weights file (MappedFile): read whole into an anonymous mapping,
+/// so it costs its size in memory; the limit only stops an absurd header.
 inline constexpr uint64_t kMaxMappedBytes = 256ull << 30;
 
 /// Opens `path` for reading, refusing anything but a regular file of at most
@@ -63,8 +63,10 @@ Status readStreamBytes(int fd, const std::string &what,
                        std::vector<uint8_t> &out,
                        uint64_t maxBytes = kMaxReadBytes);
 
-/// A private, read-only view of a whole file, unmapped when the last owner
-/// lets go. Tensors that point into it hold a reference (TensorBytes).
+/// A private copy of a whole file, read into one anonymous mapping (so that
+/// later changes to the file, truncation included, do not reach it) and
+/// unmapped when the last owner lets go. Tensors that point into it hold a
+/// reference (TensorBytes).
 class MappedFile {
 public:
   ~MappedFile();
@@ -74,16 +76,18 @@ public:
   const uint8_t *data() const { return bytes; }
   size_t size() const { return length; }
 
-  /// Maps `path` (a regular file of at most `maxBytes`).
+  /// Reads `path` (a regular file of at most `maxBytes`).
   static Status map(const std::string &path,
                     std::shared_ptr<const MappedFile> &out,
                     uint64_t maxBytes = kMaxMappedBytes);
 
 private:
-  MappedFile(const uint8_t *bytes, size_t length)
-      : bytes(bytes), length(length) {}
+  MappedFile(const uint8_t *bytes, size_t length, size_t mapped)
+      : bytes(bytes), length(length), mapped(mapped) {}
   const uint8_t *bytes;
   size_t length;
+  /// The length of the mapping, which the bytes read may fall short of.
+  size_t mapped;
 };
 
 /// A destination file under construction: bytes go to a temporary file next
@@ -159,10 +163,17 @@ Status checkOutputIsNotInput(const NamedPath &output,
 /// Fails with "WHAT:LINE:COL: nesting deeper than LIMIT" when the brackets
 /// ( [ { < of MLIR text `text` nest deeper than `limit`, ignoring string
 /// literals and // comments. MLIR's parser recurses once per level with no
-/// limit of its own, so deep nesting would overflow the stack.
+/// limit of its own, so deep nesting would overflow the stack. Its affine
+/// parser also recurses once per operator of an affine expression, which
+/// chains without brackets ("d0 + d0 + ...", "- - d0"): more than
+/// `operatorLimit` operators (+ - * mod floordiv ceildiv) in one bracket
+/// without a ',' or '=' between them fail with "WHAT:LINE:COL: more than
+/// LIMIT operators in one expression".
 inline constexpr unsigned kMaxMlirNesting = 256;
+inline constexpr unsigned kMaxMlirOperators = 1024;
 Status checkMlirNesting(const char *text, size_t size, const std::string &what,
-                        unsigned limit = kMaxMlirNesting);
+                        unsigned limit = kMaxMlirNesting,
+                        unsigned operatorLimit = kMaxMlirOperators);
 
 /// Reads MLIR source `path` ("-": standard input) within kMaxReadBytes and,
 /// unless it is MLIR bytecode, checks its nesting (checkMlirNesting), so that
