@@ -33,12 +33,12 @@ static void runLowering(gpuopt_fuzz::Session &session, ModuleOp input,
   PassManager pm = PassManager::on<ModuleOp>(&session.context);
   LogicalResult built = success();
   if (lowering == Lowering::Cpu) {
-    built = gpuopt::buildCpuLoweringPipeline(pm);
+    built = mlir::gpuopt::buildCpuLoweringPipeline(pm);
   } else {
-    gpuopt::GpuLoweringOptions options;
+    mlir::gpuopt::GpuLoweringOptions options;
     options.serialize = false;
-    built = success(succeeded(gpuopt::buildGpuKernelPipeline(pm, options)) &&
-                    succeeded(gpuopt::buildGpuBinaryPipeline(pm, options)));
+    built = success(succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, options)) &&
+                    succeeded(mlir::gpuopt::buildGpuBinaryPipeline(pm, options)));
   }
   if (failed(built))
     session.finding("the lowering pipeline does not build", "");
@@ -56,7 +56,7 @@ static void runLowering(gpuopt_fuzz::Session &session, ModuleOp input,
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // The pipelines name upstream passes by their registered names.
-  gpuopt::registerAllPasses();
+  mlir::gpuopt::registerAllPasses();
   return 0;
 }
 
