@@ -457,7 +457,7 @@ def _broadcast_binary(op: str, b: GraphBuilder, result: T, lhs: Any, rhs: Any, a
         if not isinstance(side, torch.Tensor):
             raise CaptureError(
                 f"{b.loc}: {op} with a Python scalar operand ({side!r}) is not "
-                "supported; seg.{op} takes two tensors"
+                f"supported; seg.{op} takes two tensors"
             )
     # x += y returns x itself: binding the result rebinds x to the sum.
     b.emit(op, [b.value(lhs, f"{op} lhs"), b.value(rhs, f"{op} rhs")], "", result)
