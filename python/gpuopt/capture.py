@@ -907,7 +907,6 @@ class _CaptureMode(TorchFunctionMode):
         handler = HANDLERS.get(func)
         traced = any(self.b.is_traced(t) for t in _tensors_in(args) + _tensors_in(kwargs))
         self.check_loose_writes()
-        self.watcher.take()  # start empty: what follows are this call's writes
         self.watcher.in_call += 1
         try:
             result = func(*args, **kwargs)
@@ -1049,7 +1048,7 @@ def capture(
     mode = _CaptureMode(builder, watcher, report if progress else None)
     with torch.no_grad(), watcher, mode:
         out = module(*[x for x, _ in inputs])
-    mode.check_loose_writes()  # the last call's, made after the module's last torch call
+    mode.check_loose_writes()  # those made after the module's last torch call
     outputs = _tensors_in(out)
     if not outputs:
         raise CaptureError("the module returned no tensor")
