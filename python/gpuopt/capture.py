@@ -457,7 +457,7 @@ def _broadcast_binary(op: str, b: GraphBuilder, result: T, lhs: Any, rhs: Any, a
         if not isinstance(side, torch.Tensor):
             raise CaptureError(
                 f"{b.loc}: {op} with a Python scalar operand ({side!r}) is not "
-                "supported; seg.{op} takes two tensors"
+                f"supported; seg.{op} takes two tensors"
             )
     # x += y returns x itself: binding the result rebinds x to the sum.
     b.emit(op, [b.value(lhs, f"{op} lhs"), b.value(rhs, f"{op} rhs")], "", result)
@@ -819,6 +819,11 @@ class _WriteWatcher(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[Write] = []
+        # Writes made outside any torch call the capture mode sees (under
+        # torch._C.DisableTorchFunction(), from a C++ extension), each with
+        # the model's line that made it: no later call can name that line.
+        self.loose: list[tuple[Location, Write]] = []
+        self.in_call = 0  # > 0 while the capture mode runs a torch call
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
@@ -827,12 +832,59 @@ class _WriteWatcher(TorchDispatchMode):
             arg = args[i] if i < len(args) else kwargs.get(name)
             for t in _tensors_in(arg):
                 if t.numel():
-                    self.writes.append(Write(_storage(t), *_extent(t), str(func)))
+                    write = Write(_storage(t), *_extent(t), str(func))
+                    if self.in_call:
+                        self.writes.append(write)
+                    else:
+                        self.loose.append((_user_location(), write))
         return out
 
     def take(self) -> list[Write]:
         writes, self.writes = self.writes, []
         return writes
+
+
+# Calls on a traced tensor that return only metadata: no memory, no values.
+_METADATA_METHODS = {
+    "dim",
+    "ndimension",
+    "size",
+    "stride",
+    "numel",
+    "nelement",
+    "element_size",
+    "storage_offset",
+    "is_contiguous",
+    "is_floating_point",
+    "is_complex",
+    "get_device",
+    "__len__",
+}
+_METADATA_PROPERTIES = {
+    "shape",
+    "ndim",
+    "dtype",
+    "device",
+    "layout",
+    "requires_grad",
+    "is_leaf",
+    "is_cuda",
+    "is_cpu",
+    "is_meta",
+    "is_sparse",
+    "is_quantized",
+    "itemsize",
+    "nbytes",
+    "names",
+    "grad_fn",
+}
+
+
+def _is_metadata_query(func: Any) -> bool:
+    name = getattr(func, "__name__", None)
+    if name == "__get__":  # a property read: x.shape, x.dtype ...
+        return getattr(func.__self__, "__name__", None) in _METADATA_PROPERTIES
+    return name in _METADATA_METHODS and getattr(torch.Tensor, name, None) is func
 
 
 def _assigns_data(func: Any) -> bool:
@@ -854,12 +906,15 @@ class _CaptureMode(TorchFunctionMode):
         kwargs = kwargs or {}
         handler = HANDLERS.get(func)
         traced = any(self.b.is_traced(t) for t in _tensors_in(args) + _tensors_in(kwargs))
-        self.watcher.take()  # start empty: what follows are this call's writes
-        result = func(*args, **kwargs)
+        self.check_loose_writes()
+        self.watcher.in_call += 1
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            self.watcher.in_call -= 1
         writes = self.watcher.take()
         if not traced:
-            # Only a write into memory the graph tracks matters here.
-            tracked = [w for w in writes if w.storage in self.b.by_storage or w.storage in self.b.protected]
+            tracked = self._tracked(writes)
             if tracked:
                 self.b.loc = _user_location()
                 self.b.record_writes(_func_name(func), tracked, captured=False)
@@ -872,8 +927,16 @@ class _CaptureMode(TorchFunctionMode):
                     "gpuopt can capture; compute a new tensor instead"
                 )
             self.b.record_writes(_func_name(func), writes, captured=False)
+            if _is_metadata_query(func):
+                return result
             if not _tensors_in(result):
-                return result  # a metadata query: x.shape, x.size(1), x.dim() ...
+                # x.numpy(), np.from_dlpack(x), x.untyped_storage(), x.item() ...: the
+                # result shares or reads the tensor's memory behind the graph's back.
+                raise CaptureError(
+                    f"{self.b.loc}: {_func_name(func)} on a traced tensor hands its memory or "
+                    "values to code gpuopt cannot capture; only tensor ops and metadata "
+                    "queries (shape, size, dim, dtype, ...) are supported"
+                )
             raise self._unsupported(func, args, kwargs)
         self.b.rebound.clear()
         handler(self.b, result, *args, **kwargs)
@@ -882,6 +945,18 @@ class _CaptureMode(TorchFunctionMode):
         if self.progress:
             self.progress(self.calls)
         return result
+
+    def _tracked(self, writes: list[Write]) -> list[Write]:
+        """Only a write into memory the graph tracks matters."""
+        return [w for w in writes if w.storage in self.b.by_storage or w.storage in self.b.protected]
+
+    def check_loose_writes(self) -> None:
+        """Refuses a write into tracked memory that no captured torch call made."""
+        loose, self.watcher.loose = self.watcher.loose, []
+        for loc, w in loose:
+            if self._tracked([w]):
+                self.b.loc = loc
+                self.b.record_writes("outside any torch call gpuopt sees", [w], captured=False)
 
     def _unsupported(self, func: Any, args: tuple, kwargs: dict) -> CaptureError:
         recorder = _AtenRecorder()
@@ -970,8 +1045,10 @@ def capture(
             print(f"export: {calls} torch calls captured ({now - start:.0f} s)", file=sys.stderr)
 
     watcher = _WriteWatcher()
-    with torch.no_grad(), watcher, _CaptureMode(builder, watcher, report if progress else None):
+    mode = _CaptureMode(builder, watcher, report if progress else None)
+    with torch.no_grad(), watcher, mode:
         out = module(*[x for x, _ in inputs])
+    mode.check_loose_writes()  # those made after the module's last torch call
     outputs = _tensors_in(out)
     if not outputs:
         raise CaptureError("the module returned no tensor")

@@ -248,7 +248,10 @@ def test_scalar_operand_is_an_error(tmp_path: Path) -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x * 0.5
 
-    with pytest.raises(gpuopt.capture.CaptureError, match="Python scalar operand"):
+    with pytest.raises(
+        gpuopt.capture.CaptureError,
+        match=r"Python scalar operand \(0\.5\) is not supported; seg\.mul takes two tensors",
+    ):
         gpuopt.export(Scaled(), torch.randn(1, 2))
 
 

@@ -9,7 +9,8 @@ calls, an unsupported slice assignment), with random weights and random norm
 statistics; the writes are drawn more often. The property: the export either refuses
 with a CaptureError whose message is one line naming this file's line, or the
 graph, run by `gpuopt-run --backend=reference`, equals PyTorch eager within a
-relative L2 error of 1e-4 (observed ~1e-7). Bounded: 60 examples, derandomized,
+relative L2 error of 1e-4 (observed ~1e-7); and at least 30% of the examples
+export (52 of 60 do). Bounded: 60 examples, derandomized,
 no example database, about 15 s in all.
 """
 
@@ -235,16 +236,32 @@ def chains(draw: Any) -> tuple[Chain, torch.Tensor]:
         return Chain(steps, layers).eval(), x
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(chains())
-def test_random_chain_exports_exactly_or_refuses(tmp_path: Path, chain: tuple[Chain, torch.Tensor]) -> None:
-    model, x = chain
+# The share of examples that must export (52 of 60 do): a handler or check
+# that refuses everything would otherwise pass the property untested.
+MIN_EXPORTED = 0.3
+
+
+def test_random_chains_export_exactly_or_refuse(tmp_path: Path) -> None:
+    outcomes = {"exported": 0, "refused": 0}
+
+    @settings(
+        max_examples=60,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(chains())
+    def check(chain: tuple[Chain, torch.Tensor]) -> None:
+        outcomes[_export_exactly_or_refuse(tmp_path, *chain)] += 1
+
+    check()
+    total = sum(outcomes.values())
+    assert outcomes["exported"] >= MIN_EXPORTED * total, outcomes
+
+
+def _export_exactly_or_refuse(tmp_path: Path, model: Chain, x: torch.Tensor) -> str:
+    """'refused' or 'exported' (matching PyTorch); asserts the property."""
     with torch.no_grad():
         expected = model(x.clone()).numpy()
     try:
@@ -254,7 +271,7 @@ def test_random_chain_exports_exactly_or_refuses(tmp_path: Path, chain: tuple[Ch
         assert "\n" not in message, message
         assert f"{Path(__file__).name}:" in message, message
         event(f"refused: {message.split(': ', 1)[1][:40]}")
-        return
+        return "refused"
     event("exported")
     np.save(tmp_path / "x.npy", x.numpy())
     proc = subprocess.run(
@@ -273,3 +290,4 @@ def test_random_chain_exports_exactly_or_refuses(tmp_path: Path, chain: tuple[Ch
     assert proc.returncode == 0, proc.stderr + (tmp_path / "m.mlir").read_text()
     err = rel_l2(np.load(tmp_path / "y.npy"), expected)
     assert err <= REL_L2, f"relative L2 error {err:.3e}\n" + (tmp_path / "m.mlir").read_text()
+    return "exported"

@@ -88,6 +88,10 @@ UNSAFE_OPS = {
     "UnsafeInplaceReluOnInput": "aten.relu_",
     "UnsafeParameterWrite": "aten.add_",
     "UnsafeBufferWrite": "aten.add_",
+    "UnsafeNumpyWrite": "Tensor.numpy",
+    "UnsafeDlpackWrite": "Tensor.__dlpack__",
+    "UnsafeWriteWithoutTorchFunction": "aten.fill_",
+    "UnsafeLastWriteWithoutTorchFunction": "aten.mul_",
 }
 
 

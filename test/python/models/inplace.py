@@ -8,6 +8,7 @@ intermediate whose old value nothing observes again; they must export and match
 PyTorch. Every module maps a (1, 4, 6, 6) input to a tensor.
 """
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -134,6 +135,36 @@ class UnsafeBufferWrite(nn.Module):
         y = self.conv(x)
         self.state += y  # WRITE
         return self.state * y
+
+
+class UnsafeNumpyWrite(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        z.numpy()[:, :2] = 0  # WRITE
+        return z + self.b(x)
+
+
+class UnsafeDlpackWrite(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        np.from_dlpack(z)[:, :2] = 0  # WRITE
+        return torch.relu(z)
+
+
+class UnsafeWriteWithoutTorchFunction(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        with torch._C.DisableTorchFunction():
+            z[:, :2] = 0.0  # WRITE
+        return torch.relu(z)
+
+
+class UnsafeLastWriteWithoutTorchFunction(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        with torch._C.DisableTorchFunction():
+            z.mul_(2.0)  # WRITE
+        return z
 
 
 class SafeReluInplace(_Two):
