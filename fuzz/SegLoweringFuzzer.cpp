@@ -37,9 +37,9 @@ static void runLowering(gpuopt_fuzz::Session &session, ModuleOp input,
   } else {
     mlir::gpuopt::GpuLoweringOptions options;
     options.serialize = false;
-    built = success(
-        succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, options)) &&
-        succeeded(mlir::gpuopt::buildGpuBinaryPipeline(pm, options)));
+    built =
+        success(succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, options)) &&
+                succeeded(mlir::gpuopt::buildGpuBinaryPipeline(pm, options)));
   }
   if (failed(built))
     session.finding("the lowering pipeline does not build", "");

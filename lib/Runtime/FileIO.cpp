@@ -87,8 +87,8 @@ ssize_t readAt(int fd, uint64_t offset, void *out, size_t size) {
   auto *p = static_cast<uint8_t *>(out);
   size_t done = 0;
   while (done < size) {
-    ssize_t n = ::pread(fd, p + done, size - done,
-                        static_cast<off_t>(offset + done));
+    ssize_t n =
+        ::pread(fd, p + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -171,9 +171,9 @@ Status MappedFile::map(const std::string &path,
   // zero-filling pass before read() writes each page, and returned to the
   // system whole when the last tensor lets go. Writable, so that a backend
   // writing through a tensor pointer changes only this copy.
-  void *addr = ::mmap(nullptr, static_cast<size_t>(size),
-                      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                      0);
+  void *addr =
+      ::mmap(nullptr, static_cast<size_t>(size), PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (addr == MAP_FAILED) {
     int error = errno;
     ::close(fd);

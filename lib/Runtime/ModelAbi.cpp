@@ -428,9 +428,8 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
     model->descriptors[numArgs + i].setData(outputs[i]);
   try {
     int status = 0;
-    if (std::string error; !rt::callGenerated(gpuopt_compiled_forward,
-                                              model->pointers.data(), status,
-                                              error)) {
+    if (std::string error; !rt::callGenerated(
+            gpuopt_compiled_forward, model->pointers.data(), status, error)) {
       setError(err, errlen, "gpuopt_model_run: " + error);
       return 1;
     }

@@ -139,8 +139,7 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
     fails++;
     printf("FAIL conv N%d C%d H%d W%d OC%d K%dx%d s%d p%d d%d g%d shift%d "
            "zero%d res%d act%d nan%d rel=%g\n",
-           N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, nan,
-           rel);
+           N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, nan, rel);
   }
 }
 int main() {

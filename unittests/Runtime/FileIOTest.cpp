@@ -259,8 +259,7 @@ static void testMappedFileIsACopy(const std::string &dir) {
     return;
   }
   int fd = ::open(path.c_str(), O_WRONLY);
-  check(fd >= 0 && ::pwrite(fd, "bbbb", 4, 0) == 4 &&
-            ::ftruncate(fd, 10) == 0,
+  check(fd >= 0 && ::pwrite(fd, "bbbb", 4, 0) == 4 && ::ftruncate(fd, 10) == 0,
         "rewrite and truncate the file");
   if (fd >= 0)
     ::close(fd);

@@ -205,15 +205,15 @@ struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
         maps, iterators);
     Value cols = reshapeTensor(
         rewriter, loc, grouped,
-        RankedTensorType::get(
-            {xs[0], outChannels, ws[2], ws[3], xs[2], xs[3]}, elt));
+        RankedTensorType::get({xs[0], outChannels, ws[2], ws[3], xs[2], xs[3]},
+                              elt));
 
     // dims: n, oc, y, x, i, j (reductions); the taps that do not land on
     // (y, x) add 0, selected after the product. (An unread [kh, kw] operand
     // gives the reductions their bounds, as a pooling window does.)
     RankedTensorType type = op.getType();
-    Value taps = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<int64_t>{ws[2], ws[3]}, elt);
+    Value taps = tensor::EmptyOp::create(rewriter, loc,
+                                         ArrayRef<int64_t>{ws[2], ws[3]}, elt);
     SmallVector<AffineMap> gatherMaps = {
         AffineMap::get(6, 0, {d(4), d(5)}, ctx),
         AffineMap::get(6, 0, {d(0), d(1), d(2), d(3)}, ctx)};
@@ -223,8 +223,7 @@ struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
     Value out =
         linalg::GenericOp::create(
             rewriter, loc, type, ValueRange{taps},
-            filledTensor(rewriter, loc, type, 0.0), gatherMaps,
-            gatherIterators,
+            filledTensor(rewriter, loc, type, 0.0), gatherMaps, gatherIterators,
             [&](OpBuilder &nb, Location l, ValueRange args) {
               auto idx = [&](int64_t k) {
                 return linalg::IndexOp::create(nb, l, k);
@@ -257,10 +256,10 @@ struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
                 return std::make_pair(clamped, valid);
               };
               Value n = idx(0), oc = idx(1), i = idx(4), j = idx(5);
-              auto [h, validH] = source(idx(2), i, stride[0], padding[0],
-                                        dilation[0], xs[2]);
-              auto [w, validW] = source(idx(3), j, stride[1], padding[1],
-                                        dilation[1], xs[3]);
+              auto [h, validH] =
+                  source(idx(2), i, stride[0], padding[0], dilation[0], xs[2]);
+              auto [w, validW] =
+                  source(idx(3), j, stride[1], padding[1], dilation[1], xs[3]);
               Value product = tensor::ExtractOp::create(
                   nb, l, cols, ValueRange{n, oc, i, j, h, w});
               Value term = arith::SelectOp::create(

@@ -444,8 +444,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
   addRanks(*llvmModule, *initShapes, *entryShapes);
   addMetadata(*llvmModule, *metadata);
 
-  if (llvm::Error error =
-          makeLlvmOptimizer(tm->get())(llvmModule.get())) {
+  if (llvm::Error error = makeLlvmOptimizer(tm->get())(llvmModule.get())) {
     std::string message = llvm::toString(std::move(error));
     return module.emitError("LLVM optimization failed: ") << message;
   }
