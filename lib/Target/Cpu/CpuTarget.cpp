@@ -201,6 +201,20 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
            << " descriptors, the metadata describes " << shapes.size();
   llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+
+  // The expected sizes as a table of (descriptor, word, size) triples checked
+  // by one loop: the code stays the same size however many descriptors there
+  // are. (An unrolled chain of compares, tens of thousands for a graph of
+  // 10^4 ops, took LLVM's -O3 minutes.)
+  SmallVector<uint64_t> checks;
+  for (auto [i, shape] : llvm::enumerate(shapes))
+    for (auto [d, size] : llvm::enumerate(shape)) {
+      // {allocated, aligned, offset, sizes[rank], strides[rank]}: sizes
+      // start at word 3.
+      checks.push_back(i);
+      checks.push_back(3 + d);
+      checks.push_back(static_cast<uint64_t>(size));
+    }
   auto *type = llvm::FunctionType::get(i32, {ptr}, false);
   auto *fn = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
                                     name, module);
@@ -208,22 +222,39 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
   llvm::BasicBlock *call = llvm::BasicBlock::Create(ctx, "call", fn);
   llvm::BasicBlock *mismatch = llvm::BasicBlock::Create(ctx, "mismatch", fn);
   llvm::IRBuilder<> b(entry);
-  SmallVector<llvm::Value *> args;
-  llvm::Value *bad = b.getFalse();
-  for (unsigned i = 0; i < target->arg_size(); ++i) {
-    llvm::Value *descriptor =
-        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i));
-    args.push_back(descriptor);
-    // {allocated, aligned, offset, sizes[rank], strides[rank]}: sizes start
-    // at word 3.
-    for (auto [d, size] : llvm::enumerate(shapes[i])) {
-      llvm::Value *actual = b.CreateLoad(
-          i64, b.CreateConstInBoundsGEP1_64(i64, descriptor, 3 + d));
-      bad = b.CreateOr(bad, b.CreateICmpNE(actual, b.getInt64(size)));
-    }
+  if (!checks.empty()) {
+    llvm::Constant *data = llvm::ConstantDataArray::get(ctx, checks);
+    auto *table = new llvm::GlobalVariable(
+        module, data->getType(), /*isConstant=*/true,
+        llvm::GlobalValue::PrivateLinkage, data, name + ".shapes");
+    llvm::BasicBlock *loop = llvm::BasicBlock::Create(ctx, "check", fn, call);
+    llvm::BasicBlock *next = llvm::BasicBlock::Create(ctx, "next", fn, call);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode *j = b.CreatePHI(i64, 2);
+    j->addIncoming(b.getInt64(0), entry);
+    auto word = [&](uint64_t field) {
+      llvm::Value *at = b.CreateAdd(j, b.getInt64(field));
+      return b.CreateLoad(i64, b.CreateInBoundsGEP(i64, table, at));
+    };
+    llvm::Value *descriptor = b.CreateLoad(
+        ptr, b.CreateInBoundsGEP(ptr, fn->getArg(0), word(0)));
+    llvm::Value *actual =
+        b.CreateLoad(i64, b.CreateInBoundsGEP(i64, descriptor, word(1)));
+    b.CreateCondBr(b.CreateICmpNE(actual, word(2)), mismatch, next);
+    b.SetInsertPoint(next);
+    llvm::Value *following = b.CreateAdd(j, b.getInt64(3));
+    j->addIncoming(following, next);
+    b.CreateCondBr(b.CreateICmpULT(following, b.getInt64(checks.size())),
+                   loop, call);
+  } else {
+    b.CreateBr(call);
   }
-  b.CreateCondBr(bad, mismatch, call);
   b.SetInsertPoint(call);
+  SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < target->arg_size(); ++i)
+    args.push_back(
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i)));
   b.CreateCall(target, args);
   b.CreateRet(b.getInt32(0));
   b.SetInsertPoint(mismatch);
