@@ -91,6 +91,14 @@ mlir::gpuopt::makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
     llvm::PassInstrumentationCallbacks callbacks;
     llvm::OptNoneInstrumentation optNone(/*DebugLogging=*/false);
     optNone.registerCallbacks(callbacks);
+    // CalledValuePropagation is interprocedural: it walks every function,
+    // optnone or not, and took 20 of 22 seconds of -O3 on a 10^4-op graph
+    // (docs/benchmarks/compile-time.md). It only annotates indirect calls,
+    // and the generated code makes none.
+    callbacks.registerShouldRunOptionalPassCallback(
+        [](llvm::StringRef pass, llvm::Any) {
+          return pass != "CalledValuePropagationPass";
+        });
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = true;
     tuning.LoopInterleaving = true;

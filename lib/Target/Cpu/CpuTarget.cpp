@@ -237,16 +237,16 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
       llvm::Value *at = b.CreateAdd(j, b.getInt64(field));
       return b.CreateLoad(i64, b.CreateInBoundsGEP(i64, table, at));
     };
-    llvm::Value *descriptor = b.CreateLoad(
-        ptr, b.CreateInBoundsGEP(ptr, fn->getArg(0), word(0)));
+    llvm::Value *descriptor =
+        b.CreateLoad(ptr, b.CreateInBoundsGEP(ptr, fn->getArg(0), word(0)));
     llvm::Value *actual =
         b.CreateLoad(i64, b.CreateInBoundsGEP(i64, descriptor, word(1)));
     b.CreateCondBr(b.CreateICmpNE(actual, word(2)), mismatch, next);
     b.SetInsertPoint(next);
     llvm::Value *following = b.CreateAdd(j, b.getInt64(3));
     j->addIncoming(following, next);
-    b.CreateCondBr(b.CreateICmpULT(following, b.getInt64(checks.size())),
-                   loop, call);
+    b.CreateCondBr(b.CreateICmpULT(following, b.getInt64(checks.size())), loop,
+                   call);
   } else {
     b.CreateBr(call);
   }
