@@ -75,6 +75,17 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     return module.emitError("no function named @") << entry;
   if (failed(convertSegParamsToArguments(module)))
     return failure();
+  // Code for a level this CPU lacks would die with SIGILL.
+  std::string cpuError;
+  FailureOr<CpuLevelTarget> cpu = getCpuLevelTarget(options.cpu, cpuError);
+  if (failed(cpu))
+    return func.emitError(cpuError);
+  std::vector<std::string> missing = rt::missingCpuFeatures(cpu->required);
+  if (!missing.empty())
+    return func.emitError("--cpu=")
+           << cpu->level << " needs " << rt::joinCpuFeatures(cpu->required)
+           << "; this CPU lacks " << rt::joinCpuFeatures(missing) << ": use "
+           << rt::cpuLevelsForThisCpu();
 
   // Bind every argument before lowering: inputs first, then parameters.
   FunctionType type = func.getFunctionType();
@@ -157,16 +168,6 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   ExecutionEngineOptions engineOptions;
   // Optimise for the chosen level (its vector width drives LLVM's
   // vectorizers); the engine generates code with the same machine.
-  std::string cpuError;
-  FailureOr<CpuLevelTarget> cpu = getCpuLevelTarget(options.cpu, cpuError);
-  if (failed(cpu))
-    return emitError(funcLoc, cpuError);
-  std::vector<std::string> missing = rt::missingCpuFeatures(cpu->required);
-  if (!missing.empty())
-    return emitError(funcLoc, "--cpu=")
-           << cpu->level << " needs " << rt::joinCpuFeatures(cpu->required)
-           << "; this CPU lacks " << rt::joinCpuFeatures(missing) << ": use "
-           << rt::cpuLevelsForThisCpu();
   llvm::orc::JITTargetMachineBuilder builder(
       llvm::Triple(llvm::sys::getProcessTriple()));
   builder.setCPU(cpu->llvmCpu);
