@@ -41,6 +41,7 @@ tools = [
     "gpuopt-cpu-kernels-test",
     "gpuopt-file-io-test",
     "gpuopt-threads-test",
+    "gpuopt-cpu-features-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),
     ToolSubst("gpuopt-cuda-run", unresolved="ignore"),
 ]

@@ -9,7 +9,9 @@
 #include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
 #include "gpuopt/Pipelines/Pipelines.h"
 #include "gpuopt/Runtime/Allocator.h"
+#include "gpuopt/Runtime/CpuFeatures.h"
 #include "gpuopt/Runtime/CpuKernels.h"
+#include "gpuopt/Target/Cpu/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -19,6 +21,7 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 #include <cstring>
@@ -73,6 +76,17 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     return module.emitError("no function named @") << entry;
   if (failed(convertSegParamsToArguments(module)))
     return failure();
+  // Code for a level this CPU lacks would die with SIGILL.
+  std::string cpuError;
+  FailureOr<CpuLevelTarget> cpu = getCpuLevelTarget(options.cpu, cpuError);
+  if (failed(cpu))
+    return func.emitError(cpuError);
+  std::vector<std::string> missing = rt::missingCpuFeatures(cpu->required);
+  if (!missing.empty())
+    return func.emitError("--cpu=")
+           << cpu->level << " needs " << rt::joinCpuFeatures(cpu->required)
+           << "; this CPU lacks " << rt::joinCpuFeatures(missing) << ": use "
+           << rt::cpuLevelsForThisCpu();
 
   // Bind every argument before lowering: inputs first, then parameters.
   FunctionType type = func.getFunctionType();
@@ -153,24 +167,26 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   registerAllToLLVMIRTranslations(translations);
   module.getContext()->appendDialectRegistry(translations);
   ExecutionEngineOptions engineOptions;
-  // `transformer` is a function_ref: the function must outlive the options.
-  // Optimise for the host CPU (its vector width drives LLVM's vectorizers).
-  std::unique_ptr<llvm::TargetMachine> hostMachine;
-  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
-    builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    if (auto tm = builder->createTargetMachine())
-      hostMachine = std::move(*tm);
-    else
-      llvm::consumeError(tm.takeError());
-  } else {
-    llvm::consumeError(builder.takeError());
+  // Optimise for the chosen level (its vector width drives LLVM's
+  // vectorizers); the engine generates code with the same machine.
+  llvm::orc::JITTargetMachineBuilder builder(
+      llvm::Triple(llvm::sys::getProcessTriple()));
+  builder.setCPU(cpu->llvmCpu);
+  builder.addFeatures(cpu->llvmFeatures);
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = builder.createTargetMachine();
+  if (!machine) {
+    std::string message = llvm::toString(machine.takeError());
+    return emitError(funcLoc, "cannot create an LLVM target machine for --cpu=")
+           << cpu->level << ": " << message;
   }
+  // `transformer` is a function_ref: the function must outlive the options.
   // ExecutionEngine adds an `_mlir_<name>` wrapper per function that only
   // unpacks a void** into arguments: tens of thousands of loads for a graph
   // of 10^4 ops, which -O3 and the instruction selector took ~80 s over. Left
   // to the fast path like the graph's own glue (--outline-linalg-ops).
   std::function<llvm::Error(llvm::Module *)> optimize =
-      makeLlvmOptimizer(hostMachine.get());
+      makeLlvmOptimizer(machine->get());
   std::function<llvm::Error(llvm::Module *)> transformer =
       [&optimize](llvm::Module *llvmModule) {
         for (llvm::Function &fn : *llvmModule)
@@ -184,7 +200,8 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   engineOptions.transformer = transformer;
   SmallVector<StringRef> libs = {GPUOPT_MLIR_C_RUNNER_UTILS};
   engineOptions.sharedLibPaths = libs;
-  auto engine = ExecutionEngine::create(module, engineOptions);
+  auto engine =
+      ExecutionEngine::create(module, engineOptions, std::move(*machine));
   if (!engine) {
     std::string message = llvm::toString(engine.takeError());
     return module.emitError("JIT compilation failed: ") << message;

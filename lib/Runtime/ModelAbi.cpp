@@ -17,6 +17,7 @@
 #include "ModelMetadata.h"
 #include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/CpuFeatures.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
@@ -27,7 +28,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <optional>
 
 extern "C" {
 extern const char gpuopt_compiled_metadata[];
@@ -66,47 +66,26 @@ private:
   std::vector<int64_t> words;
 };
 
-/// Whether this CPU has x86 extension `name` (one of the names gpuopt-compile
-/// records); std::nullopt for a name this runtime cannot test.
-std::optional<bool> cpuHas(const std::string &name) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  static const std::pair<const char *, bool> table[] = {
-      {"sse4.2", __builtin_cpu_supports("sse4.2")},
-      {"avx", __builtin_cpu_supports("avx")},
-      {"avx2", __builtin_cpu_supports("avx2")},
-      {"fma", __builtin_cpu_supports("fma")},
-      {"bmi", __builtin_cpu_supports("bmi")},
-      {"bmi2", __builtin_cpu_supports("bmi2")},
-      {"avx512f", __builtin_cpu_supports("avx512f")},
-      {"avx512bw", __builtin_cpu_supports("avx512bw")},
-      {"avx512dq", __builtin_cpu_supports("avx512dq")},
-      {"avx512vl", __builtin_cpu_supports("avx512vl")},
-      {"avx512cd", __builtin_cpu_supports("avx512cd")},
-      {"avx512vnni", __builtin_cpu_supports("avx512vnni")},
-      {"avx512bf16", __builtin_cpu_supports("avx512bf16")}};
-  for (const auto &[feature, present] : table)
-    if (name == feature)
-      return present;
-#endif
-  return std::nullopt;
-}
-
 /// The library's code uses every recorded extension: refuse to run it on a
-/// CPU without one (it would die with SIGILL).
+/// CPU without one (it would die with SIGILL), naming the --cpu= levels
+/// whose code would run here.
 Status checkCpu(const Metadata &md) {
-  for (const std::string &feature : md.cpuFeatures) {
-    std::optional<bool> has = cpuHas(feature);
-    if (!has)
+  for (const std::string &feature : md.cpuFeatures)
+    if (!rt::isCheckedCpuFeature(feature))
       return Status::error("the model library needs CPU feature '" + feature +
                            "', which this runtime cannot check");
-    if (!*has)
-      return Status::error(
-          "the model library was compiled for a CPU with '" + feature + "' (" +
-          (md.cpu.empty() ? std::string("unknown") : md.cpu) +
-          "); this CPU does not have it: compile the model on this machine");
-  }
-  return Status::ok();
+  std::vector<std::string> missing = rt::missingCpuFeatures(md.cpuFeatures);
+  if (missing.empty())
+    return Status::ok();
+  // "cpu" is the level, or the build host's CPU for --cpu=native.
+  std::string built = rt::cpuLevel(md.cpu)
+                          ? "--cpu=" + md.cpu
+                          : "--cpu=native (on a " +
+                                (md.cpu.empty() ? "unknown CPU" : md.cpu) + ")";
+  return Status::error("this library was built with " + built + " and needs " +
+                       rt::joinCpuFeatures(md.cpuFeatures) +
+                       "; this CPU lacks " + rt::joinCpuFeatures(missing) +
+                       ": rebuild with " + rt::cpuLevelsForThisCpu());
 }
 
 /// Compares the descriptor counts and ranks the metadata implies with

@@ -232,12 +232,18 @@ def compile_model(
     out_so: str | Path,
     pipeline: str | None = None,
     target: str = "cpu",
+    cpu: str | None = None,
 ) -> Path:
     """Runs ``gpuopt-compile`` (from the build directory, see gpuopt.tools) and
-    returns the library's path; raises gpuopt.tools.ToolError on failure."""
+    returns the library's path; raises gpuopt.tools.ToolError on failure.
+    ``cpu`` is the ``--cpu=`` level of ``--target=cpu`` (native, x86-64,
+    x86-64-v2, x86-64-v3, x86-64-v4; None: gpuopt-compile's default, native):
+    a library built for a level runs on every CPU of that level."""
     args: list[str | Path] = ["gpuopt-compile", mlir_path, f"--target={target}", "-o", out_so]
     if pipeline:
         args.append(f"--pipeline={pipeline}")
+    if cpu is not None:
+        args.append(f"--cpu={cpu}")
     run_tool([str(a) for a in args])
     return Path(out_so)
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-//   gpuopt-compile MODEL.mlir --target=cpu -o model.so
+//   gpuopt-compile MODEL.mlir --target=cpu [--cpu=x86-64-v3] -o model.so
 //   gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 -o model.gpuopt
 //                  [--pipeline=gpuopt-optimize] [--entry=forward]
 //
@@ -57,6 +57,21 @@ llvm::cl::opt<std::string>
            llvm::cl::init("cpu"), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
+    cpu("cpu",
+        llvm::cl::desc("--target=cpu: the CPUs the generated code runs on: "
+                       "native (this one), or x86-64, x86-64-v2, x86-64-v3 "
+                       "(AVX2, FMA), x86-64-v4 (AVX-512) for every CPU of "
+                       "that level"),
+        llvm::cl::init("native"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    emit("emit",
+         llvm::cl::desc("--target=cpu: what -o receives: lib (the model "
+                        "library) or asm (the generated code's assembly, "
+                        "without the runtime)"),
+         llvm::cl::init("lib"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
     cudaArch("cuda-arch",
              llvm::cl::desc("--target=cuda: GPU architectures, sm_NN[,sm_MM] "
                             "(sm_90: H100/H200, sm_86: RTX 30xx/A10); one "
@@ -103,6 +118,15 @@ int compileMain() {
     return fail("no output file: pass -o MODEL.so");
   if (target != "cpu" && target != "cuda")
     return fail("unknown target '" + target + "' (targets: cpu, cuda)");
+  if (target == "cuda" && cpu.getNumOccurrences())
+    return fail("--cpu applies to --target=cpu, not --target=cuda");
+  if (target == "cuda" && emit.getNumOccurrences())
+    return fail("--emit applies to --target=cpu, not --target=cuda");
+  if (emit != "lib" && emit != "asm")
+    return fail("--emit must be lib or asm, got '" + emit + "'");
+  if (std::string error;
+      target == "cpu" && failed(mlir::gpuopt::getCpuLevelTarget(cpu, error)))
+    return fail(error);
   if (target == "cuda") {
     llvm::SmallVector<llvm::StringRef> archs;
     llvm::StringRef(cudaArch).split(archs, ',');
@@ -176,6 +200,8 @@ int compileMain() {
   options.entry = entry;
   options.pipeline = pipeline;
   options.outputPath = output.inner();
+  options.cpu = cpu;
+  options.emitAssembly = emit == "asm";
   return commit(mlir::gpuopt::compileForCpu(*module, options));
 }
 } // namespace
@@ -190,7 +216,7 @@ int main(int argc, char **argv) {
       argc, argv,
       "gpuopt-compile: compile a seg graph into a model library\n\n"
       "  gpuopt-compile MODEL.mlir --target=cpu -o model.so "
-      "[--pipeline=gpuopt-optimize]\n"
+      "[--cpu=x86-64-v3] [--pipeline=gpuopt-optimize]\n"
       "  gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 "
       "-o model.gpuopt\n");
   return compileMain();

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 //   gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy
-//              [--input=@x2.npy ...] --output=@y.npy --backend=reference
+//              [--input=@x2.npy ...] --output=@y.npy --backend=reference|cpu
+//              [--cpu=native|x86-64-v3|...]
 //              [--strict-weights] [--max-header-bytes=N] [--max-tensors=N]
 //              [--max-rank=N]
 //   gpuopt-run MODEL.so --weights=W.safetensors --input=@x.npy
@@ -28,6 +29,7 @@
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
 #include "gpuopt/Runtime/Safetensors.h"
+#include "gpuopt/Target/Cpu/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -75,6 +77,13 @@ llvm::cl::opt<std::string>
                            "the CPU, op by op) or cpu (compiled through "
                            "linalg and LLVM, JIT)"),
             llvm::cl::init("reference"), llvm::cl::cat(category));
+
+llvm::cl::opt<std::string>
+    cpu("cpu",
+        llvm::cl::desc("--backend=cpu: the CPU level to generate code for: "
+                       "native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4 "
+                       "(e.g. x86-64-v3 runs the code an AVX2 machine runs)"),
+        llvm::cl::init("native"), llvm::cl::cat(category));
 
 llvm::cl::opt<std::string>
     entry("entry",
@@ -157,6 +166,9 @@ int runCompiled() {
   if (backend.getNumOccurrences() && backend != "cpu")
     return fail(inputFile + " is a compiled model library; --backend=" +
                 backend + " does not apply");
+  if (cpu.getNumOccurrences())
+    return fail(inputFile + " is a compiled model library; --cpu applies to "
+                            "gpuopt-compile");
   ::gpuopt::CompiledRunArgs args;
   args.library = inputFile;
   args.weights = weightsFile;
@@ -210,6 +222,11 @@ int runMain() {
   if (backend != "reference" && backend != "cpu")
     return fail("backend '" + backend +
                 "' is not available in this build (available: reference, cpu)");
+  if (cpu.getNumOccurrences() && backend != "cpu")
+    return fail("--cpu applies to --backend=cpu");
+  if (std::string error;
+      backend == "cpu" && failed(mlir::gpuopt::getCpuLevelTarget(cpu, error)))
+    return fail(error);
 
   DialectRegistry registry;
   mlir::gpuopt::registerAllDialects(registry);
@@ -293,6 +310,7 @@ int runMain() {
   options.runs = runs;
   options.loadMs = &loadMs;
   options.runMs = &runMs;
+  options.cpu = cpu;
   LogicalResult ran =
       backend == "cpu"
           ? mlir::gpuopt::runCpuJit(*module, fn->getSymName(), weights, inputs,

@@ -9,6 +9,8 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <string>
+
 namespace mlir {
 namespace gpuopt {
 
@@ -21,6 +23,9 @@ struct RunOptions {
   double *loadMs = nullptr;
   /// Receives the time of each inference, in milliseconds.
   SmallVectorImpl<double> *runMs = nullptr;
+  /// The `--cpu=` level LLVM generates code for (the CPU backend):
+  /// native, or a lower level to run the code another CPU would run.
+  std::string cpu = "native";
 };
 
 } // namespace gpuopt

@@ -14,14 +14,18 @@
 // GPUOPT_COMPILED_METADATA is a NUL-terminated JSON string:
 //
 //   {"version": 1, "entry": "forward",
-//    "cpu": "sapphirerapids", "cpu_features": ["sse4.2", "avx", ...],
+//    "cpu": "x86-64-v3", "cpu_features": ["cx16", "sahf", ..., "xsave"],
 //    "params": [{"name": "enc.0.weight", "shape": [16, 3, 3, 3]}, ...],
 //    "init":    {"args": [ARG, ...], "results": [[4, 3, 3, 3], ...]},
 //    "forward": {"args": [ARG, ...], "results": [[1, 1, 32, 32], ...]}}
 //
-// "cpu_features" lists the x86 extensions of the build host that the code
-// may use (from a fixed list the runtime can test); gpuopt_model_create
-// refuses a CPU without one of them. "cpu" is informative.
+// "cpu" is the `--cpu=` level the code was compiled for (x86-64,
+// x86-64-v2, x86-64-v3, x86-64-v4) or, for --cpu=native, the build host's
+// LLVM CPU name; "cpu_features" lists the x86 extensions the code may use,
+// from the table the runtime can test (include/gpuopt/Runtime/
+// CpuFeatures.def): exactly the level's, or the build host's for native.
+// gpuopt_model_create refuses a CPU without one of them, naming the levels
+// to rebuild with.
 // ARG = {"kind": "input" | "param" | "derived", "index": i, "shape": [...]}:
 // model input i, parameter i of "params", or result i of the initializer.
 // Every tensor is f32 and dense. GPUOPT_COMPILED_INIT and

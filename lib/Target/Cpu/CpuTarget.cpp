@@ -17,6 +17,7 @@
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Pipelines/Pipelines.h"
 #include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/CpuFeatures.h"
 #include "gpuopt/Runtime/ModelAbi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,6 +42,7 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
+namespace rt = ::gpuopt::runtime;
 
 namespace {
 
@@ -77,17 +79,12 @@ llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
   return a;
 }
 
-/// x86 extensions recorded in the metadata when the host has them; the
-/// runtime (ModelAbi.cpp) checks each with __builtin_cpu_supports.
-constexpr const char *kCheckedCpuFeatures[] = {
-    "sse4.2",   "avx",        "avx2",      "fma",      "bmi",
-    "bmi2",     "avx512f",    "avx512bw",  "avx512dq", "avx512vl",
-    "avx512cd", "avx512vnni", "avx512bf16"};
-
 /// Describes @<entry>_init and @<entry> (after --seg-split-load-time and
 /// seg.param binding) in the metadata schema of CompiledModel.h, and drops
 /// the argument attributes LLVM does not know.
-FailureOr<std::string> collectMetadata(func::FuncOp init, func::FuncOp entry) {
+FailureOr<std::string>
+collectMetadata(func::FuncOp init, func::FuncOp entry,
+                const mlir::gpuopt::CpuLevelTarget &cpu) {
   llvm::json::Array params;
   llvm::StringMap<std::pair<unsigned, Type>> paramIndex;
   auto describe = [&](func::FuncOp fn) -> FailureOr<llvm::json::Object> {
@@ -142,21 +139,19 @@ FailureOr<std::string> collectMetadata(func::FuncOp init, func::FuncOp entry) {
   FailureOr<llvm::json::Object> entryJson = describe(entry);
   if (failed(entryJson))
     return failure();
-  // The object is compiled for the host CPU: list the instruction-set
-  // extensions it may use that the runtime can test, so that loading the
-  // library on a CPU without them is an error, not SIGILL.
+  // List the instruction-set extensions the code may use, so that loading
+  // the library on a CPU without them is an error, not SIGILL.
   llvm::json::Array cpuFeatures;
-  llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
-  for (const char *feature : kCheckedCpuFeatures)
-    if (host.lookup(feature))
-      cpuFeatures.push_back(feature);
-  llvm::json::Object root{{"version", GPUOPT_COMPILED_METADATA_VERSION},
-                          {"entry", entry.getSymName()},
-                          {"cpu", llvm::sys::getHostCPUName()},
-                          {"cpu_features", std::move(cpuFeatures)},
-                          {"params", std::move(params)},
-                          {"init", std::move(*initJson)},
-                          {"forward", std::move(*entryJson)}};
+  for (const std::string &feature : cpu.required)
+    cpuFeatures.push_back(feature);
+  llvm::json::Object root{
+      {"version", GPUOPT_COMPILED_METADATA_VERSION},
+      {"entry", entry.getSymName()},
+      {"cpu", cpu.level == "native" ? cpu.llvmCpu : cpu.level},
+      {"cpu_features", std::move(cpuFeatures)},
+      {"params", std::move(params)},
+      {"init", std::move(*initJson)},
+      {"forward", std::move(*entryJson)}};
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(root));
@@ -307,7 +302,7 @@ void addMetadata(llvm::Module &module, StringRef metadata) {
 }
 
 FailureOr<std::unique_ptr<llvm::TargetMachine>>
-createHostTargetMachine(ModuleOp where) {
+createTargetMachine(const mlir::gpuopt::CpuLevelTarget &cpu, ModuleOp where) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
@@ -317,15 +312,32 @@ createHostTargetMachine(ModuleOp where) {
   if (!target)
     return where.emitError("no LLVM target for the host: ") << error;
   llvm::SubtargetFeatures features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature.getKey(), feature.getValue());
+  for (const std::string &feature : cpu.llvmFeatures)
+    features.AddFeature(feature);
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), {},
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      triple, cpu.llvmCpu, features.getString(), {}, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!tm)
     return where.emitError("cannot create an LLVM target machine for ")
-           << triple.str();
+           << triple.str() << " (--cpu=" << cpu.level << ")";
   return tm;
+}
+
+/// Runs LLVM's code generation for `tm` on `llvmModule` into `path`.
+LogicalResult emitCode(llvm::TargetMachine &tm, llvm::Module &llvmModule,
+                       StringRef path, llvm::CodeGenFileType type,
+                       ModuleOp where) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return where.emitError("cannot write ") << path << ": " << ec.message();
+  llvm::legacy::PassManager codegen;
+  if (tm.addPassesToEmitFile(codegen, os, nullptr, type))
+    return where.emitError("the host target cannot emit ")
+           << (type == llvm::CodeGenFileType::ObjectFile ? "object files"
+                                                         : "assembly");
+  codegen.run(llvmModule);
+  return success();
 }
 
 /// A temporary file removed when this goes out of scope.
@@ -404,9 +416,41 @@ LogicalResult linkSharedLibrary(StringRef object, StringRef output,
 
 } // namespace
 
+FailureOr<mlir::gpuopt::CpuLevelTarget>
+mlir::gpuopt::getCpuLevelTarget(StringRef level, std::string &error) {
+  CpuLevelTarget cpu;
+  cpu.level = level.str();
+  if (level == "native") {
+    cpu.llvmCpu = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+    for (const auto &feature : host)
+      cpu.llvmFeatures.push_back((feature.getValue() ? "+" : "-") +
+                                 feature.getKey().str());
+    for (const std::string &feature : rt::checkedCpuFeatures())
+      if (host.lookup(feature))
+        cpu.required.push_back(feature);
+    return cpu;
+  }
+  int number = rt::cpuLevel(level);
+  if (!number) {
+    error = "unknown --cpu level '" + level.str() +
+            "' (levels: " + rt::cpuLevelList() + ")";
+    return failure();
+  }
+  cpu.llvmCpu = level.str();
+  cpu.required = rt::cpuLevelFeatures(number);
+  for (const std::string &feature : cpu.required)
+    cpu.llvmFeatures.push_back("+" + feature);
+  return cpu;
+}
+
 LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
                                           const CpuCompileOptions &options) {
   MLIRContext *ctx = module.getContext();
+  std::string cpuError;
+  FailureOr<CpuLevelTarget> cpu = getCpuLevelTarget(options.cpu, cpuError);
+  if (failed(cpu))
+    return module.emitError(cpuError);
   auto entry = module.lookupSymbol<func::FuncOp>(options.entry);
   if (!entry || entry.isExternal())
     return module.emitError("no function named @")
@@ -434,7 +478,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
     return failure();
   auto init = module.lookupSymbol<func::FuncOp>(options.entry + "_init");
   entry = module.lookupSymbol<func::FuncOp>(options.entry);
-  FailureOr<std::string> metadata = collectMetadata(init, entry);
+  FailureOr<std::string> metadata = collectMetadata(init, entry, *cpu);
   if (failed(metadata))
     return failure();
   FailureOr<DescriptorShapes> initShapes = descriptorShapes(init);
@@ -459,7 +503,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
   FailureOr<std::unique_ptr<llvm::TargetMachine>> tm =
-      createHostTargetMachine(module);
+      createTargetMachine(*cpu, module);
   if (failed(tm))
     return failure();
   llvmModule->setTargetTriple((*tm)->getTargetTriple());
@@ -480,20 +524,13 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
     return module.emitError("LLVM optimization failed: ") << message;
   }
 
+  if (options.emitAssembly)
+    return emitCode(**tm, *llvmModule, options.outputPath,
+                    llvm::CodeGenFileType::AssemblyFile, module);
   TempFile object;
-  if (failed(object.create("o", module)))
+  if (failed(object.create("o", module)) ||
+      failed(emitCode(**tm, *llvmModule, object.path,
+                      llvm::CodeGenFileType::ObjectFile, module)))
     return failure();
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(object.path, ec);
-    if (ec)
-      return module.emitError("cannot write ")
-             << object.path << ": " << ec.message();
-    llvm::legacy::PassManager codegen;
-    if ((*tm)->addPassesToEmitFile(codegen, os, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile))
-      return module.emitError("the host target cannot emit object files");
-    codegen.run(*llvmModule);
-  }
   return linkSharedLibrary(object.path, options.outputPath, module);
 }
