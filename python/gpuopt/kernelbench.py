@@ -2,7 +2,7 @@
 
 Command line::
 
-    python -m gpuopt.kernelbench [--models rolling_unet_s,unet,unext|all] [--threads 2]
+    python -m gpuopt.kernelbench [--models all|rolling_unet_s,unet,...] [--threads 2]
         [--isa avx512,avx2,generic] [--runs 10] [--budget-s 900] [--json OUT.json]
 
 Every distinct conv2d / fused_conv2d / conv_transpose2d / linear of the zoo
@@ -46,7 +46,6 @@ import numpy as np
 from gpuopt._atomic import write_text
 from gpuopt.tools import REPO_ROOT, build_dir, run_tool
 
-DEFAULT_MODELS = ("rolling_unet_s", "unet", "unext")
 ISAS = ("avx512", "avx2", "generic")
 # The CPU flags each ISA path needs (as /proc/cpuinfo spells them).
 ISA_FLAGS = {"avx512": ("avx512f", "avx512vl", "fma"), "avx2": ("avx2", "fma"), "generic": ()}
@@ -311,7 +310,7 @@ def load_library() -> ctypes.CDLL:
     lib.gpuopt_kb_kernel_isa.restype = ctypes.c_char_p
     lib.gpuopt_kb_fma_peak.argtypes = [ctypes.c_char_p, ctypes.c_int, dbl, ctypes.c_int]
     lib.gpuopt_kb_fma_peak.restype = dbl
-    lib.gpuopt_kb_conv2d.argtypes = [ptr] * 7 + [i64] * 23
+    lib.gpuopt_kb_conv2d.argtypes = [ptr] * 7 + [i64] * 22
     lib.gpuopt_kb_conv2d.restype = dbl
     lib.gpuopt_kb_conv_transpose2d.argtypes = [ptr] * 4 + [i64] * 10
     lib.gpuopt_kb_conv_transpose2d.restype = dbl
