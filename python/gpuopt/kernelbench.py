@@ -747,9 +747,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m gpuopt.kernelbench", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument(
-        "--models", default=",".join(DEFAULT_MODELS), help="comma-separated zoo models, or all"
-    )
+    parser.add_argument("--models", default="all", help="comma-separated zoo models, or all (the default)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
         "--isa", help=f"comma-separated subset of {','.join(ISAS)} (default: all this CPU runs)"
