@@ -61,8 +61,7 @@ template <typename Fn> double timeCalls(int64_t iters, Fn &&fn) {
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < iters; ++i)
     fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -152,8 +151,7 @@ double timeFmaThreads(const FmaLoop &loop, int threads, int64_t iters) {
   go.store(true, std::memory_order_release);
   for (std::thread &th : pool)
     th.join();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -240,8 +238,8 @@ double gpuopt_kb_conv_transpose2d(float *out, float *in, float *w, float *bias,
 }
 
 /// gpuopt_cpu_linear: `in` [m, k], `w` [nOut, k], `bias` [nOut] or null.
-double gpuopt_kb_linear(float *out, float *in, float *w, float *bias,
-                        int64_t m, int64_t k, int64_t nOut, int64_t iters) {
+double gpuopt_kb_linear(float *out, float *in, float *w, float *bias, int64_t m,
+                        int64_t k, int64_t nOut, int64_t iters) {
   static float noBias = 0;
   MemRef2F outD = dense(out, {m, nOut});
   MemRef2F inD = dense(in, {m, k});

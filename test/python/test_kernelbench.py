@@ -28,7 +28,13 @@ def test_parse_ops_reads_every_attribute() -> None:
     fused, strided, convt, lin = (o.shape for o in ops)
     assert (fused.c, fused.oc, fused.kh, fused.pad, fused.activation) == (2, 4, 3, (1, 1), "gelu")
     assert fused.bias and fused.residual and fused.shift == "zero" and ops[0].offsets_h == [1, -2]
-    assert (strided.groups, strided.stride, strided.oh, strided.bias, strided.shift) == (2, (2, 2), 4, False, "")
+    assert (strided.groups, strided.stride, strided.oh, strided.bias, strided.shift) == (
+        2,
+        (2, 2),
+        4,
+        False,
+        "",
+    )
     assert (convt.oc, convt.kh, convt.oh, convt.bias) == (3, 2, 8, True) and convt.gpuopt_kernel()
     assert (lin.n, lin.c, lin.oc, lin.bias) == (64, 3, 5, False)
     assert strided.shape_class() == "conv 1x1 grouped strided"
@@ -38,13 +44,36 @@ def test_parse_ops_reads_every_attribute() -> None:
 @pytest.mark.parametrize(
     ("shape", "offsets_h", "offsets_w"),
     [
-        (kb.Shape("conv2d", 1, 6, 9, 11, 8, 3, 3, (1, 1), (1, 1), bias=True, activation="gelu", oh=9, ow=11), [], []),
         (
-            kb.Shape("conv2d", 1, 4, 7, 7, 5, oh=7, ow=7, bias=True, residual=True, activation="relu", shift="cyclic"),
+            kb.Shape(
+                "conv2d", 1, 6, 9, 11, 8, 3, 3, (1, 1), (1, 1), bias=True, activation="gelu", oh=9, ow=11
+            ),
+            [],
+            [],
+        ),
+        (
+            kb.Shape(
+                "conv2d",
+                1,
+                4,
+                7,
+                7,
+                5,
+                oh=7,
+                ow=7,
+                bias=True,
+                residual=True,
+                activation="relu",
+                shift="cyclic",
+            ),
             [1, -1, 3, 0],
             [2, 0, -5, 1],
         ),
-        (kb.Shape("conv2d", 1, 4, 6, 6, 4, oh=6, ow=6, activation="gelu_tanh", shift="zero"), [2, -1, 0, 7], []),
+        (
+            kb.Shape("conv2d", 1, 4, 6, 6, 4, oh=6, ow=6, activation="gelu_tanh", shift="zero"),
+            [2, -1, 0, 7],
+            [],
+        ),
         (kb.Shape("conv2d", 1, 8, 9, 9, 8, 3, 3, (2, 2), (1, 1), groups=8, oh=5, ow=5, bias=True), [], []),
         (kb.Shape("conv_transpose2d", 1, 6, 5, 4, 3, 2, 2, (2, 2), bias=True, oh=10, ow=8), [], []),
         (kb.Shape("linear", 37, 19, 1, 1, 23, bias=True), [], []),
@@ -84,14 +113,20 @@ def test_small_run_writes_the_schema(tmp_path: Path) -> None:
         (["--threads", "0"], "--threads"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_line_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert kb.main(args) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
 
 
-def test_isa_the_cpu_lacks_is_refused(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(kb, "cpu_info", lambda: {"model_name": "test CPU", "flags": ["fma", "avx2"], "cores": 1})
+def test_isa_the_cpu_lacks_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(
+        kb, "cpu_info", lambda: {"model_name": "test CPU", "flags": ["fma", "avx2"], "cores": 1}
+    )
     assert kb.main(["--isa", "avx2,avx512"]) == 2
     assert "cannot run ISA path avx512" in capsys.readouterr().err
 
