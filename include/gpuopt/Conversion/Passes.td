@@ -234,8 +234,18 @@ def OutlineLinalgOpsPass : Pass<"outline-linalg-ops", "::mlir::ModuleOp"> {
     Only ops with buffer semantics (no tensor operands or results) in the
     entry block of a `func.func` are outlined; the rest of the IR is
     unchanged.
+
+    When every memref argument has a static shape, strides and offset, the
+    function gets `llvm.bareptr` (each memref becomes one pointer in LLVM)
+    and `llvm.noalias` on each memref argument that no other argument can
+    overlap while one of them is written: an argument viewing a fresh
+    `memref.alloc` overlaps only views of that allocation; two arguments of
+    the enclosing function may be the same buffer. LLVM then vectorises the
+    loops without run-time alias checks. Calls with a different aliasing
+    outline to different functions.
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
   let statistics = [
     Statistic<"numOutlined", "ops-outlined", "Linalg ops outlined">
   ];

@@ -14,11 +14,14 @@
 #include "gpuopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -36,6 +39,80 @@ namespace gpuopt {
 using namespace mlir;
 
 namespace {
+
+/// What a memref value views: an allocation (the result of it), an argument
+/// of the enclosing function (a block argument: two of them may be the same
+/// buffer, the caller decides) or, when it cannot be told, null.
+Value viewedBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(def))
+      return value;
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      return nullptr;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+/// Whether two viewed buffers (viewedBuffer) may overlap: a fresh
+/// allocation overlaps nothing but itself.
+bool mayOverlap(Value a, Value b) {
+  if (!a || !b || a == b)
+    return true;
+  return isa<BlockArgument>(a) && isa<BlockArgument>(b);
+}
+
+/// Marks the memref arguments of `callee` that `llvm.noalias` may describe
+/// at this call: LLVM then knows that the loops' stores do not feed their
+/// loads and vectorises them. An argument qualifies when no other argument
+/// may share its memory while one of the two is written. (The attribute is part
+/// of the body's printed form, so calls with another aliasing share nothing.)
+void markNoAlias(linalg::LinalgOp op, ArrayRef<Value> arguments,
+                 func::FuncOp callee) {
+  SmallVector<Value> roots;
+  SmallVector<bool> written;
+  for (Value argument : arguments) {
+    roots.push_back(isa<MemRefType>(argument.getType()) ? viewedBuffer(argument)
+                                                        : Value());
+    written.push_back(llvm::any_of(
+        op.getDpsInits(), [&](Value init) { return init == argument; }));
+  }
+  auto mayShare = [&](unsigned i, unsigned j) {
+    return mayOverlap(roots[i], roots[j]);
+  };
+  // The LLVM conversion drops an argument attribute of a memref it expands
+  // into a descriptor; with the bare-pointer convention (`llvm.bareptr`,
+  // for memrefs whose layout is fully static) the memref is one pointer and
+  // keeps it.
+  auto isStatic = [](Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type)
+      return true;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return type.hasStaticShape() &&
+           succeeded(type.getStridesAndOffset(strides, offset)) &&
+           !ShapedType::isDynamic(offset) &&
+           llvm::none_of(strides, ShapedType::isDynamic);
+  };
+  if (!llvm::all_of(arguments, isStatic))
+    return;
+  Builder builder(op.getContext());
+  callee->setAttr("llvm.bareptr", builder.getUnitAttr());
+  for (unsigned i = 0; i < arguments.size(); ++i) {
+    if (!isa<MemRefType>(arguments[i].getType()))
+      continue;
+    bool exclusive = true;
+    for (unsigned j = 0; j < arguments.size() && exclusive; ++j)
+      if (j != i && isa<MemRefType>(arguments[j].getType()) &&
+          (written[i] || written[j]) && mayShare(i, j))
+        exclusive = false;
+    if (exclusive)
+      callee.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                        builder.getUnitAttr());
+  }
+}
 
 /// Moves `op` into a private function and replaces it with a call. The
 /// function is new (inserted in `symbols` after `after`, which becomes it)
@@ -69,6 +146,8 @@ void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
   // LLVM conversion carries `passthrough` over to LLVM IR function attributes.
   callee->setAttr("passthrough",
                   builder.getArrayAttr({builder.getStringAttr("noinline")}));
+
+  markNoAlias(op, arguments, callee);
 
   Block *body = callee.addEntryBlock();
   IRMapping mapping;

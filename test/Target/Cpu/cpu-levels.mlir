@@ -19,11 +19,13 @@
 
 // V2: gpuopt_compiled_forward:
 // V2: "cpu\":\"x86-64-v2\",\"cpu_features\":[\"cx16\",\"sahf\",\"popcnt\",\"sse3\",\"ssse3\",\"sse4.1\",\"sse4.2\"]
-// V3: gpuopt_compiled_forward:
+// V3: forward_op0:
 // V3: {{v[a-z0-9]+ .*%ymm}}
+// V3: gpuopt_compiled_forward:
 // V3: "cpu\":\"x86-64-v3\",\"cpu_features\":[\"cx16\",\"sahf\",\"popcnt\",\"sse3\",\"ssse3\",\"sse4.1\",\"sse4.2\",\"avx\",\"avx2\",\"bmi\",\"bmi2\",\"f16c\",\"fma\",\"lzcnt\",\"movbe\",\"xsave\"]
-// V4: gpuopt_compiled_forward:
+// V4: forward_op0:
 // V4: {{v[a-z0-9]+ .*%zmm}}
+// V4: gpuopt_compiled_forward:
 // V4: "cpu\":\"x86-64-v4\",\"cpu_features\":[{{.*}}\"xsave\",\"avx512f\",\"avx512bw\",\"avx512cd\",\"avx512dq\",\"avx512vl\"]
 // V1: gpuopt_compiled_forward:
 // V1: "cpu\":\"x86-64\",\"cpu_features\":[]
