@@ -36,6 +36,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -302,7 +303,9 @@ void addMetadata(llvm::Module &module, StringRef metadata) {
 }
 
 FailureOr<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const mlir::gpuopt::CpuLevelTarget &cpu, ModuleOp where) {
+createTargetMachine(
+    const mlir::gpuopt::CpuLevelTarget &cpu, ModuleOp where,
+    llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
@@ -316,21 +319,17 @@ createTargetMachine(const mlir::gpuopt::CpuLevelTarget &cpu, ModuleOp where) {
     features.AddFeature(feature);
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, cpu.llvmCpu, features.getString(), {}, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      std::nullopt, level));
   if (!tm)
     return where.emitError("cannot create an LLVM target machine for ")
            << triple.str() << " (--cpu=" << cpu.level << ")";
   return tm;
 }
 
-/// Runs LLVM's code generation for `tm` on `llvmModule` into `path`.
+/// Runs LLVM's code generation for `tm` on `llvmModule` into `os`.
 LogicalResult emitCode(llvm::TargetMachine &tm, llvm::Module &llvmModule,
-                       StringRef path, llvm::CodeGenFileType type,
+                       llvm::raw_pwrite_stream &os, llvm::CodeGenFileType type,
                        ModuleOp where) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return where.emitError("cannot write ") << path << ": " << ec.message();
   llvm::legacy::PassManager codegen;
   if (tm.addPassesToEmitFile(codegen, os, nullptr, type))
     return where.emitError("the host target cannot emit ")
@@ -338,6 +337,41 @@ LogicalResult emitCode(llvm::TargetMachine &tm, llvm::Module &llvmModule,
                                                          : "assembly");
   codegen.run(llvmModule);
   return success();
+}
+
+/// Moves the definitions of `llvmModule`'s optnone functions (the graph's
+/// glue: allocations and calls, --outline-linalg-ops) into a module of
+/// their own, returned, which is to be compiled at CodeGenOptLevel::None.
+/// The greedy register allocator that -O3 code generation runs on every
+/// function, optnone or not, checks each value against the register mask of
+/// every call it lives across: quadratic in a glue function of 10^5 calls
+/// (LiveIntervals::checkRegMaskInterference was the whole profile); the fast
+/// allocator of -O0 is linear. Returns null when there is no such function.
+/// Local symbols become hidden external ones so that the two objects link;
+/// the library's version script keeps them out of its dynamic symbols.
+std::unique_ptr<llvm::Module> splitOptNoneFunctions(llvm::Module &llvmModule) {
+  if (llvm::none_of(llvmModule, [](const llvm::Function &fn) {
+        return !fn.isDeclaration() && fn.hasOptNone();
+      }))
+    return nullptr;
+  for (llvm::GlobalValue &value : llvmModule.global_values()) {
+    if (!value.hasLocalLinkage())
+      continue;
+    if (!value.hasName())
+      value.setName("gpuopt.local");
+    value.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    value.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+  llvm::ValueToValueMapTy map;
+  std::unique_ptr<llvm::Module> glue =
+      llvm::CloneModule(llvmModule, map, [](const llvm::GlobalValue *value) {
+        const auto *fn = dyn_cast<llvm::Function>(value);
+        return fn && fn->hasOptNone();
+      });
+  for (llvm::Function &fn : llvmModule)
+    if (!fn.isDeclaration() && fn.hasOptNone())
+      fn.deleteBody();
+  return glue;
 }
 
 /// A temporary file removed when this goes out of scope.
@@ -356,8 +390,8 @@ struct TempFile {
 };
 
 /// Runs `c++ -shared` on `object` with the model runtime into `output`.
-LogicalResult linkSharedLibrary(StringRef object, StringRef output,
-                                ModuleOp where) {
+LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
+                                StringRef output, ModuleOp where) {
   TempFile script, log;
   if (failed(script.create("map", where)) || failed(log.create("txt", where)))
     return failure();
@@ -381,8 +415,8 @@ LogicalResult linkSharedLibrary(StringRef object, StringRef output,
              << compiler << " nor c++ on PATH";
     compiler = *found;
   }
-  SmallVector<std::string> args = {compiler, "-shared", "-o", output.str(),
-                                   object.str()};
+  SmallVector<std::string> args = {compiler, "-shared", "-o", output.str()};
+  llvm::append_range(args, objects);
   for (const char *symbol : kAbiSymbols)
     args.push_back(std::string("-Wl,-u,") + symbol);
   args.push_back("-Wl,--start-group");
@@ -524,13 +558,43 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
     return module.emitError("LLVM optimization failed: ") << message;
   }
 
-  if (options.emitAssembly)
-    return emitCode(**tm, *llvmModule, options.outputPath,
-                    llvm::CodeGenFileType::AssemblyFile, module);
-  TempFile object;
-  if (failed(object.create("o", module)) ||
-      failed(emitCode(**tm, *llvmModule, object.path,
-                      llvm::CodeGenFileType::ObjectFile, module)))
+  std::unique_ptr<llvm::Module> glue = splitOptNoneFunctions(*llvmModule);
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> glueTm =
+      createTargetMachine(*cpu, module, llvm::CodeGenOptLevel::None);
+  if (failed(glueTm))
     return failure();
-  return linkSharedLibrary(object.path, options.outputPath, module);
+  // The optimized part, then the glue.
+  SmallVector<std::pair<llvm::TargetMachine *, llvm::Module *>> parts = {
+      {tm->get(), llvmModule.get()}};
+  if (glue)
+    parts.push_back({glueTm->get(), glue.get()});
+  std::error_code ec;
+  if (options.emitAssembly) {
+    // One assembly file of both parts.
+    llvm::raw_fd_ostream os(options.outputPath, ec);
+    if (ec)
+      return module.emitError("cannot write ")
+             << options.outputPath << ": " << ec.message();
+    for (auto [machine, code] : parts)
+      if (failed(emitCode(*machine, *code, os,
+                          llvm::CodeGenFileType::AssemblyFile, module)))
+        return failure();
+    return success();
+  }
+  TempFile objects[2];
+  SmallVector<std::string> paths;
+  for (auto [part, file] : llvm::zip_first(parts, objects)) {
+    auto [machine, code] = part;
+    if (failed(file.create("o", module)))
+      return failure();
+    llvm::raw_fd_ostream os(file.path, ec);
+    if (ec)
+      return module.emitError("cannot write ")
+             << file.path << ": " << ec.message();
+    if (failed(emitCode(*machine, *code, os, llvm::CodeGenFileType::ObjectFile,
+                        module)))
+      return failure();
+    paths.push_back(file.path.str().str());
+  }
+  return linkSharedLibrary(paths, options.outputPath, module);
 }
