@@ -72,7 +72,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     return module.emitError("no function named @") << entry;
   // A GPUOPT_CPU_ISA the kernels cannot run is refused before compiling.
   if (std::string error; !rt::checkCpuIsa(error))
-    return module.emitError(error);
+    return emitError(func.getLoc(), error);
   if (failed(convertSegParamsToArguments(module)))
     return failure();
 
