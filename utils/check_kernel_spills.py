@@ -61,6 +61,14 @@ def check_kernel(name: str, insns: list[tuple[int, str, str]]) -> tuple[str, boo
                 body = [i for i in insns if target <= i[0] <= addr]
                 if any(is_fma(m) for _, m, _ in body):
                     loops.append(body)
+    # The k-loop: an innermost loop holding multiply-adds (the accumulators'
+    # set-up and stores around it may touch the stack, e.g. the saved frame).
+    spans = [(body[0][0], body[-1][0]) for body in loops]
+    loops = [
+        body
+        for body, (lo, hi) in zip(loops, spans)
+        if not any(lo <= a and b <= hi and (a, b) != (lo, hi) for a, b in spans)
+    ]
     if not loops:
         return f"FAIL {name}: no multiply-add loop found", False
     size = max(len(body) for body in loops)
