@@ -252,16 +252,22 @@ struct IsaKernels {
 // The kernels, once per target
 //===----------------------------------------------------------------------===//
 //
-// The pragma makes every function defined in the included text — lambdas
-// included — a function of that target; the standard library's templates
+// The pragma (GCC's target pragma, clang's attribute push) makes every
+// function defined in the included text — lambdas included — a function of
+// that target; the standard library's templates
 // are defined above it, outside any pragma, so no COMDAT function this file
 // emits uses an extension the linker could hand to other code
 // (utils/check_kernel_spills.py checks both properties on the object).
 
 #if defined(__x86_64__) || defined(__i386__)
 #define GPUOPT_HAVE_X86_ISAS 1
+#ifdef __clang__
+#pragma clang attribute push(                                                  \
+    __attribute__((target("avx512f,avx512vl,avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+#pragma GCC target("avx512f,avx512vl,avx2,fma")
+#endif
 namespace gpuopt::runtime {
 namespace {
 namespace avx512 {
@@ -277,10 +283,19 @@ namespace avx512 {
 } // namespace avx512
 } // namespace
 } // namespace gpuopt::runtime
+#ifdef __clang__
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx2,fma"))),              \
+                             apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 namespace gpuopt::runtime {
 namespace {
 namespace avx2 {
@@ -296,7 +311,11 @@ namespace avx2 {
 } // namespace avx2
 } // namespace
 } // namespace gpuopt::runtime
+#ifdef __clang__
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 namespace gpuopt::runtime {
