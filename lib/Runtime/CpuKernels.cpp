@@ -678,7 +678,7 @@ void _mlir_ciface_gpuopt_cpu_deform_conv2d(
   });
 }
 
-const char *gpuopt_cpu_isa(void) { return getCpuIsaName(); }
+const char *gpuopt_cpu_kernel_isa(void) { return getCpuIsaName(); }
 
 } // extern "C"
 

@@ -331,9 +331,9 @@ class CompiledModel:
     def cpu_isa(self) -> str | None:
         """The instruction set this library's CPU kernels run ("avx512", "avx2",
         "generic": ``GPUOPT_CPU_ISA`` when set, else the best the CPU has);
-        None for a library built before ``gpuopt_cpu_isa`` existed."""
+        None for a library built before ``gpuopt_cpu_kernel_isa`` existed."""
         try:
-            fn = self._lib.gpuopt_cpu_isa
+            fn = self._lib.gpuopt_cpu_kernel_isa
         except AttributeError:
             return None
         fn.restype = ctypes.c_char_p

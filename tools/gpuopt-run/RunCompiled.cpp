@@ -39,7 +39,7 @@ struct ModelLibrary {
   decltype(&gpuopt_model_output_shape) outputShape = nullptr;
   decltype(&gpuopt_model_run) run = nullptr;
   /// Optional: libraries built before it existed lack it.
-  decltype(&gpuopt_cpu_isa) cpuIsa = nullptr;
+  decltype(&gpuopt_cpu_kernel_isa) cpuIsa = nullptr;
 };
 
 template <typename F> bool lookup(void *handle, const char *name, F &fn) {
@@ -100,7 +100,7 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
       !lookup(handle, "gpuopt_model_run", abi.run))
     return fail(lib + " is not a complete gpuopt model library (" + dlerror() +
                 ")");
-  lookup(handle, "gpuopt_cpu_isa", abi.cpuIsa);
+  lookup(handle, "gpuopt_cpu_kernel_isa", abi.cpuIsa);
 
   char err[1024] = "";
   auto clock = [] { return std::chrono::steady_clock::now(); };

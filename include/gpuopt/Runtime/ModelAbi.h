@@ -78,7 +78,7 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
  * "generic"): GPUOPT_CPU_ISA when set, else the best this CPU has. NULL when
  * GPUOPT_CPU_ISA names a path this CPU cannot run or an unknown one
  * (gpuopt_model_create then fails with the reason). */
-const char *gpuopt_cpu_isa(void);
+const char *gpuopt_cpu_kernel_isa(void);
 
 /* Threads used by the kernels (default: GPUOPT_NUM_THREADS or all cores). */
 void gpuopt_set_num_threads(int num_threads);
