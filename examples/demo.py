@@ -108,6 +108,7 @@ def main() -> int:
         after = op_counts(optimized.read_text()) if optimized.exists() else collections.Counter()
 
     print(f"[3/3] results ({time.perf_counter() - start:.0f} s so far)")
+    print(bench.cpu_isa_line(report) or "gpuopt CPU kernels: unknown (no gpuopt row ran)")
     print()
     print("op counts: the exported graph (one seg.roll per torch.roll) and after --gpuopt-optimize")
     print(counts_table(before, after))

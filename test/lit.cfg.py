@@ -16,6 +16,8 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python", 
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%python", config.gpuopt_python))
+config.substitutions.append(("%gpuopt_src", config.gpuopt_src_root))
+config.substitutions.append(("%gpuopt_obj", config.gpuopt_obj_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
@@ -25,6 +27,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 if config.gpuopt_enable_torch:
     config.available_features.add("torch")
+if config.gpuopt_enable_sanitizers:
+    config.available_features.add("sanitizers")
 
 tool_dirs = [config.gpuopt_tools_dir, config.llvm_tools_dir]
 # The CUDA toolkit's ptxas assembles cubins (gpu-module-to-binary format=bin);

@@ -74,6 +74,9 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func)
     return module.emitError("no function named @") << entry;
+  // A GPUOPT_CPU_ISA the kernels cannot run is refused before compiling.
+  if (std::string error; !rt::checkCpuIsa(error))
+    return emitError(func.getLoc(), error);
   if (failed(convertSegParamsToArguments(module)))
     return failure();
   // Code for a level this CPU lacks would die with SIGILL.

@@ -18,6 +18,7 @@
 #include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/CpuFeatures.h"
+#include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
@@ -317,6 +318,11 @@ gpuopt_model *gpuopt_model_create_with_limits(const char *weights_path,
   }
   if (Status s = checkCpu(*md); !s) {
     setError(err, errlen, s.message());
+    return nullptr;
+  }
+  // A GPUOPT_CPU_ISA the kernels cannot run (CpuKernels.h).
+  if (std::string error; !rt::checkCpuIsa(error)) {
+    setError(err, errlen, error);
     return nullptr;
   }
   if (!weights_path && !md->params.empty()) {

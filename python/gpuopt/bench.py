@@ -123,7 +123,7 @@ class RowResult:
     times_s: list[float] = field(default_factory=list)
     ops: int | None = None
     rolls: int | None = None
-    detail: dict[str, float] = field(default_factory=dict)
+    detail: dict[str, float | str | None] = field(default_factory=dict)
 
     def _pct(self, q: float) -> float | None:
         if not self.times_s:
@@ -349,6 +349,7 @@ def make_gpuopt_preparer(passes: Sequence[str]) -> Callable[[Context, RowResult]
         start = time.perf_counter()
         model = CompiledModel(so, ctx.weights)
         row.detail["load_s"] = time.perf_counter() - start
+        row.detail["cpu_isa"] = model.cpu_isa
 
         def run(x: np.ndarray) -> np.ndarray:
             return model.run(x)[0]
@@ -571,6 +572,16 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1e3:.2f}"
 
 
+def cpu_isa_line(report: ModelReport) -> str | None:
+    """Which CPU kernel path the gpuopt rows ran (docs/CPUBackend.md, GPUOPT_CPU_ISA)."""
+    isas = sorted({r.detail["cpu_isa"] for r in report.rows if r.detail.get("cpu_isa")})
+    if not isas:
+        return None
+    forced = os.environ.get("GPUOPT_CPU_ISA")
+    how = f"forced by GPUOPT_CPU_ISA={forced}" if forced else "the best this CPU has; GPUOPT_CPU_ISA unset"
+    return f"gpuopt CPU kernels: {', '.join(isas)} ({how})"
+
+
 def format_table(report: ModelReport) -> str:
     """The seed-style table and the ratios of one model."""
     info = report.info
@@ -586,6 +597,7 @@ def format_table(report: ModelReport) -> str:
             f"{info.bn_statistics:,}) | GMACs {info.macs / 1e9:.3f} | GFLOPs {gflops:.3f} (2 x MACs), "
             f"{2 * info.thop_macs / 1e9:.3f} (2 x thop MACs) | exported graph {info.ops} ops, {info.rolls} rolls"
         ),
+        *([line] if (line := cpu_isa_line(report)) else []),
         "",
         (
             f"{'row':<34}{'status':>8}{'ops':>6}{'rolls':>6}{'prep s':>8}{'median ms':>11}{'p10 ms':>9}"

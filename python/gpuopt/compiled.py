@@ -333,6 +333,20 @@ class CompiledModel:
         if _num_threads is not None:
             self._lib.gpuopt_set_num_threads(_num_threads)
 
+    @property
+    def cpu_isa(self) -> str | None:
+        """The instruction set this library's CPU kernels run ("avx512", "avx2",
+        "generic": ``GPUOPT_CPU_ISA`` when set, else the best the CPU has);
+        None for a library built before ``gpuopt_cpu_kernel_isa`` existed."""
+        try:
+            fn = self._lib.gpuopt_cpu_kernel_isa
+        except AttributeError:
+            return None
+        fn.restype = ctypes.c_char_p
+        fn.argtypes = []
+        name = fn()
+        return name.decode() if name else None
+
     def _shape(self, query: ctypes._CFuncPtr, index: int) -> tuple[int, ...]:
         rank = query(self._model, index, None)
         dims = (ctypes.c_int64 * max(rank, 1))()

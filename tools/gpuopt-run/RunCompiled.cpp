@@ -38,6 +38,8 @@ struct ModelLibrary {
   decltype(&gpuopt_model_input_shape) inputShape = nullptr;
   decltype(&gpuopt_model_output_shape) outputShape = nullptr;
   decltype(&gpuopt_model_run) run = nullptr;
+  /// Optional: libraries built before it existed lack it.
+  decltype(&gpuopt_cpu_kernel_isa) cpuIsa = nullptr;
 };
 
 template <typename F> bool lookup(void *handle, const char *name, F &fn) {
@@ -98,6 +100,7 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
       !lookup(handle, "gpuopt_model_run", abi.run))
     return fail(lib + " is not a complete gpuopt model library (" + dlerror() +
                 ")");
+  lookup(handle, "gpuopt_cpu_kernel_isa", abi.cpuIsa);
 
   char err[1024] = "";
   auto clock = [] { return std::chrono::steady_clock::now(); };
@@ -174,9 +177,11 @@ int gpuopt::runCompiledModel(const CompiledRunArgs &args) {
   }
   if (!args.quiet) {
     std::sort(runMs.begin(), runMs.end());
-    std::printf("compiled %s: load-time %.1f ms, inference %.1f ms (median of "
-                "%u)\n",
-                lib.c_str(), loadMs, runMs[runMs.size() / 2],
+    const char *isa = abi.cpuIsa ? abi.cpuIsa() : nullptr;
+    std::string kernels = isa ? std::string(" (") + isa + " kernels)" : "";
+    std::printf("compiled %s%s: load-time %.1f ms, inference %.1f ms (median "
+                "of %u)\n",
+                lib.c_str(), kernels.c_str(), loadMs, runMs[runMs.size() / 2],
                 std::max(1u, args.runs));
   }
   return 0;

@@ -26,6 +26,7 @@
 #include "gpuopt/InitAll.h"
 #include "gpuopt/MlirSource.h"
 #include "gpuopt/Reference/Interpreter.h"
+#include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
 #include "gpuopt/Runtime/Safetensors.h"
@@ -336,9 +337,13 @@ int runMain() {
   }
   if (!quiet) {
     llvm::sort(runMs);
+    const char *isa = rt::getCpuIsaName();
+    std::string kernels =
+        backend == "cpu" && isa ? std::string(" (") + isa + " kernels)" : "";
     llvm::outs() << llvm::format(
-        "backend %s: load-time %.1f ms, inference %.1f ms (median of %u)\n",
-        backend.c_str(), loadMs, runMs[runMs.size() / 2], unsigned(runs));
+        "backend %s%s: load-time %.1f ms, inference %.1f ms (median of %u)\n",
+        backend.c_str(), kernels.c_str(), loadMs, runMs[runMs.size() / 2],
+        unsigned(runs));
   }
   return 0;
 }

@@ -8,6 +8,8 @@
 // paddings, dilations, groups (depthwise included), per-channel shifts
 // (cyclic and zero-filled, offsets beyond the map), residuals and
 // activations; linear; transposed convolution with kernel == stride.
+// Every case runs on every kernel path the CPU can run (setCpuIsa; the
+// others are reported as skipped with the missing feature).
 // Inputs holding NaN, +Inf and -Inf must give the reference's NaN positions
 // and signed infinities exactly (PyTorch's semantics: ReLU keeps NaN, GELU
 // of -Inf is NaN), the finite elements within the same bound.
@@ -21,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 using namespace gpuopt::runtime;
 extern "C" void
@@ -51,6 +54,8 @@ void poison(std::vector<float> &v) {
     v[at(rng)] = special[i % 3];
 }
 int fails = 0;
+/// The kernel path under test (setCpuIsa).
+const char *isa = "";
 /// Relative L2 error over the elements where `ref` is finite, or infinity
 /// when an element differs from `ref` in being NaN or an infinity.
 double compare(const std::vector<float> &out, const std::vector<float> &ref) {
@@ -137,12 +142,37 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
   double rel = compare(out, ref);
   if (!(rel <= 1e-5)) {
     fails++;
-    printf("FAIL conv N%d C%d H%d W%d OC%d K%dx%d s%d p%d d%d g%d shift%d "
+    printf("FAIL %s conv N%d C%d H%d W%d OC%d K%dx%d s%d p%d d%d g%d shift%d "
            "zero%d res%d act%d nan%d rel=%g\n",
-           N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, nan, rel);
+           isa, N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, nan,
+           rel);
   }
 }
-int main() {
+void linear(int M, int K, int N) {
+  std::vector<float> x(M * K), w(N * K), b(N), o(M * N);
+  fill(x);
+  fill(w);
+  fill(b);
+  MemRef2F mo{o.data(), o.data(), 0, {M, N}, {N, 1}},
+      mx{x.data(), x.data(), 0, {M, K}, {K, 1}},
+      mw{w.data(), w.data(), 0, {N, K}, {K, 1}};
+  MemRef1F mb{b.data(), b.data(), 0, {N}, {1}};
+  _mlir_ciface_gpuopt_cpu_linear(&mo, &mx, &mw, &mb, 1);
+  double e = 0, nr = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double a = b[j];
+      for (int k = 0; k < K; ++k)
+        a += (double)x[i * K + k] * w[j * K + k];
+      e += (a - o[i * N + j]) * (a - o[i * N + j]);
+      nr += a * a;
+    }
+  if (!(std::sqrt(e / nr) <= 1e-5)) {
+    fails++;
+    printf("FAIL %s linear M%d K%d N%d %g\n", isa, M, K, N, std::sqrt(e / nr));
+  }
+}
+void runCases() {
   conv(1, 3, 16, 15, 5, 3, 3, 2, 1, 1, 1, false, false, false, 0);
   conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1);
   conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, 2);
@@ -160,6 +190,13 @@ int main() {
   conv(1, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, 0);
   conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1);
   conv(1, 5, 7, 33, 9, 5, 3, 2, 2, 1, 1, true, false, true, 1);
+  // Sizes that are no multiple of any path's micro-tile (6x8, 6x16, 12x32)
+  // nor of a parallel block (96 x 256): M, N = OH * W', K = C * 9 odd.
+  conv(1, 7, 23, 29, 25, 3, 3, 1, 1, 1, 1, true, false, true, 1);
+  conv(1, 13, 5, 3, 97, 3, 3, 1, 1, 1, 1, false, true, false, 2);
+  conv(1, 11, 31, 37, 13, 1, 1, 1, 0, 1, 1, false, false, true, 0);
+  conv(1, 3, 47, 41, 7, 3, 3, 1, 1, 1, 1, true, false, false, 1);
+  conv(1, 9, 21, 19, 11, 3, 3, 2, 1, 1, 1, false, false, true, 1);
   // NaN/Inf inputs (and residuals) through every epilogue: GEMM with ReLU
   // alone (the vectorised store loop), ReLU/GELU with a residual, the
   // depthwise stencil, stride 2 (im2col) and a 1x1 copy-free conv.
@@ -171,32 +208,10 @@ int main() {
   conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, false, 1, true);
   conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, false, false, false, 2, true);
   conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, 1, true);
-  // linear
-  {
-    int M = 37, K = 70, N = 45;
-    std::vector<float> x(M * K), w(N * K), b(N), o(M * N);
-    fill(x);
-    fill(w);
-    fill(b);
-    MemRef2F mo{o.data(), o.data(), 0, {M, N}, {N, 1}},
-        mx{x.data(), x.data(), 0, {M, K}, {K, 1}},
-        mw{w.data(), w.data(), 0, {N, K}, {K, 1}};
-    MemRef1F mb{b.data(), b.data(), 0, {N}, {1}};
-    _mlir_ciface_gpuopt_cpu_linear(&mo, &mx, &mw, &mb, 1);
-    double e = 0, nr = 0;
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        double a = b[j];
-        for (int k = 0; k < K; ++k)
-          a += x[i * K + k] * w[j * K + k];
-        e += (a - o[i * N + j]) * (a - o[i * N + j]);
-        nr += a * a;
-      }
-    if (std::sqrt(e / nr) > 1e-5) {
-      fails++;
-      printf("FAIL linear %g\n", std::sqrt(e / nr));
-    }
-  }
+  linear(37, 70, 45);
+  linear(1, 3, 1);
+  linear(13, 129, 33);
+  linear(197, 31, 7);
   // conv transpose k=s=2
   {
     int N = 1, C = 6, H = 5, W = 7, OC = 9;
@@ -223,8 +238,48 @@ int main() {
         }
     if (std::sqrt(e / nr) > 1e-5) {
       fails++;
-      printf("FAIL convT %g\n", std::sqrt(e / nr));
+      printf("FAIL %s convT %g\n", isa, std::sqrt(e / nr));
     }
+  }
+}
+
+/// Every case on every kernel path this CPU can run; a path it cannot run
+/// is reported as skipped (GPUOPT_CPU_ISA_PRETEND_LACKS simulates a lack).
+/// `--env-only`: the cases once, on the path GPUOPT_CPU_ISA selects (exit 1
+/// with the reason when it cannot run).
+int main(int argc, char **argv) {
+  if (argc > 1 && std::string(argv[1]) == "--env-only") {
+    std::string error;
+    if (!checkCpuIsa(error)) {
+      fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
+    int mr = 0, nr = 0;
+    getCpuMicroTile(mr, nr);
+    isa = getCpuIsaName();
+    printf("GPUOPT_CPU_ISA selects %s (%dx%d micro-tile)\n", isa, mr, nr);
+    runCases();
+    printf("fails=%d\n", fails);
+    return fails != 0;
+  }
+  for (CpuIsa path : kCpuIsas) {
+    isa = cpuIsaName(path);
+    if (const char *lacks = cpuIsaMissingFeature(path)) {
+      printf("skipped %s: CPU lacks %s\n", isa, lacks);
+      continue;
+    }
+    std::string error;
+    if (!setCpuIsa(path, error)) {
+      fails++;
+      printf("FAIL %s: %s\n", isa, error.c_str());
+      continue;
+    }
+    int before = fails;
+    runCases();
+    int mr = 0, nr = 0;
+    getCpuMicroTile(mr, nr);
+    printf("tested %s (%dx%d micro-tile, %s): %d failures\n", isa, mr, nr,
+           getCpuIsaName(), fails - before);
   }
   printf("fails=%d\n", fails);
   return fails != 0;

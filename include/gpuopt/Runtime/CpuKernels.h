@@ -13,6 +13,7 @@
 #define GPUOPT_RUNTIME_CPUKERNELS_H
 
 #include <cstdint>
+#include <string>
 
 namespace gpuopt::runtime {
 
@@ -37,6 +38,30 @@ struct KernelSymbol {
 };
 /// The kernels' `_mlir_ciface_` symbols (null-terminated array).
 const KernelSymbol *getCpuKernelSymbols();
+
+/// The instruction sets the kernels are compiled for, best first. Each has
+/// its own micro-tile sized to its register file (docs/CPUBackend.md).
+enum class CpuIsa { Avx512, Avx2, Generic };
+inline constexpr CpuIsa kCpuIsas[] = {CpuIsa::Avx512, CpuIsa::Avx2,
+                                      CpuIsa::Generic};
+/// "avx512", "avx2", "generic": the values of GPUOPT_CPU_ISA.
+const char *cpuIsaName(CpuIsa isa);
+/// The first CPU feature the `isa` kernels need that this CPU lacks (e.g.
+/// "avx512f"), or nullptr when it can run them.
+const char *cpuIsaMissingFeature(CpuIsa isa);
+
+/// Whether the kernels can run: false, with a message, when GPUOPT_CPU_ISA
+/// names an unknown path or one this CPU cannot run (every kernel call then
+/// fails with that message instead of executing an illegal instruction).
+/// Unset GPUOPT_CPU_ISA means the best path the CPU has.
+bool checkCpuIsa(std::string &error);
+/// Makes every later kernel call of this process use `isa` (tests); false,
+/// with a message, when this CPU cannot run it.
+bool setCpuIsa(CpuIsa isa, std::string &error);
+/// The path the kernels run ("avx2", ...), nullptr when checkCpuIsa fails.
+const char *getCpuIsaName();
+/// Rows and columns of the running path's micro-tile (0, 0 as above).
+void getCpuMicroTile(int &mr, int &nr);
 
 } // namespace gpuopt::runtime
 

@@ -74,6 +74,12 @@ int gpuopt_model_output_shape(const gpuopt_model *model, int index,
 int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
                      float *const *outputs, char *err, size_t errlen);
 
+/* The instruction set the library's CPU kernels run ("avx512", "avx2" or
+ * "generic"): GPUOPT_CPU_ISA when set, else the best this CPU has. NULL when
+ * GPUOPT_CPU_ISA names a path this CPU cannot run or an unknown one
+ * (gpuopt_model_create then fails with the reason). */
+const char *gpuopt_cpu_kernel_isa(void);
+
 /* Threads used by the kernels (default: GPUOPT_NUM_THREADS or all cores). */
 void gpuopt_set_num_threads(int num_threads);
 int gpuopt_get_num_threads(void);

@@ -58,7 +58,8 @@ constexpr const char *kAbiSymbols[] = {"gpuopt_model_abi_version",
                                        "gpuopt_model_output_shape",
                                        "gpuopt_model_run",
                                        "gpuopt_set_num_threads",
-                                       "gpuopt_get_num_threads"};
+                                       "gpuopt_get_num_threads",
+                                       "gpuopt_cpu_kernel_isa"};
 
 /// The model runtime's static archives, baked in at configure time.
 constexpr const char *kRuntimeArchives[] = GPUOPT_MODEL_RUNTIME_ARCHIVES;
