@@ -243,6 +243,7 @@ struct IsaKernels {
                  int64_t hasBias);
   void (*upsampleBilinear)(MemRef4F *out, MemRef4F *in, bool alignCorners);
   void (*deformConv2d)(const DeformArgs &);
+  void (*erfRow)(float *x, int64_t n);
 };
 
 } // namespace
@@ -510,6 +511,14 @@ void getCpuMicroTile(int &mr, int &nr) {
   const IsaKernels *k = activeKernels();
   mr = k ? k->mr : 0;
   nr = k ? k->nr : 0;
+}
+
+bool cpuErf(float *x, int64_t n) {
+  const IsaKernels *k = activeKernels();
+  if (!k)
+    return false;
+  k->erfRow(x, n);
+  return true;
 }
 
 } // namespace gpuopt::runtime

@@ -62,6 +62,9 @@ bool setCpuIsa(CpuIsa isa, std::string &error);
 const char *getCpuIsaName();
 /// Rows and columns of the running path's micro-tile (0, 0 as above).
 void getCpuMicroTile(int &mr, int &nr);
+/// x[i] = erf(x[i]) for i < n with the running path's vectorised erf, the
+/// one of the GELU epilogue (tests); false, doing nothing, as above.
+bool cpuErf(float *x, int64_t n);
 
 } // namespace gpuopt::runtime
 
