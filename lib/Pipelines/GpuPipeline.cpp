@@ -29,7 +29,8 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   pm.addPass(createConvertSegToLinalgPass());
   // Upstream passes by their registered names, as a user would type them.
   std::string upstream =
-      "canonicalize,cse,func.func(linalg-fuse-elementwise-ops),"
+      "canonicalize,cse,func.func(linalg-fuse-elementwise-ops,"
+      "unshare-init-tensors),"
       "one-shot-bufferize{bufferize-function-boundaries=1 "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{modify-public-functions=1 "
