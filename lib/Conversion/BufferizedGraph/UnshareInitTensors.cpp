@@ -59,23 +59,34 @@ struct UnshareInitTensorsPass
     llvm::SmallPtrSet<Operation *, 16> kept;
     OpBuilder builder(&getContext());
     for (OpOperand *init : inits) {
-      Operation *def = shareableInit(init->get());
-      if (!def || def->hasOneUse())
+      // The init may be a reshape of the shared value (CSE merges those
+      // too): the chain of views from it back to the empty or fill.
+      SmallVector<Operation *> views;
+      Value value = init->get();
+      while (Operation *def = value.getDefiningOp()) {
+        if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                 tensor::CastOp>(def))
+          break;
+        views.push_back(def);
+        value = def->getOperand(0);
+      }
+      Operation *def = shareableInit(value);
+      if (!def)
         continue;
+      bool shared =
+          !def->hasOneUse() || llvm::any_of(views, [](Operation *view) {
+            return !view->hasOneUse();
+          });
       // The first init use keeps the original.
-      if (kept.insert(def).second)
+      if (!shared || kept.insert(def).second)
         continue;
       builder.setInsertionPoint(init->getOwner());
-      Operation *clone;
-      if (auto fill = dyn_cast<linalg::FillOp>(def)) {
-        Operation *empty =
-            builder.clone(*fill.getOutputs().front().getDefiningOp());
-        IRMapping mapping;
-        mapping.map(fill.getOutputs().front(), empty->getResult(0));
-        clone = builder.clone(*fill, mapping);
-      } else {
-        clone = builder.clone(*def);
-      }
+      IRMapping mapping;
+      if (auto fill = dyn_cast<linalg::FillOp>(def))
+        builder.clone(*fill.getOutputs().front().getDefiningOp(), mapping);
+      Operation *clone = builder.clone(*def, mapping);
+      for (Operation *view : llvm::reverse(views))
+        clone = builder.clone(*view, mapping);
       init->set(clone->getResult(0));
       ++numUnshared;
     }

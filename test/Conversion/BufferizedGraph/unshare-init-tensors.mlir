@@ -45,3 +45,25 @@ func.func @negative_not_shared_inits(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (t
   %c = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %a, %b, %c : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A reshape of the shared fill is the init (CSE merges the reshapes too):
+// the fill, its empty and the reshape are cloned together.
+// CHECK-LABEL: func.func @shared_through_a_reshape(
+// CHECK: %[[F:.*]] = linalg.fill
+// CHECK: %[[V:.*]] = tensor.expand_shape %[[F]]
+// CHECK: linalg.exp ins(%{{.*}} : tensor<2x2xf32>) outs(%[[V]] : tensor<2x2xf32>)
+// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<4xf32>)
+// CHECK-NEXT: %[[V1:.*]] = tensor.expand_shape %[[F1]]
+// CHECK-NEXT: linalg.exp ins(%{{.*}} : tensor<2x2xf32>) outs(%[[V1]] : tensor<2x2xf32>)
+func.func @shared_through_a_reshape(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %v = tensor.expand_shape %f [[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
+  %a = linalg.exp ins(%x : tensor<2x2xf32>) outs(%v : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %b = linalg.exp ins(%x : tensor<2x2xf32>) outs(%v : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %a, %b : tensor<2x2xf32>, tensor<2x2xf32>
+}
