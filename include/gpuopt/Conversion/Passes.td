@@ -264,8 +264,11 @@ def UnshareInitTensorsPass
     for CUDA), and resolves the conflicts with copies of the shared buffer.
     This pass clones the `tensor.empty` (or the `linalg.fill` and its
     `tensor.empty`) right before each destination-style op that uses it as
-    a tensor init, except the first, which keeps the original. Uses as an
-    input, and inits defined by anything else, are left alone.
+    a tensor init, except the first, which keeps the original; an init that
+    is a reshape (`tensor.expand_shape`, `tensor.collapse_shape`,
+    `tensor.cast`) of such a value, which CSE merges as well, is cloned with
+    its chain. Uses as an input, and inits defined by anything else, are left
+    alone.
 
     ```mlir
     %e = tensor.empty() : tensor<4xf32>
