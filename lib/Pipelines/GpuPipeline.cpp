@@ -33,6 +33,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
       "unshare-init-tensors),"
       "one-shot-bufferize{bufferize-function-boundaries=1 "
       "function-boundary-type-conversion=identity-layout-map},"
+      "func.func(unique-return-buffers),"
       "buffer-results-to-out-params{modify-public-functions=1 "
       "hoist-static-allocs=1},"
       "canonicalize,func.func(convert-linalg-to-parallel-loops),"

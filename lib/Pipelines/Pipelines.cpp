@@ -66,6 +66,7 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
       "canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries=1 copy-before-write=1 "
       "function-boundary-type-conversion=identity-layout-map},"
+      "func.func(unique-return-buffers),"
       "buffer-results-to-out-params{modify-public-functions=1 "
       "hoist-static-allocs=1},"
       "func.func(llvm-request-c-wrappers),"

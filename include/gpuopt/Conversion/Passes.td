@@ -251,6 +251,25 @@ def OutlineLinalgOpsPass : Pass<"outline-linalg-ops", "::mlir::ModuleOp"> {
   ];
 }
 
+def UniqueReturnBuffersPass
+    : Pass<"unique-return-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Return each buffer at most once: repeats become copies";
+  let description = [{
+    After bufferization a function can return one memref value at several
+    positions (CSE merges identical ops whose results are all returned).
+    Upstream `--buffer-results-to-out-params{hoist-static-allocs=1}` turns a
+    returned allocation into its out-parameter once per position and erases
+    it, so the second position uses an erased op (a crash, found by the
+    seg-lowering fuzzer). This pass gives every position after the first a
+    fresh `memref.alloc` and a `memref.copy` of the value. A repeated buffer
+    without a static identity layout is a located error.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numCopies", "copies", "Repeated results given a copy">
+  ];
+}
+
 def UnshareInitTensorsPass
     : Pass<"unshare-init-tensors", "::mlir::func::FuncOp"> {
   let summary = "Give every destination-style op its own tensor.empty (or "
