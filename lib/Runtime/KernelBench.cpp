@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/CpuKernels.h"
+#include "gpuopt/Runtime/ModelAbi.h"
 #include "gpuopt/Runtime/ThreadPool.h"
 
 #include <algorithm>
@@ -22,24 +23,6 @@
 #include <vector>
 
 using namespace gpuopt::runtime;
-
-extern "C" {
-void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
-                                    MemRef1F *bias, MemRef4F *residual,
-                                    MemRef1I *offH, MemRef1I *offW,
-                                    int64_t strideH, int64_t strideW,
-                                    int64_t padH, int64_t padW, int64_t dilH,
-                                    int64_t dilW, int64_t groups, int64_t flags,
-                                    int64_t activation);
-void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *out, MemRef4F *in,
-                                              MemRef4F *w, MemRef1F *bias,
-                                              int64_t hasBias);
-void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *out, MemRef2F *in, MemRef2F *w,
-                                    MemRef1F *bias, int64_t hasBias);
-/// The ISA path the kernels dispatch to, where the kernels library says
-/// (weak: absent from kernels that do not).
-const char *gpuopt_cpu_kernel_isa() __attribute__((weak));
-}
 
 namespace {
 
@@ -164,9 +147,7 @@ void gpuopt_kb_set_num_threads(int threads) { setNumThreads(threads); }
 int gpuopt_kb_num_threads() { return getNumThreads(); }
 
 /// The ISA the kernels report dispatching to, or null when they do not say.
-const char *gpuopt_kb_kernel_isa() {
-  return gpuopt_cpu_kernel_isa ? gpuopt_cpu_kernel_isa() : nullptr;
-}
+const char *gpuopt_kb_kernel_isa() { return gpuopt_cpu_kernel_isa(); }
 
 /// Measured multiply-add peak of `isa` ("avx512", "avx2", "generic") on
 /// `threads` threads in GFLOP/s: the best of `reps` runs of about `seconds`

@@ -27,16 +27,6 @@
 #include <string>
 #include <vector>
 using namespace gpuopt::runtime;
-extern "C" void
-_mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *, MemRef4F *, MemRef4F *, MemRef1F *,
-                               MemRef4F *, MemRef1I *, MemRef1I *, int64_t,
-                               int64_t, int64_t, int64_t, int64_t, int64_t,
-                               int64_t, int64_t, int64_t);
-extern "C" void _mlir_ciface_gpuopt_cpu_linear(MemRef2F *, MemRef2F *,
-                                               MemRef2F *, MemRef1F *, int64_t);
-extern "C" void _mlir_ciface_gpuopt_cpu_conv_transpose2d(MemRef4F *, MemRef4F *,
-                                                         MemRef4F *, MemRef1F *,
-                                                         int64_t);
 MemRef4F d4(std::vector<float> &v, int64_t a, int64_t b, int64_t c, int64_t d) {
   MemRef4F m{v.data(), v.data(), 0, {a, b, c, d}, {b * c * d, c * d, d, 1}};
   return m;

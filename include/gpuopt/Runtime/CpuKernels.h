@@ -68,4 +68,27 @@ bool cpuErf(float *x, int64_t n);
 
 } // namespace gpuopt::runtime
 
+// The kernels' C interfaces, as --convert-seg-to-cpu-kernels calls them
+// (lib/Runtime/CpuKernels.cpp defines them; the kernel benchmark and the unit
+// test call them directly).
+extern "C" {
+void _mlir_ciface_gpuopt_cpu_conv2d(
+    gpuopt::runtime::MemRef4F *out, gpuopt::runtime::MemRef4F *in,
+    gpuopt::runtime::MemRef4F *w, gpuopt::runtime::MemRef1F *bias,
+    gpuopt::runtime::MemRef4F *residual, gpuopt::runtime::MemRef1I *offH,
+    gpuopt::runtime::MemRef1I *offW, int64_t strideH, int64_t strideW,
+    int64_t padH, int64_t padW, int64_t dilH, int64_t dilW, int64_t groups,
+    int64_t flags, int64_t activation);
+void _mlir_ciface_gpuopt_cpu_conv_transpose2d(gpuopt::runtime::MemRef4F *out,
+                                              gpuopt::runtime::MemRef4F *in,
+                                              gpuopt::runtime::MemRef4F *w,
+                                              gpuopt::runtime::MemRef1F *bias,
+                                              int64_t hasBias);
+void _mlir_ciface_gpuopt_cpu_linear(gpuopt::runtime::MemRef2F *out,
+                                    gpuopt::runtime::MemRef2F *in,
+                                    gpuopt::runtime::MemRef2F *w,
+                                    gpuopt::runtime::MemRef1F *bias,
+                                    int64_t hasBias);
+}
+
 #endif // GPUOPT_RUNTIME_CPUKERNELS_H

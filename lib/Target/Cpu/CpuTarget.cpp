@@ -36,11 +36,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -303,8 +303,7 @@ void addMetadata(llvm::Module &module, StringRef metadata) {
   global->setAlignment(llvm::Align(8));
 }
 
-FailureOr<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(
+FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(
     const mlir::gpuopt::CpuLevelTarget &cpu, ModuleOp where,
     llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive) {
   llvm::InitializeNativeTarget();
@@ -318,9 +317,9 @@ createTargetMachine(
   llvm::SubtargetFeatures features;
   for (const std::string &feature : cpu.llvmFeatures)
     features.AddFeature(feature);
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu.llvmCpu, features.getString(), {}, llvm::Reloc::PIC_,
-      std::nullopt, level));
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(triple, cpu.llvmCpu, features.getString(), {},
+                                  llvm::Reloc::PIC_, std::nullopt, level));
   if (!tm)
     return where.emitError("cannot create an LLVM target machine for ")
            << triple.str() << " (--cpu=" << cpu.level << ")";
@@ -391,8 +390,8 @@ struct TempFile {
 };
 
 /// Runs `c++ -shared` on `object` with the model runtime into `output`.
-LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
-                                StringRef output, ModuleOp where) {
+LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
+                                ModuleOp where) {
   TempFile script, log;
   if (failed(script.create("map", where)) || failed(log.create("txt", where)))
     return failure();
