@@ -74,6 +74,7 @@ __attribute__((always_inline)) inline void
 microKernelBody(int64_t kSize, const float *a, const float *b,
                 const int64_t *bOff, float *tile) {
   constexpr int lanes = sizeof(V) / sizeof(float);
+  constexpr int kVectorsPerLine = sizeof(V) >= 64 ? 1 : 64 / sizeof(V);
   V acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
@@ -82,6 +83,12 @@ microKernelBody(int64_t kSize, const float *a, const float *b,
       acc[i][v] = V{};
   for (int64_t k = 0; k < kSize; ++k, a += MR) {
     const float *row = b + bOff[k];
+    // The next micro-tile column of the same task reads this row kNR
+    // floats on: fetch it now (the k rows are up to C*KH*KW streams, more
+    // than the hardware prefetchers follow).
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v += kVectorsPerLine)
+      __builtin_prefetch(row + (NV + v) * lanes);
     V bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)

@@ -102,8 +102,35 @@ KEY_PAIRS: tuple[tuple[str, str], ...] = (
 )
 
 
-#: Pause before each timed call (see _measure).
+#: Shortest pause before each timed call (see _settle).
 SETTLE_S = 0.005
+#: Longest wait for the process's threads to go idle before a timed call.
+SETTLE_MAX_S = 0.25
+#: "Idle": the process used less CPU time than IDLE_FRACTION of an IDLE_WINDOW_S
+#: window. (CPU time is accounted per scheduler tick, 4 ms here: a shorter window
+#: often sees no tick even while a thread spins.)
+IDLE_WINDOW_S = 0.010
+IDLE_FRACTION = 0.3
+
+
+def _settle() -> float:
+    """Waits until no thread of this process is running; returns the seconds waited.
+
+    ONNX Runtime's workers spin for ~40 ms after each run (measured on the 2-core
+    machine: one core busy for 40 ms with the main thread asleep), OpenMP's for a
+    shorter time. A fixed 5 ms pause let that spinning take a core from the next
+    row's call, which slowed whichever row followed ONNX Runtime (gpuopt's median
+    on Rolling-UNet-S: 30 ms alone, 37 ms interleaved with ORT). So: a short
+    pause, then IDLE_WINDOW_S windows until one is idle (at most SETTLE_MAX_S).
+    """
+    start = time.perf_counter()
+    time.sleep(SETTLE_S)
+    while time.perf_counter() - start < SETTLE_MAX_S:
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        time.sleep(IDLE_WINDOW_S)
+        if time.process_time() - cpu0 < IDLE_FRACTION * (time.perf_counter() - wall0):
+            break
+    return time.perf_counter() - start
 
 
 class BudgetExceeded(Exception):
@@ -121,6 +148,8 @@ class RowResult:
     compile_s: float | None = None
     rel_l2: float | None = None
     times_s: list[float] = field(default_factory=list)
+    #: Seconds waited before each timed call for the machine to go idle (_settle).
+    settle_s: list[float] = field(default_factory=list)
     ops: int | None = None
     rolls: int | None = None
     detail: dict[str, float | str | None] = field(default_factory=dict)
@@ -528,9 +557,9 @@ def _measure(
 ) -> None:
     """Interleaved warm-up and timed runs; a row's runs are cut to fit its budget.
 
-    Each timed call starts after a short pause (SETTLE_S), so that the threads of
-    the previous call's runtime (ONNX Runtime and OpenMP spin before sleeping)
-    are idle: every call starts on a quiet machine, as an isolated inference does.
+    Each timed call starts once the threads of the previous call's runtime (ONNX
+    Runtime and OpenMP spin before sleeping) are idle (_settle): every call starts
+    on a quiet machine, as an isolated inference does.
     """
     keys = list(runners)
     wanted = {}
@@ -556,7 +585,8 @@ def _measure(
             key = keys[(i + r) % len(keys)]
             if len(results[key].times_s) >= wanted[key]:
                 continue
-            time.sleep(SETTLE_S)
+            settled = _settle()
+            results[key].settle_s.append(settled)
             start = time.perf_counter()
             runners[key](x)
             results[key].times_s.append(time.perf_counter() - start)
@@ -680,8 +710,9 @@ def to_json(reports: list[ModelReport], command: str) -> dict[str, Any]:
                 fps=None if not med else rep.info.input_shape[0] / med,
                 gflop_per_s=None if not med else 2 * rep.info.macs / med / 1e9,
                 times_ms=[t * 1e3 for t in r.times_s],
+                settle_ms=[t * 1e3 for t in r.settle_s],
             )
-            del d["times_s"]
+            del d["times_s"], d["settle_s"]
             rows.append(d)
         models.append(
             {

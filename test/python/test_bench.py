@@ -200,3 +200,26 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert doc["command"].endswith(f"--json {out}") and doc["models"][0]["rows"][0]["key"] == "eager"
     with pytest.raises(SystemExit):
         bench.main(["--rows", "eager,nope"])
+
+
+def test_timed_calls_wait_for_spinning_threads() -> None:
+    """A thread of the process still spinning (as ONNX Runtime's workers do for
+    ~40 ms after a run) delays the next timed call until it stops; an idle process
+    does not wait for the cap."""
+    import threading
+
+    stopped = threading.Event()
+
+    def spin() -> None:
+        end = time.perf_counter() + 0.08
+        while time.perf_counter() < end:
+            pass
+        stopped.set()
+
+    worker = threading.Thread(target=spin)
+    worker.start()
+    bench._settle()
+    assert stopped.is_set(), "_settle returned while a thread of the process was still running"
+    worker.join()
+    waited = bench._settle()
+    assert waited < bench.SETTLE_MAX_S, "an idle process waited for the whole cap"
