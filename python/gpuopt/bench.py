@@ -55,6 +55,7 @@ import torch
 from torch import nn
 
 from gpuopt._atomic import write_text
+from gpuopt.timing import settle
 from gpuopt.tools import REPO_ROOT, build_dir
 
 #: A prepared row: one inference on a float32 array, returning the (first) output.
@@ -102,37 +103,6 @@ KEY_PAIRS: tuple[tuple[str, str], ...] = (
 )
 
 
-#: Shortest pause before each timed call (see _settle).
-SETTLE_S = 0.005
-#: Longest wait for the process's threads to go idle before a timed call.
-SETTLE_MAX_S = 0.25
-#: "Idle": the process used less CPU time than IDLE_FRACTION of an IDLE_WINDOW_S
-#: window. (CPU time is accounted per scheduler tick, 4 ms here: a shorter window
-#: often sees no tick even while a thread spins.)
-IDLE_WINDOW_S = 0.010
-IDLE_FRACTION = 0.3
-
-
-def _settle() -> float:
-    """Waits until no thread of this process is running; returns the seconds waited.
-
-    ONNX Runtime's workers spin for ~40 ms after each run (measured on the 2-core
-    machine: one core busy for 40 ms with the main thread asleep), OpenMP's for a
-    shorter time. A fixed 5 ms pause let that spinning take a core from the next
-    row's call, which slowed whichever row followed ONNX Runtime (gpuopt's median
-    on Rolling-UNet-S: 30 ms alone, 37 ms interleaved with ORT). So: a short
-    pause, then IDLE_WINDOW_S windows until one is idle (at most SETTLE_MAX_S).
-    """
-    start = time.perf_counter()
-    time.sleep(SETTLE_S)
-    while time.perf_counter() - start < SETTLE_MAX_S:
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        time.sleep(IDLE_WINDOW_S)
-        if time.process_time() - cpu0 < IDLE_FRACTION * (time.perf_counter() - wall0):
-            break
-    return time.perf_counter() - start
-
-
 class BudgetExceeded(Exception):
     """Raised (by SIGALRM) when a row's preparation runs past the budget."""
 
@@ -148,7 +118,7 @@ class RowResult:
     compile_s: float | None = None
     rel_l2: float | None = None
     times_s: list[float] = field(default_factory=list)
-    #: Seconds waited before each timed call for the machine to go idle (_settle).
+    #: Seconds waited before each timed call for the machine to go idle (gpuopt.timing.settle).
     settle_s: list[float] = field(default_factory=list)
     ops: int | None = None
     rolls: int | None = None
@@ -558,7 +528,7 @@ def _measure(
     """Interleaved warm-up and timed runs; a row's runs are cut to fit its budget.
 
     Each timed call starts once the threads of the previous call's runtime (ONNX
-    Runtime and OpenMP spin before sleeping) are idle (_settle): every call starts
+    Runtime and OpenMP spin before sleeping) are idle (gpuopt.timing.settle): every call starts
     on a quiet machine, as an isolated inference does.
     """
     keys = list(runners)
@@ -585,7 +555,7 @@ def _measure(
             key = keys[(i + r) % len(keys)]
             if len(results[key].times_s) >= wanted[key]:
                 continue
-            settled = _settle()
+            settled = settle()
             results[key].settle_s.append(settled)
             start = time.perf_counter()
             runners[key](x)

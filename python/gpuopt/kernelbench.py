@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from gpuopt._atomic import write_text
+from gpuopt.timing import settle
 from gpuopt.tools import REPO_ROOT, build_dir, run_tool
 
 ISAS = ("avx512", "avx2", "generic")
@@ -511,9 +512,13 @@ def rel_l2(a: np.ndarray, b: np.ndarray) -> float:
 def measure(p: Prepared, runs: int, rep_s: float) -> tuple[list[float], list[float]]:
     """Per-call seconds of gpuopt and oneDNN over ``runs`` interleaved repetitions of ~rep_s each.
 
-    Each batch starts with one untimed call: the first oneDNN call after a
-    gpuopt batch pays for waking its OpenMP threads (measured: 0.27 ms calls
-    took 7 ms after a 0.1 s pause), which is the pool switch, not the kernel.
+    Each batch starts once the process is idle (gpuopt.timing.settle: PyTorch's
+    OpenMP/BLAS threads spin 10-30 ms after a call, measured, and took a core
+    from the gpuopt batch that followed: a 784x256 -> 128 linear 0.30 ms alone,
+    0.39-0.49 ms after torch calls), then one untimed call: the first oneDNN call
+    after a gpuopt batch pays for waking its OpenMP threads (measured: 0.27 ms
+    calls took 7 ms after a 0.1 s pause), which is the pool switch, not the
+    kernel.
     """
 
     def per_call(fn: Callable[[int], float]) -> float:
@@ -527,6 +532,7 @@ def measure(p: Prepared, runs: int, rep_s: float) -> tuple[list[float], list[flo
     for r in range(runs):
         pair = [(p.gpuopt, gi, gt), (p.onednn, oi, ot)]
         for fn, iters, acc in pair if r % 2 == 0 else pair[::-1]:
+            settle()
             fn(1)
             acc.append(fn(iters) / iters)
     return gt, ot

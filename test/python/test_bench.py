@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch import nn
 
-from gpuopt import bench
+from gpuopt import bench, timing
 from gpuopt.tools import build_dir
 
 SHAPE = (1, 3, 8, 8)
@@ -218,8 +218,8 @@ def test_timed_calls_wait_for_spinning_threads() -> None:
 
     worker = threading.Thread(target=spin)
     worker.start()
-    bench._settle()
+    timing.settle()
     assert stopped.is_set(), "_settle returned while a thread of the process was still running"
     worker.join()
-    waited = bench._settle()
-    assert waited < bench.SETTLE_MAX_S, "an idle process waited for the whole cap"
+    waited = timing.settle()
+    assert waited < timing.SETTLE_MAX_S, "an idle process waited for the whole cap"
