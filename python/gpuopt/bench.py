@@ -167,6 +167,8 @@ class ModelReport:
     tol: float
     #: 1-minute load average of the machine before and after the timed rounds.
     load: tuple[float, float] = (0.0, 0.0)
+    #: gpuopt-compile's --cpu= level of the gpuopt rows (None: native).
+    cpu: str | None = None
 
     def row(self, key: str) -> RowResult | None:
         return next((r for r in self.rows if r.key == key), None)
@@ -251,6 +253,8 @@ class Context:
     threads: int
     mlir: Path | None = None
     weights: Path | None = None
+    #: gpuopt-compile's --cpu= level for the gpuopt rows (None: its default, native).
+    cpu: str | None = None
 
 
 def prepare_eager(ctx: Context, row: RowResult) -> Runner:
@@ -342,7 +346,7 @@ def make_gpuopt_preparer(passes: Sequence[str]) -> Callable[[Context, RowResult]
             row.detail["opt_s"] = time.perf_counter() - start
         row.ops, row.rolls = seg_op_counts(graph.read_text())
         start = time.perf_counter()
-        so = compile_model(graph, ctx.tmpdir / f"{tag}.so", target="cpu")
+        so = compile_model(graph, ctx.tmpdir / f"{tag}.so", target="cpu", cpu=ctx.cpu)
         row.detail["gpuopt_compile_s"] = time.perf_counter() - start
         set_num_threads(ctx.threads)
         start = time.perf_counter()
@@ -403,6 +407,7 @@ def benchmark(
     preparers: dict[str, Callable[[Context, RowResult], Runner]] | None = None,
     progress: bool = True,
     workdir: Path | None = None,
+    cpu: str | None = None,
 ) -> ModelReport:
     """Measures ``module`` (put in eval mode) on random inputs of ``input_shape``.
 
@@ -410,7 +415,8 @@ def benchmark(
     measured in the order of ROWS. The exported graph (``exported.mlir``,
     ``weights.safetensors``) and each gpuopt row's graph and library
     (``KEY.mlir``, ``KEY.so``) are written to ``workdir`` (kept) or to a
-    temporary directory. Returns every measurement; see :func:`format_table`.
+    temporary directory. ``cpu`` is gpuopt-compile's ``--cpu=`` level for the
+    gpuopt rows (None: native). Returns every measurement; see :func:`format_table`.
     """
     log = _log if progress else (lambda msg: None)
     threads = threads or os.cpu_count() or 1
@@ -431,7 +437,7 @@ def benchmark(
     with contextlib.ExitStack() as stack:
         if workdir is None:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="gpuopt-bench-")))
-        ctx = Context(module, inputs[0], Path(workdir), threads)
+        ctx = Context(module, inputs[0], Path(workdir), threads, cpu=cpu)
         log(f"{name}: input {'x'.join(map(str, input_shape))}, {threads} thread(s); exporting the seg graph")
         from gpuopt.export import export
 
@@ -513,7 +519,7 @@ def benchmark(
                 )
                 log(f"{row.label}: FAILED: {row.reason}")
         runners.clear()  # compiled models close before their directory goes
-    return ModelReport(info, [results[k] for k in order], threads, runs, warmup, tol, load)
+    return ModelReport(info, [results[k] for k in order], threads, runs, warmup, tol, load, cpu)
 
 
 def _measure(
@@ -579,7 +585,8 @@ def cpu_isa_line(report: ModelReport) -> str | None:
         return None
     forced = os.environ.get("GPUOPT_CPU_ISA")
     how = f"forced by GPUOPT_CPU_ISA={forced}" if forced else "the best this CPU has; GPUOPT_CPU_ISA unset"
-    return f"gpuopt CPU kernels: {', '.join(isas)} ({how})"
+    level = report.cpu or "native"
+    return f"gpuopt CPU kernels: {', '.join(isas)} ({how}); generated code: --cpu={level}"
 
 
 def format_table(report: ModelReport) -> str:
@@ -741,6 +748,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tol", type=float, default=1e-4, help="largest relative L2 error vs eager")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write every number here")
+    parser.add_argument(
+        "--cpu",
+        choices=["native", "x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"],
+        help="gpuopt-compile --cpu= level of the gpuopt rows' generated code (default native); "
+        "with GPUOPT_CPU_ISA=avx2 and x86-64-v3 an AVX-512 machine runs what an AVX2 machine would",
+    )
     args = parser.parse_args(argv)
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     unknown = [r for r in rows if r not in ROW_KEYS]
@@ -766,6 +779,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             budget_s=args.budget_s,
             tol=args.tol,
             seed=args.seed,
+            cpu=args.cpu,
         )
         reports.append(rep)
         print(format_table(rep), flush=True)
