@@ -29,7 +29,7 @@ from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model
 from gpuopt.tools import tool
 
 REL_L2 = 1e-4
-#: The CPU features each path's code is compiled for (CpuKernels.cpp).
+#: The CPU features each path's code is compiled for (CpuKernels.cpp, CpuKernelsDispatch.cpp).
 NEEDS = {"avx512": ["avx512f", "avx512vl", "avx2", "fma"], "avx2": ["avx2", "fma"], "generic": []}
 
 

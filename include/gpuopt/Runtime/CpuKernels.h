@@ -69,8 +69,8 @@ bool cpuErf(float *x, int64_t n);
 } // namespace gpuopt::runtime
 
 // The kernels' C interfaces, as --convert-seg-to-cpu-kernels calls them
-// (lib/Runtime/CpuKernels.cpp defines them; the kernel benchmark and the unit
-// test call them directly).
+// (lib/Runtime/CpuKernelsEntryPoints.cpp defines them; the kernel benchmark and
+// the unit test call them directly).
 extern "C" {
 void _mlir_ciface_gpuopt_cpu_conv2d(
     gpuopt::runtime::MemRef4F *out, gpuopt::runtime::MemRef4F *in,

@@ -9,6 +9,8 @@
 // `emitOpError` so that each inconsistency gets a precise message, and
 // `inferReturnTypes` calls it with the builder's location (or silently).
 //
+// The dialect's registration is in SegDialect.cpp, the folders in SegFolds.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
@@ -16,7 +18,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
-#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -25,72 +26,6 @@
 
 using namespace mlir;
 using namespace mlir::gpuopt::seg;
-
-#include "gpuopt/Dialect/Seg/IR/SegOpsDialect.cpp.inc"
-
-namespace {
-/// Every seg op is a function of its operands and attributes, legal to
-/// inline anywhere: the lowering pipelines inline every call first.
-struct SegInlinerInterface : DialectInlinerInterface {
-  using DialectInlinerInterface::DialectInlinerInterface;
-  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
-    return true;
-  }
-};
-} // namespace
-
-void SegDialect::initialize() {
-  addOperations<
-#define GET_OP_LIST
-#include "gpuopt/Dialect/Seg/IR/SegOps.cpp.inc"
-      >();
-  addInterfaces<SegInlinerInterface>();
-}
-
-//===----------------------------------------------------------------------===//
-// Tensor size limit
-//===----------------------------------------------------------------------===//
-
-std::optional<int64_t> mlir::gpuopt::seg::getTensorBytes(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  Type elt = tensor.getElementType();
-  // Index, complex or opaque elements do not occur in seg IR; count them as
-  // 8 bytes rather than skip them.
-  int64_t bits = elt.isIntOrFloat() ? elt.getIntOrFloatBitWidth() : 64;
-  if (llvm::is_contained(tensor.getShape(), 0))
-    return 0;
-  // The running product stays below 2^40 * 2^63 < 2^127: no overflow in 128
-  // bits, and it only grows (every dim is at least 1 here).
-  __int128 bitCount = bits;
-  for (int64_t dim : tensor.getShape()) {
-    bitCount *= dim;
-    if (bitCount > static_cast<__int128>(kMaxTensorBytes) * 8)
-      return std::nullopt;
-  }
-  return static_cast<int64_t>((bitCount + 7) / 8);
-}
-
-LogicalResult
-mlir::gpuopt::seg::verifyTensorSize(Type type, StringRef what,
-                                    function_ref<InFlightDiagnostic()> emit) {
-  if (getTensorBytes(type))
-    return success();
-  return emit() << what << " of type " << type << " exceeds the limit of "
-                << kMaxTensorBytes << " bytes (1 TiB) per tensor";
-}
-
-LogicalResult mlir::gpuopt::seg::verifyTensorSizes(Operation *op) {
-  auto emit = [&] { return op->emitOpError(); };
-  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
-    if (failed(verifyTensorSize(type, "operand #" + std::to_string(i), emit)))
-      return failure();
-  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
-    if (failed(verifyTensorSize(type, "result #" + std::to_string(i), emit)))
-      return failure();
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // Shape helpers
@@ -951,145 +886,6 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError("expected the same number of elements, got ")
            << *inCount << " and " << *outCount;
   return success();
-}
-
-OpFoldResult ReshapeOp::fold(FoldAdaptor) {
-  // reshape(x) -> x when the shapes agree.
-  if (getInput().getType() == getType())
-    return getInput();
-  // reshape(reshape(x)) -> reshape(x): only the final shape matters.
-  if (auto prev = getInput().getDefiningOp<ReshapeOp>()) {
-    getInputMutable().assign(prev.getInput());
-    return getResult();
-  }
-  return {};
-}
-
-//===----------------------------------------------------------------------===//
-// Folders
-//===----------------------------------------------------------------------===//
-
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
-  if (getInputs().size() == 1)
-    return getInputs().front();
-  return {};
-}
-
-OpFoldResult SliceOp::fold(FoldAdaptor) {
-  auto in = cast<RankedTensorType>(getInput().getType());
-  bool whole = llvm::all_of(getStart(), [](int64_t s) { return s == 0; }) &&
-               llvm::all_of(getStep(), [](int64_t s) { return s == 1; }) &&
-               getSize() == in.getShape();
-  if (whole)
-    return getInput();
-  // slice(slice(x)) -> slice(x): index i of the outer slice reads
-  // start1 + (start2 + i * step2) * step1 of x.
-  if (auto prev = getInput().getDefiningOp<SliceOp>()) {
-    SmallVector<int64_t> start, step;
-    for (auto [s1, t1, s2, t2] : llvm::zip_equal(
-             prev.getStart(), prev.getStep(), getStart(), getStep())) {
-      // Verified slices keep the composed start in range, but not the step
-      // of a dim the outer slice reads once: left unfolded if it overflows.
-      std::optional<int64_t> composed = llvm::checkedMul(t1, t2);
-      if (!composed)
-        return {};
-      start.push_back(s1 + s2 * t1);
-      step.push_back(*composed);
-    }
-    getInputMutable().assign(prev.getInput());
-    setStart(start);
-    setStep(step);
-    return getResult();
-  }
-  return {};
-}
-
-OpFoldResult PadOp::fold(FoldAdaptor) {
-  auto isZero = [](int64_t v) { return v == 0; };
-  if (llvm::all_of(getLow(), isZero) && llvm::all_of(getHigh(), isZero))
-    return getInput();
-  return {};
-}
-
-OpFoldResult RollOp::fold(FoldAdaptor) {
-  ArrayRef<int64_t> shape = getType().getShape();
-  // Rolling an empty tensor does nothing (and has no size to reduce by).
-  if (llvm::is_contained(shape, 0))
-    return getInput();
-  auto isIdentity = [&](ArrayRef<int64_t> shifts) {
-    for (auto [s, d] : llvm::zip_equal(shifts, getDims()))
-      if (s % shape[d] != 0)
-        return false;
-    return true;
-  };
-  if (isIdentity(getShifts()))
-    return getInput();
-  // roll(roll(x, a, dims), b, dims) -> roll(x, a + b, dims).
-  if (auto prev = getInput().getDefiningOp<RollOp>()) {
-    if (prev.getDims() != getDims())
-      return {};
-    SmallVector<int64_t> sum;
-    for (auto [a, b, d] :
-         llvm::zip_equal(prev.getShifts(), getShifts(), getDims()))
-      sum.push_back(
-          static_cast<int64_t>((Wide(a % shape[d]) + b % shape[d]) % shape[d]));
-    getInputMutable().assign(prev.getInput());
-    setShifts(sum);
-    if (isIdentity(sum))
-      return getInput();
-    return getResult();
-  }
-  return {};
-}
-
-OpFoldResult ChannelShiftOp::fold(FoldAdaptor) {
-  auto isZero = [](int64_t v) { return v == 0; };
-  if (llvm::all_of(getOffsetsH(), isZero) &&
-      llvm::all_of(getOffsetsW(), isZero))
-    return getInput();
-  // Cyclic shifts compose: the offsets add (mod the map's size).
-  auto prev = getInput().getDefiningOp<ChannelShiftOp>();
-  if (!prev || getMode() != "cyclic" || prev.getMode() != "cyclic")
-    return {};
-  ArrayRef<int64_t> shape = getType().getShape();
-  // An empty map has no size to reduce the offsets by.
-  if (shape[2] == 0 || shape[3] == 0)
-    return {};
-  auto add = [](ArrayRef<int64_t> a, ArrayRef<int64_t> b, int64_t size) {
-    SmallVector<int64_t> sum(std::max(a.size(), b.size()), 0);
-    for (auto [i, v] : llvm::enumerate(sum))
-      v = static_cast<int64_t>(
-          (Wide(i < a.size() ? a[i] : 0) + (i < b.size() ? b[i] : 0)) % size);
-    for (int64_t &v : sum)
-      v = static_cast<int64_t>((Wide(v) + size) % size);
-    return sum;
-  };
-  SmallVector<int64_t> h = add(prev.getOffsetsH(), getOffsetsH(), shape[2]);
-  SmallVector<int64_t> w = add(prev.getOffsetsW(), getOffsetsW(), shape[3]);
-  getInputMutable().assign(prev.getInput());
-  setOffsetsH(h);
-  setOffsetsW(w);
-  if (llvm::all_of(h, isZero) && llvm::all_of(w, isZero))
-    return getInput();
-  return getResult();
-}
-
-OpFoldResult PermuteOp::fold(FoldAdaptor) {
-  // permute(permute(x, p), q) -> permute(x, p ∘ q): result dim i is dim
-  // p[q[i]] of x.
-  bool changed = false;
-  if (auto prev = getInput().getDefiningOp<PermuteOp>()) {
-    SmallVector<int64_t> composed;
-    for (int64_t d : getDims())
-      composed.push_back(prev.getDims()[d]);
-    getInputMutable().assign(prev.getInput());
-    setDims(composed);
-    changed = true;
-  }
-  for (auto [i, d] : llvm::enumerate(getDims()))
-    if (static_cast<int64_t>(i) != d)
-      return changed ? OpFoldResult(getResult()) : OpFoldResult();
-  return getInput();
 }
 
 #define GET_OP_CLASSES
