@@ -11,6 +11,7 @@
 #include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CpuFeatures.h"
 #include "gpuopt/Runtime/CpuKernels.h"
+#include "gpuopt/Runtime/MemRef.h"
 #include "gpuopt/Target/Cpu/CpuTarget.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,26 +31,6 @@ using namespace mlir;
 namespace rt = ::gpuopt::runtime;
 
 namespace {
-
-/// A ranked memref descriptor {allocated, aligned, offset, sizes, strides}
-/// over a dense row-major float buffer, laid out as the C interface expects.
-class Descriptor {
-public:
-  Descriptor(float *data, ArrayRef<int64_t> shape) {
-    words.push_back(reinterpret_cast<int64_t>(data));
-    words.push_back(reinterpret_cast<int64_t>(data));
-    words.push_back(0);
-    llvm::append_range(words, shape);
-    SmallVector<int64_t> strides(shape.size(), 1);
-    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
-      strides[i] = strides[i + 1] * shape[i + 1];
-    llvm::append_range(words, strides);
-  }
-  void *get() { return words.data(); }
-
-private:
-  SmallVector<int64_t, 11> words;
-};
 
 /// The float32 values of a host tensor, in place: weights stay in their
 /// mapped file instead of being copied. The readers align every tensor to
@@ -220,11 +201,11 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
   if (options.loadMs)
     *options.loadMs = ms(clock() - start);
 
-  std::vector<Descriptor> descriptors;
+  std::vector<rt::DenseMemRef> descriptors;
   for (auto [buffer, shape] : llvm::zip_equal(buffers, shapes))
-    descriptors.emplace_back(buffer, shape);
+    descriptors.emplace_back(shape, buffer);
   SmallVector<void *> pointers, args;
-  for (Descriptor &d : descriptors)
+  for (rt::DenseMemRef &d : descriptors)
     pointers.push_back(d.get());
   for (void *&p : pointers)
     args.push_back(&p);

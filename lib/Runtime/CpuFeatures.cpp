@@ -133,7 +133,7 @@ bool isCheckedCpuFeature(std::string_view name) {
   return contains(checkedCpuFeatures(), name);
 }
 
-std::vector<std::string> hostCpuFeatures() {
+const std::vector<std::string> &detectedCpuFeatures() {
   static const std::vector<std::string> detected = [] {
     std::vector<std::string> names;
     for (const Feature &f : kFeatures)
@@ -141,9 +141,17 @@ std::vector<std::string> hostCpuFeatures() {
         names.push_back(f.name);
     return names;
   }();
+  return detected;
+}
+
+bool cpuHasFeature(std::string_view name) {
+  return contains(detectedCpuFeatures(), name);
+}
+
+std::vector<std::string> hostCpuFeatures() {
   std::vector<std::string> hidden = hiddenFeatures();
   std::vector<std::string> host;
-  for (const std::string &name : detected)
+  for (const std::string &name : detectedCpuFeatures())
     if (!contains(hidden, name))
       host.push_back(name);
   return host;

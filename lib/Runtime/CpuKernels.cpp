@@ -40,11 +40,6 @@
 namespace gpuopt::runtime {
 namespace {
 
-// Activation codes shared with the lowering (SegToCpuKernels.cpp).
-enum Activation : int64_t { kNone = 0, kRelu = 1, kGelu = 2, kGeluTanh = 3 };
-// Flag bits of gpuopt_cpu_conv2d.
-enum ConvFlags : int64_t { kHasBias = 1, kHasResidual = 2, kZeroMode = 4 };
-
 //===----------------------------------------------------------------------===//
 // Micro-kernel (one template; instantiated per target in CpuKernelsIsa.inc)
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernelsInternal.h"
+#include "gpuopt/Runtime/CpuFeatures.h"
 
 #include <algorithm>
 #include <atomic>
@@ -30,7 +31,8 @@ namespace {
 struct IsaEntry {
   CpuIsa isa;
   const IsaKernels *kernels;
-  /// CPU features the target's pragma enables (null-terminated).
+  /// CPU features the target's pragma enables (null-terminated; names of
+  /// CpuFeatures.def).
   const char *features[5];
 };
 
@@ -57,21 +59,7 @@ bool pretendLacks(const char *feature) {
 }
 
 bool cpuHas(const char *feature) {
-  if (pretendLacks(feature))
-    return false;
-#ifdef GPUOPT_HAVE_X86_ISAS
-  __builtin_cpu_init();
-  // (__builtin_cpu_supports takes only literals.)
-  if (!std::strcmp(feature, "avx512f"))
-    return __builtin_cpu_supports("avx512f");
-  if (!std::strcmp(feature, "avx512vl"))
-    return __builtin_cpu_supports("avx512vl");
-  if (!std::strcmp(feature, "avx2"))
-    return __builtin_cpu_supports("avx2");
-  if (!std::strcmp(feature, "fma"))
-    return __builtin_cpu_supports("fma");
-#endif
-  return false;
+  return !pretendLacks(feature) && cpuHasFeature(feature);
 }
 
 const IsaEntry *findEntry(CpuIsa isa) {

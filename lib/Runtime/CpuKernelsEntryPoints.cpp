@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The `_mlir_ciface_gpuopt_cpu_*` functions generated code calls
-// (SegToCpuKernels.cpp), each timed under GPUOPT_PROFILE and run with the
-// selected target's kernels (CpuKernelsDispatch.cpp), and the symbol table
-// the JIT resolves them with.
+// (SegToCpuKernels.cpp; CpuKernelAbi.def declares them), each timed under
+// GPUOPT_PROFILE and run with the selected target's kernels
+// (CpuKernelsDispatch.cpp), and the symbol table the JIT resolves them with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,16 +131,10 @@ extern "C" void memrefCopy(int64_t elemSize, void *src, void *dst);
 namespace gpuopt::runtime {
 const KernelSymbol *getCpuKernelSymbols() {
   static const KernelSymbol symbols[] = {
-      {"_mlir_ciface_gpuopt_cpu_conv2d",
-       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_conv2d)},
-      {"_mlir_ciface_gpuopt_cpu_conv_transpose2d",
-       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_conv_transpose2d)},
-      {"_mlir_ciface_gpuopt_cpu_linear",
-       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_linear)},
-      {"_mlir_ciface_gpuopt_cpu_upsample_bilinear",
-       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_upsample_bilinear)},
-      {"_mlir_ciface_gpuopt_cpu_deform_conv2d",
-       reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_deform_conv2d)},
+#define GPUOPT_CPU_KERNEL(NAME, ...)                                           \
+  {"_mlir_ciface_gpuopt_cpu_" #NAME,                                           \
+   reinterpret_cast<void *>(&_mlir_ciface_gpuopt_cpu_##NAME)},
+#include "gpuopt/Runtime/CpuKernelAbi.def"
       {"_mlir_memref_to_llvm_alloc",
        reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc)},
       {"_mlir_memref_to_llvm_aligned_alloc",

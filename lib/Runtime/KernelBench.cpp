@@ -26,20 +26,6 @@ using namespace gpuopt::runtime;
 
 namespace {
 
-template <typename T, int Rank>
-MemRefDesc<T, Rank> dense(T *data, const int64_t (&sizes)[Rank]) {
-  MemRefDesc<T, Rank> d;
-  d.allocated = d.aligned = data;
-  d.offset = 0;
-  int64_t stride = 1;
-  for (int r = Rank - 1; r >= 0; --r) {
-    d.sizes[r] = sizes[r];
-    d.strides[r] = stride;
-    stride *= sizes[r];
-  }
-  return d;
-}
-
 template <typename Fn> double timeCalls(int64_t iters, Fn &&fn) {
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < iters; ++i)
@@ -98,18 +84,16 @@ struct FmaLoop {
   double flopsPerIter; // 2 per lane per accumulator.
 };
 
-/// The loop of `isa`, or a null fn when unknown or not on this CPU.
+/// The loop of `isa`, or a null fn when unknown or not on this CPU (the
+/// features of each kernel path: cpuIsaMissingFeature).
 FmaLoop fmaLoop(const char *isa) {
-  __builtin_cpu_init();
-  if (!std::strcmp(isa, "avx512"))
-    return {__builtin_cpu_supports("avx512f") ? fmaLoopAvx512 : nullptr,
+  auto runs = [](CpuIsa i) { return cpuIsaMissingFeature(i) == nullptr; };
+  if (!std::strcmp(isa, cpuIsaName(CpuIsa::Avx512)))
+    return {runs(CpuIsa::Avx512) ? fmaLoopAvx512 : nullptr,
             2.0 * 16 * kAccAvx512};
-  if (!std::strcmp(isa, "avx2"))
-    return {__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                ? fmaLoopAvx2
-                : nullptr,
-            2.0 * 8 * kAccAvx2};
-  if (!std::strcmp(isa, "generic"))
+  if (!std::strcmp(isa, cpuIsaName(CpuIsa::Avx2)))
+    return {runs(CpuIsa::Avx2) ? fmaLoopAvx2 : nullptr, 2.0 * 8 * kAccAvx2};
+  if (!std::strcmp(isa, cpuIsaName(CpuIsa::Generic)))
     return {fmaLoopBase, 2.0 * 4 * kAccBase};
   return {nullptr, 0};
 }
@@ -171,6 +155,12 @@ double gpuopt_kb_fma_peak(const char *isa, int threads, double seconds,
   return best;
 }
 
+/// The kernels' code of the seg activation `name` (CpuKernelAbi.h), -1 for
+/// an unknown name.
+int64_t gpuopt_kb_activation_code(const char *name) {
+  return cpuActivationCode(name).value_or(-1);
+}
+
 /// gpuopt_cpu_conv2d on dense NCHW buffers: `in` [n, c, h, w], `w` [oc, cg,
 /// kh, kw], `bias` [oc] (or null), `residual` [n, oc, oh, ow] (or null),
 /// `offH`/`offW` per-channel shifts (nOff of each, 0 for none). Returns the
@@ -186,14 +176,16 @@ double gpuopt_kb_conv2d(float *out, float *in, float *w, float *bias,
                         int64_t iters) {
   static float noBias = 0;
   static int64_t noOff = 0;
-  MemRef4F outD = dense(out, {n, oc, oh, ow});
-  MemRef4F inD = dense(in, {n, c, h, wd});
-  MemRef4F wD = dense(w, {oc, cg, kh, kw});
-  MemRef1F biasD = dense(bias ? bias : &noBias, {bias ? oc : 0});
-  MemRef4F resD = residual ? dense(residual, {n, oc, oh, ow}) : inD;
-  MemRef1I offHD = dense(nOffH ? offH : &noOff, {nOffH});
-  MemRef1I offWD = dense(nOffW ? offW : &noOff, {nOffW});
-  int64_t flags = (bias ? 1 : 0) | (residual ? 2 : 0) | (zeroMode ? 4 : 0);
+  MemRef4F outD = denseMemRef(out, {n, oc, oh, ow});
+  MemRef4F inD = denseMemRef(in, {n, c, h, wd});
+  MemRef4F wD = denseMemRef(w, {oc, cg, kh, kw});
+  MemRef1F biasD = denseMemRef(bias ? bias : &noBias, {bias ? oc : 0});
+  MemRef4F resD = residual ? denseMemRef(residual, {n, oc, oh, ow}) : inD;
+  MemRef1I offHD = denseMemRef(nOffH ? offH : &noOff, {nOffH});
+  MemRef1I offWD = denseMemRef(nOffW ? offW : &noOff, {nOffW});
+  int64_t flags = (bias ? kConvHasBias : 0) |
+                  (residual ? kConvHasResidual : 0) |
+                  (zeroMode ? kConvZeroMode : 0);
   return timeCalls(iters, [&] {
     _mlir_ciface_gpuopt_cpu_conv2d(&outD, &inD, &wD, &biasD, &resD, &offHD,
                                    &offWD, strideH, strideW, padH, padW, dilH,
@@ -208,10 +200,10 @@ double gpuopt_kb_conv_transpose2d(float *out, float *in, float *w, float *bias,
                                   int64_t oc, int64_t kh, int64_t kw,
                                   int64_t oh, int64_t ow, int64_t iters) {
   static float noBias = 0;
-  MemRef4F outD = dense(out, {n, oc, oh, ow});
-  MemRef4F inD = dense(in, {n, c, h, wd});
-  MemRef4F wD = dense(w, {c, oc, kh, kw});
-  MemRef1F biasD = dense(bias ? bias : &noBias, {bias ? oc : 0});
+  MemRef4F outD = denseMemRef(out, {n, oc, oh, ow});
+  MemRef4F inD = denseMemRef(in, {n, c, h, wd});
+  MemRef4F wD = denseMemRef(w, {c, oc, kh, kw});
+  MemRef1F biasD = denseMemRef(bias ? bias : &noBias, {bias ? oc : 0});
   return timeCalls(iters, [&] {
     _mlir_ciface_gpuopt_cpu_conv_transpose2d(&outD, &inD, &wD, &biasD,
                                              bias ? 1 : 0);
@@ -222,10 +214,10 @@ double gpuopt_kb_conv_transpose2d(float *out, float *in, float *w, float *bias,
 double gpuopt_kb_linear(float *out, float *in, float *w, float *bias, int64_t m,
                         int64_t k, int64_t nOut, int64_t iters) {
   static float noBias = 0;
-  MemRef2F outD = dense(out, {m, nOut});
-  MemRef2F inD = dense(in, {m, k});
-  MemRef2F wD = dense(w, {nOut, k});
-  MemRef1F biasD = dense(bias ? bias : &noBias, {bias ? nOut : 0});
+  MemRef2F outD = denseMemRef(out, {m, nOut});
+  MemRef2F inD = denseMemRef(in, {m, k});
+  MemRef2F wD = denseMemRef(w, {nOut, k});
+  MemRef1F biasD = denseMemRef(bias ? bias : &noBias, {bias ? nOut : 0});
   return timeCalls(iters, [&] {
     _mlir_ciface_gpuopt_cpu_linear(&outD, &inD, &wD, &biasD, bias ? 1 : 0);
   });

@@ -13,13 +13,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Runtime/MemRef.h"
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 namespace {
 /// MLIR's unranked memref: a rank and a pointer to a ranked descriptor
-/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
+/// (include/gpuopt/Runtime/MemRef.h).
 struct UnrankedMemRef {
   int64_t rank;
   void *descriptor;
@@ -32,9 +34,12 @@ struct RankedView {
 };
 
 RankedView view(const UnrankedMemRef &m, int64_t elemSize) {
+  namespace rt = gpuopt::runtime;
   auto *words = static_cast<int64_t *>(m.descriptor);
-  char *aligned = reinterpret_cast<char *>(static_cast<intptr_t>(words[1]));
-  return {aligned + words[2] * elemSize, words + 3, words + 3 + m.rank};
+  char *aligned = reinterpret_cast<char *>(
+      static_cast<intptr_t>(words[rt::kMemRefAlignedWord]));
+  return {aligned + words[rt::kMemRefOffsetWord] * elemSize,
+          words + rt::kMemRefSizesWord, words + rt::memRefStridesWord(m.rank)};
 }
 } // namespace
 

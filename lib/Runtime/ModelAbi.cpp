@@ -20,6 +20,7 @@
 #include "gpuopt/Runtime/CpuFeatures.h"
 #include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/MemRef.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
 #include <algorithm>
@@ -43,29 +44,9 @@ using rt::Status;
 using Metadata = rt::ModelMetadata;
 using Arg = rt::ModelArg;
 using ArgKind = rt::ModelArgKind;
+using Descriptor = rt::DenseMemRef;
 
 namespace {
-
-/// A ranked memref descriptor over a dense row-major float buffer.
-class Descriptor {
-public:
-  explicit Descriptor(const std::vector<int64_t> &shape) {
-    words.assign(3, 0);
-    words.insert(words.end(), shape.begin(), shape.end());
-    std::vector<int64_t> strides(shape.size(), 1);
-    for (size_t i = shape.size(); i-- > 1;)
-      strides[i - 1] = strides[i] * shape[i];
-    words.insert(words.end(), strides.begin(), strides.end());
-  }
-  void setData(const void *data) {
-    int64_t address = static_cast<int64_t>(reinterpret_cast<intptr_t>(data));
-    words[0] = words[1] = address;
-  }
-  void *get() { return words.data(); }
-
-private:
-  std::vector<int64_t> words;
-};
 
 /// The library's code uses every recorded extension: refuse to run it on a
 /// CPU without one (it would die with SIGILL), naming the --cpu= levels

@@ -52,7 +52,6 @@ ISAS = ("avx512", "avx2", "generic")
 ISA_FLAGS = {"avx512": ("avx512f", "avx512vl", "fma"), "avx2": ("avx2", "fma"), "generic": ()}
 # oneDNN's cap for the same ISA (ONEDNN_MAX_CPU_ISA); None: its default (all).
 ONEDNN_CAP = {"avx512": None, "avx2": "AVX2", "generic": "SSE41"}
-ACTIVATIONS = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3}
 SLOW_RATIO = 0.9  # gpuopt below this fraction of oneDNN's speed is flagged.
 
 
@@ -317,7 +316,17 @@ def load_library() -> ctypes.CDLL:
     lib.gpuopt_kb_conv_transpose2d.restype = dbl
     lib.gpuopt_kb_linear.argtypes = [ptr] * 4 + [i64] * 4
     lib.gpuopt_kb_linear.restype = dbl
+    lib.gpuopt_kb_activation_code.argtypes = [ctypes.c_char_p]
+    lib.gpuopt_kb_activation_code.restype = i64
     return lib
+
+
+def activation_code(lib: ctypes.CDLL, activation: str) -> int:
+    """The kernels' code of a seg activation (include/gpuopt/Runtime/CpuKernelAbi.h)."""
+    code = int(lib.gpuopt_kb_activation_code(activation.encode()))
+    if code < 0:
+        raise ValueError(f"the CPU kernels have no activation {activation!r}")
+    return code
 
 
 def _ptr(a: np.ndarray | None) -> int | None:
@@ -447,6 +456,7 @@ def prepare(lib: ctypes.CDLL, entry: ShapeEntry, seed: int) -> Prepared:
         # oneDNN gets the shift done beforehand (routing would keep gpuopt's shifted copy in front of it).
         xs = shifted(x, entry.offsets_h, entry.offsets_w, s.shift) if s.shift else x
         attr, alg = _post_op(s.activation)
+        act = activation_code(lib, s.activation)
 
         def g(iters: int) -> float:
             return lib.gpuopt_kb_conv2d(
@@ -477,7 +487,7 @@ def prepare(lib: ctypes.CDLL, entry: ShapeEntry, seed: int) -> Prepared:
                 s.dil[1],
                 s.groups,
                 int(s.shift == "zero"),
-                ACTIVATIONS[s.activation],
+                act,
                 iters,
             )
 

@@ -28,8 +28,7 @@
 #include <vector>
 using namespace gpuopt::runtime;
 MemRef4F d4(std::vector<float> &v, int64_t a, int64_t b, int64_t c, int64_t d) {
-  MemRef4F m{v.data(), v.data(), 0, {a, b, c, d}, {b * c * d, c * d, d, 1}};
-  return m;
+  return denseMemRef(v.data(), {a, b, c, d});
 }
 std::mt19937 rng(1);
 void fill(std::vector<float> &v) {
@@ -114,11 +113,11 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
                     src(n, gg * Cg + c, y * s - p + i * d, x * s - p + j * d);
           int idx = ((n * OC + o) * OH + y) * OW + x;
           float v = acc;
-          if (act == 1)
+          if (act == kActRelu)
             v = v < 0 ? 0 : v;
-          if (act == 2)
+          if (act == kActGelu)
             v = 0.5f * v * (1 + std::erf(v / std::sqrt(2.f)));
-          if (act == 3)
+          if (act == kActGeluTanh)
             v = 0.5 * v *
                 (1 +
                  std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
@@ -128,12 +127,13 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
         }
   MemRef4F mo = d4(out, N, OC, OH, OW), mi = d4(in, N, C, H, W),
            mw = d4(w, OC, Cg, KH, KW), mr = d4(r, N, OC, OH, OW);
-  MemRef1F mb{b.data(), b.data(), 0, {OC}, {1}};
-  MemRef1I mh{oh.data(), oh.data(), 0, {(int64_t)oh.size()}, {1}},
-      mwo{ow.data(), ow.data(), 0, {(int64_t)ow.size()}, {1}};
-  _mlir_ciface_gpuopt_cpu_conv2d(&mo, &mi, &mw, &mb, &mr, &mh, &mwo, s, s, p, p,
-                                 d, d, g, 1 | (res ? 2 : 0) | (zero ? 4 : 0),
-                                 act);
+  MemRef1F mb = denseMemRef(b.data(), {int64_t(OC)});
+  MemRef1I mh = denseMemRef(oh.data(), {int64_t(oh.size())}),
+           mwo = denseMemRef(ow.data(), {int64_t(ow.size())});
+  _mlir_ciface_gpuopt_cpu_conv2d(
+      &mo, &mi, &mw, &mb, &mr, &mh, &mwo, s, s, p, p, d, d, g,
+      kConvHasBias | (res ? kConvHasResidual : 0) | (zero ? kConvZeroMode : 0),
+      act);
   double rel = compare(out, ref);
   if (!(rel <= 1e-5)) {
     fails++;
@@ -148,10 +148,10 @@ void linear(int M, int K, int N) {
   fill(x);
   fill(w);
   fill(b);
-  MemRef2F mo{o.data(), o.data(), 0, {M, N}, {N, 1}},
-      mx{x.data(), x.data(), 0, {M, K}, {K, 1}},
-      mw{w.data(), w.data(), 0, {N, K}, {K, 1}};
-  MemRef1F mb{b.data(), b.data(), 0, {N}, {1}};
+  MemRef2F mo = denseMemRef(o.data(), {M, N}),
+           mx = denseMemRef(x.data(), {M, K}),
+           mw = denseMemRef(w.data(), {N, K});
+  MemRef1F mb = denseMemRef(b.data(), {N});
   _mlir_ciface_gpuopt_cpu_linear(&mo, &mx, &mw, &mb, 1);
   double e = 0, nr = 0;
   for (int i = 0; i < M; ++i)
@@ -205,45 +205,47 @@ void erfSweep() {
 }
 void runCases() {
   erfSweep();
-  conv(1, 3, 16, 15, 5, 3, 3, 2, 1, 1, 1, false, false, false, 0);
-  conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1);
-  conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, 2);
-  conv(1, 16, 9, 11, 20, 3, 3, 1, 1, 1, 1, true, true, false, 0);
-  conv(1, 8, 12, 12, 8, 1, 1, 1, 0, 1, 1, true, false, false, 0);
-  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, 1);
-  conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, 0);
-  conv(1, 8, 13, 12, 8, 3, 3, 1, 2, 2, 1, true, true, false, 0);
-  conv(1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 8, false, false, false, 0);
+  conv(1, 3, 16, 15, 5, 3, 3, 2, 1, 1, 1, false, false, false, kActNone);
+  conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, kActRelu);
+  conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, kActGelu);
+  conv(1, 16, 9, 11, 20, 3, 3, 1, 1, 1, 1, true, true, false, kActNone);
+  conv(1, 8, 12, 12, 8, 1, 1, 1, 0, 1, 1, true, false, false, kActNone);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActRelu);
+  conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, kActNone);
+  conv(1, 8, 13, 12, 8, 3, 3, 1, 2, 2, 1, true, true, false, kActNone);
+  conv(1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 8, false, false, false, kActNone);
   // Depthwise (direct stencil): shifts, residual, GELU, stride, dilation.
-  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, true, 2);
-  conv(1, 8, 13, 10, 8, 3, 3, 2, 1, 1, 8, false, false, true, 1);
-  conv(1, 8, 13, 10, 8, 3, 3, 1, 2, 2, 8, true, false, false, 1);
-  conv(1, 40, 9, 9, 40, 1, 1, 1, 0, 1, 40, false, false, false, 0);
-  conv(1, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, 0);
-  conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, false, false, false, 1);
-  conv(1, 5, 7, 33, 9, 5, 3, 2, 2, 1, 1, true, false, true, 1);
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, true, kActGelu);
+  conv(1, 8, 13, 10, 8, 3, 3, 2, 1, 1, 8, false, false, true, kActRelu);
+  conv(1, 8, 13, 10, 8, 3, 3, 1, 2, 2, 8, true, false, false, kActRelu);
+  conv(1, 40, 9, 9, 40, 1, 1, 1, 0, 1, 40, false, false, false, kActNone);
+  conv(1, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, kActNone);
+  conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, false, false, false, kActRelu);
+  conv(1, 5, 7, 33, 9, 5, 3, 2, 2, 1, 1, true, false, true, kActRelu);
   // Sizes that are no multiple of any path's micro-tile (6x8, 6x16, 12x32)
   // nor of a parallel block (96 x 256): M, N = OH * W', K = C * 9 odd.
-  conv(1, 7, 23, 29, 25, 3, 3, 1, 1, 1, 1, true, false, true, 1);
-  conv(1, 13, 5, 3, 97, 3, 3, 1, 1, 1, 1, false, true, false, 2);
-  conv(1, 13, 5, 3, 97, 3, 3, 1, 1, 1, 1, false, true, true, 3);
-  conv(1, 11, 31, 37, 13, 1, 1, 1, 0, 1, 1, false, false, true, 0);
-  conv(1, 3, 47, 41, 7, 3, 3, 1, 1, 1, 1, true, false, false, 1);
-  conv(1, 9, 21, 19, 11, 3, 3, 2, 1, 1, 1, false, false, true, 1);
+  conv(1, 7, 23, 29, 25, 3, 3, 1, 1, 1, 1, true, false, true, kActRelu);
+  conv(1, 13, 5, 3, 97, 3, 3, 1, 1, 1, 1, false, true, false, kActGelu);
+  conv(1, 13, 5, 3, 97, 3, 3, 1, 1, 1, 1, false, true, true, kActGeluTanh);
+  conv(1, 11, 31, 37, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActNone);
+  conv(1, 3, 47, 41, 7, 3, 3, 1, 1, 1, 1, true, false, false, kActRelu);
+  conv(1, 9, 21, 19, 11, 3, 3, 2, 1, 1, 1, false, false, true, kActRelu);
   // NaN/Inf inputs (and residuals) through every epilogue: GEMM with ReLU
   // alone (the vectorised store loop), ReLU/GELU with a residual, the
   // depthwise stencil, stride 2 (im2col) and a 1x1 copy-free conv.
-  conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, 1, true);
-  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, false, 1, true);
-  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, 1, true);
-  conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, 2, true);
-  conv(1, 8, 13, 10, 8, 3, 3, 2, 1, 1, 8, false, false, true, 1, true);
-  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, false, 1, true);
-  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, false, false, false, 2, true);
-  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, false, false, true, 3, true);
-  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, false, 3, true);
-  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, 2, true);
-  conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, 1, true);
+  conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, kActRelu, true);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, false, kActRelu, true);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActRelu, true);
+  conv(2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, true, false, true, kActGelu, true);
+  conv(1, 8, 13, 10, 8, 3, 3, 2, 1, 1, 8, false, false, true, kActRelu, true);
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, true, false, kActRelu, true);
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, false, false, false, kActGelu, true);
+  conv(2, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, false, false, true, kActGeluTanh,
+       true);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, false, kActGeluTanh,
+       true);
+  conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActGelu, true);
+  conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, kActRelu, true);
   linear(37, 70, 45);
   linear(1, 3, 1);
   linear(13, 129, 33);
@@ -258,7 +260,7 @@ void runCases() {
     fill(b);
     MemRef4F mo = d4(o, N, OC, 2 * H, 2 * W), mx = d4(x, N, C, H, W),
              mw = d4(w, C, OC, 2, 2);
-    MemRef1F mb{b.data(), b.data(), 0, {OC}, {1}};
+    MemRef1F mb = denseMemRef(b.data(), {int64_t(OC)});
     _mlir_ciface_gpuopt_cpu_conv_transpose2d(&mo, &mx, &mw, &mb, 1);
     double e = 0, nr = 0;
     for (int oc = 0; oc < OC; ++oc)

@@ -44,6 +44,14 @@ const std::vector<std::string> &checkedCpuFeatures();
 /// Whether `name` is one of checkedCpuFeatures().
 bool isCheckedCpuFeature(std::string_view name);
 
+/// The extensions of CpuFeatures.def this CPU has, as CPUID and XGETBV (the
+/// register state the OS saves) report them, in table order; none off x86.
+/// The CPU kernels choose their instruction set by these.
+const std::vector<std::string> &detectedCpuFeatures();
+
+/// Whether `name` is one of detectedCpuFeatures().
+bool cpuHasFeature(std::string_view name);
+
 /// The extensions of CpuFeatures.def this CPU has (CPUID, and XGETBV for
 /// the register state the OS saves), in table order; none off x86. For tests
 /// only, the environment variable GPUOPT_TEST_HIDE_CPU_FEATURES (names

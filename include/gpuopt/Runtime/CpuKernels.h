@@ -12,24 +12,13 @@
 #ifndef GPUOPT_RUNTIME_CPUKERNELS_H
 #define GPUOPT_RUNTIME_CPUKERNELS_H
 
+#include "gpuopt/Runtime/CpuKernelAbi.h"
+#include "gpuopt/Runtime/MemRef.h"
+
 #include <cstdint>
 #include <string>
 
 namespace gpuopt::runtime {
-
-/// MLIR's ranked strided memref descriptor.
-template <typename T, int Rank> struct MemRefDesc {
-  T *allocated;
-  T *aligned;
-  int64_t offset;
-  int64_t sizes[Rank];
-  int64_t strides[Rank];
-};
-
-using MemRef1F = MemRefDesc<float, 1>;
-using MemRef1I = MemRefDesc<int64_t, 1>;
-using MemRef2F = MemRefDesc<float, 2>;
-using MemRef4F = MemRefDesc<float, 4>;
 
 /// One symbol the generated code calls, for registration with a JIT.
 struct KernelSymbol {
@@ -69,26 +58,20 @@ bool cpuErf(float *x, int64_t n);
 } // namespace gpuopt::runtime
 
 // The kernels' C interfaces, as --convert-seg-to-cpu-kernels calls them
-// (lib/Runtime/CpuKernelsEntryPoints.cpp defines them; the kernel benchmark and
-// the unit test call them directly).
+// (CpuKernelAbi.def lists them; lib/Runtime/CpuKernelsEntryPoints.cpp defines
+// them; the kernel benchmark and the unit test call them directly).
+namespace gpuopt::runtime::cpu_kernel_abi_detail {
+using F32 = float;
+using I64 = int64_t;
+} // namespace gpuopt::runtime::cpu_kernel_abi_detail
 extern "C" {
-void _mlir_ciface_gpuopt_cpu_conv2d(
-    gpuopt::runtime::MemRef4F *out, gpuopt::runtime::MemRef4F *in,
-    gpuopt::runtime::MemRef4F *w, gpuopt::runtime::MemRef1F *bias,
-    gpuopt::runtime::MemRef4F *residual, gpuopt::runtime::MemRef1I *offH,
-    gpuopt::runtime::MemRef1I *offW, int64_t strideH, int64_t strideW,
-    int64_t padH, int64_t padW, int64_t dilH, int64_t dilW, int64_t groups,
-    int64_t flags, int64_t activation);
-void _mlir_ciface_gpuopt_cpu_conv_transpose2d(gpuopt::runtime::MemRef4F *out,
-                                              gpuopt::runtime::MemRef4F *in,
-                                              gpuopt::runtime::MemRef4F *w,
-                                              gpuopt::runtime::MemRef1F *bias,
-                                              int64_t hasBias);
-void _mlir_ciface_gpuopt_cpu_linear(gpuopt::runtime::MemRef2F *out,
-                                    gpuopt::runtime::MemRef2F *in,
-                                    gpuopt::runtime::MemRef2F *w,
-                                    gpuopt::runtime::MemRef1F *bias,
-                                    int64_t hasBias);
+#define GPUOPT_CPU_KERNEL_MEMREF(ELT, RANK, ARG)                               \
+  gpuopt::runtime::MemRefDesc<gpuopt::runtime::cpu_kernel_abi_detail::ELT,     \
+                              RANK> *ARG
+#define GPUOPT_CPU_KERNEL_I64(ARG) int64_t ARG
+#define GPUOPT_CPU_KERNEL(NAME, ...)                                           \
+  void _mlir_ciface_gpuopt_cpu_##NAME(__VA_ARGS__);
+#include "gpuopt/Runtime/CpuKernelAbi.def"
 }
 
 #endif // GPUOPT_RUNTIME_CPUKERNELS_H

@@ -3,13 +3,15 @@
 // Part of the gpuopt project.
 //
 // Rewrites convolutions and linear layers into calls of the kernels of
-// lib/Runtime/CpuKernels.cpp (include/gpuopt/Runtime/CpuKernels.h documents
-// their C side). The argument conventions below must match that file.
+// lib/Runtime/CpuKernels.cpp. Their names, argument lists and codes are
+// include/gpuopt/Runtime/CpuKernelAbi.{def,h}, which the kernels include
+// too; every call built here is checked against that table.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
+#include "gpuopt/Runtime/CpuKernelAbi.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -24,25 +26,28 @@ namespace gpuopt {
 
 using namespace mlir;
 namespace seg = mlir::gpuopt::seg;
+namespace rt = ::gpuopt::runtime;
+using rt::CpuKernel;
 
 namespace {
 
 /// Marks the declarations this pass creates.
 constexpr StringLiteral kKernelAttr = "gpuopt.cpu_kernel";
-constexpr StringLiteral kKernelNames[] = {
-    "gpuopt_cpu_conv2d", "gpuopt_cpu_conv_transpose2d", "gpuopt_cpu_linear",
-    "gpuopt_cpu_upsample_bilinear", "gpuopt_cpu_deform_conv2d"};
 
-// Codes shared with lib/Runtime/CpuKernels.cpp.
-constexpr int64_t kHasBias = 1, kHasResidual = 2, kZeroMode = 4;
-
+/// The kernel code of a seg activation (CpuKernelAbi.h).
 std::optional<int64_t> activationCode(StringRef act) {
-  return llvm::StringSwitch<std::optional<int64_t>>(act)
-      .Case("none", 0)
-      .Case("relu", 1)
-      .Case("gelu", 2)
-      .Case("gelu_tanh", 3)
-      .Default(std::nullopt);
+  return rt::cpuActivationCode(std::string_view(act.data(), act.size()));
+}
+
+/// Whether `v`'s type is what argument `arg` of a kernel takes: a strided
+/// memref of its rank and element type, or an i64.
+[[maybe_unused]] bool matchesKernelArg(Value v, const rt::CpuKernelArg &arg) {
+  if (arg.rank == 0)
+    return v.getType().isInteger(64);
+  auto m = dyn_cast<MemRefType>(v.getType());
+  return m && m.getRank() == arg.rank &&
+         (arg.isF32 ? m.getElementType().isF32()
+                    : m.getElementType().isInteger(64));
 }
 
 /// Static f32 tensor of the given rank (any when -1) with no empty
@@ -113,7 +118,14 @@ public:
                                              /*writable=*/true);
   }
 
-  void call(StringRef name, ValueRange args) {
+  void call(CpuKernel kernel, ValueRange args) {
+    const rt::CpuKernelSignature &sig = rt::getCpuKernelSignature(kernel);
+    assert(int(args.size()) == sig.numArgs &&
+           llvm::all_of(
+               llvm::seq(sig.numArgs),
+               [&](int i) { return matchesKernelArg(args[i], sig.args[i]); }) &&
+           "call does not match CpuKernelAbi.def");
+    StringRef name = sig.name;
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     auto type = FunctionType::get(ctx, TypeRange(args), {});
     if (!fn) {
@@ -201,9 +213,9 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   auto [alloc, out] = kb.output(resultType);
   Value in = kb.buffer(op.getInput());
-  int64_t flags = (op.getBias() ? kHasBias : 0) |
-                  (residual ? kHasResidual : 0) |
-                  (mode == "zero" ? kZeroMode : 0);
+  int64_t flags = (op.getBias() ? rt::kConvHasBias : 0) |
+                  (residual ? rt::kConvHasResidual : 0) |
+                  (mode == "zero" ? rt::kConvZeroMode : 0);
   SmallVector<Value> args = {out,
                              in,
                              kb.buffer(op.getWeight()),
@@ -215,7 +227,7 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
   for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
                     dilation[1], int64_t(op.getGroups()), flags, *act})
     args.push_back(kb.i64(v));
-  kb.call("gpuopt_cpu_conv2d", args);
+  kb.call(CpuKernel::conv2d, args);
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
   op.erase();
   return success();
@@ -243,7 +255,7 @@ LogicalResult lowerConvTranspose(ModuleOp module, seg::ConvTranspose2dOp op) {
       out, kb.buffer(op.getInput()), kb.buffer(op.getWeight()),
       op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer(),
       kb.i64(op.getBias() ? 1 : 0)};
-  kb.call("gpuopt_cpu_conv_transpose2d", args);
+  kb.call(CpuKernel::conv_transpose2d, args);
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
   op.erase();
   return success();
@@ -280,7 +292,7 @@ LogicalResult lowerLinear(ModuleOp module, seg::LinearOp op) {
                              op.getBias() ? kb.buffer(op.getBias())
                                           : kb.emptyF32Buffer(),
                              kb.i64(op.getBias() ? 1 : 0)};
-  kb.call("gpuopt_cpu_linear", args);
+  kb.call(CpuKernel::linear, args);
   Value result = kb.result(alloc, out2dType);
   if (rank != 2)
     result = tensor::ExpandShapeOp::create(b, loc, resultType, result, reassoc);
@@ -295,7 +307,7 @@ LogicalResult lowerUpsample(ModuleOp module, seg::UpsampleBilinearOp op) {
   KernelCallBuilder kb(module, op);
   auto resultType = cast<RankedTensorType>(op.getResult().getType());
   auto [alloc, out] = kb.output(resultType);
-  kb.call("gpuopt_cpu_upsample_bilinear",
+  kb.call(CpuKernel::upsample_bilinear,
           {out, kb.buffer(op.getInput()), kb.i64(op.getAlignCorners())});
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
   op.erase();
@@ -327,7 +339,7 @@ LogicalResult lowerDeformConv(ModuleOp module, seg::DeformConv2dOp op) {
         int64_t(op.getGroups()), int64_t(op.getOffsetGroups()),
         int64_t(op.getBias() ? 1 : 0)})
     args.push_back(kb.i64(v));
-  kb.call("gpuopt_cpu_deform_conv2d", args);
+  kb.call(CpuKernel::deform_conv2d, args);
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
   op.erase();
   return success();
@@ -340,11 +352,11 @@ struct ConvertSegToCpuKernelsPass
     ModuleOp module = getOperation();
     // A symbol of a kernel's name that this pass did not declare would be
     // called with the kernel's arguments: refuse it.
-    for (StringRef name : kKernelNames)
-      if (Operation *sym = module.lookupSymbol(name);
+    for (const rt::CpuKernelSignature &sig : rt::kCpuKernelSignatures)
+      if (Operation *sym = module.lookupSymbol(sig.name);
           sym && !sym->hasAttr(kKernelAttr)) {
         sym->emitError("symbol '")
-            << name << "' is reserved for gpuopt's CPU kernels";
+            << sig.name << "' is reserved for gpuopt's CPU kernels";
         return signalPassFailure();
       }
     SmallVector<Operation *> ops;

@@ -18,6 +18,7 @@
 #include "gpuopt/Pipelines/Pipelines.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/CpuFeatures.h"
+#include "gpuopt/Runtime/MemRef.h"
 #include "gpuopt/Runtime/ModelAbi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -206,10 +207,9 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
   SmallVector<uint64_t> checks;
   for (auto [i, shape] : llvm::enumerate(shapes))
     for (auto [d, size] : llvm::enumerate(shape)) {
-      // {allocated, aligned, offset, sizes[rank], strides[rank]}: sizes
-      // start at word 3.
+      // The sizes of the descriptor (include/gpuopt/Runtime/MemRef.h).
       checks.push_back(i);
-      checks.push_back(3 + d);
+      checks.push_back(::gpuopt::runtime::kMemRefSizesWord + d);
       checks.push_back(static_cast<uint64_t>(size));
     }
   auto *type = llvm::FunctionType::get(i32, {ptr}, false);
