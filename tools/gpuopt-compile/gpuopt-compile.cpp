@@ -8,8 +8,9 @@
 //   gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 -o model.gpuopt
 //                  [--pipeline=gpuopt-optimize] [--entry=forward]
 //
-// Parses and verifies the graph, runs the optional pipeline, and hands the
-// module to the chosen target: cpu writes a shared library implementing
+// Parses and verifies the graph and hands the module to the target --target
+// names in the registry of include/gpuopt/Target/TargetRegistry.h (each
+// target adds its own flags): cpu writes a shared library implementing
 // include/gpuopt/Runtime/ModelAbi.h, cuda an artifact for the CUDA runtime
 // (include/gpuopt/Runtime/CudaArtifact.h). Every failure is a located
 // message on stderr and exit code 1.
@@ -19,12 +20,12 @@
 #include "gpuopt/InitAll.h"
 #include "gpuopt/MlirSource.h"
 #include "gpuopt/Runtime/FileIO.h"
-#include "gpuopt/Target/Cpu/CpuTarget.h"
-#include "gpuopt/Target/Cuda/CudaTarget.h"
+#include "gpuopt/Target/TargetRegistry.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -33,6 +34,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
+#include <memory>
+#include <string>
+#include <vector>
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
@@ -50,51 +54,8 @@ llvm::cl::opt<std::string>
                llvm::cl::desc("the library (cpu) or artifact (cuda) to write"),
                llvm::cl::value_desc("model.so"), llvm::cl::cat(category));
 
-llvm::cl::opt<std::string>
-    target("target",
-           llvm::cl::desc("what to compile for: cpu (the host CPU) or cuda "
-                          "(NVIDIA GPUs)"),
-           llvm::cl::init("cpu"), llvm::cl::cat(category));
-
-llvm::cl::opt<std::string>
-    cpu("cpu",
-        llvm::cl::desc("--target=cpu: the CPUs the generated code runs on: "
-                       "native (this one), or x86-64, x86-64-v2, x86-64-v3 "
-                       "(AVX2, FMA), x86-64-v4 (AVX-512) for every CPU of "
-                       "that level"),
-        llvm::cl::init("native"), llvm::cl::cat(category));
-
-llvm::cl::opt<std::string>
-    emit("emit",
-         llvm::cl::desc("--target=cpu: what -o receives: lib (the model "
-                        "library) or asm (the generated code's assembly, "
-                        "without the runtime)"),
-         llvm::cl::init("lib"), llvm::cl::cat(category));
-
-llvm::cl::opt<std::string>
-    cudaArch("cuda-arch",
-             llvm::cl::desc("--target=cuda: GPU architectures, sm_NN[,sm_MM] "
-                            "(sm_90: H100/H200, sm_86: RTX 30xx/A10); one "
-                            "kernel image each"),
-             llvm::cl::init("sm_90"), llvm::cl::cat(category));
-
-llvm::cl::opt<std::string>
-    cudaFormat("cuda-format",
-               llvm::cl::desc("--target=cuda: kernel images, fatbin (cubin "
-                              "and PTX), cubin (assembled by ptxas now) or "
-                              "ptx (compiled by the driver at load)"),
-               llvm::cl::init("fatbin"), llvm::cl::cat(category));
-
-llvm::cl::opt<std::string>
-    cudaToolkit("cuda-toolkit",
-                llvm::cl::desc("--target=cuda: CUDA toolkit root (ptxas, "
-                               "libdevice)"),
-                llvm::cl::init("/usr/local/cuda"), llvm::cl::cat(category));
-
-llvm::cl::opt<int64_t> cudaBlockSize(
-    "cuda-block-size",
-    llvm::cl::desc("--target=cuda: threads per block of the kernels"),
-    llvm::cl::init(256), llvm::cl::cat(category));
+llvm::cl::opt<std::string> target("target", llvm::cl::init("cpu"),
+                                  llvm::cl::cat(category));
 
 llvm::cl::opt<std::string> pipeline(
     "pipeline",
@@ -113,34 +74,41 @@ int fail(const llvm::Twine &msg) {
   return 1;
 }
 
-int compileMain() {
+/// The registered targets, each with its flags, created before the command
+/// line is parsed.
+struct Targets {
+  std::vector<const mlir::gpuopt::TargetRegistration *> registrations;
+  std::vector<std::unique_ptr<mlir::gpuopt::CompileTarget>> instances;
+  /// "cpu, cuda".
+  std::string names() const {
+    std::string list;
+    for (const auto *r : registrations)
+      list += (list.empty() ? "" : ", ") + r->name;
+    return list;
+  }
+};
+
+int compileMain(Targets &targets) {
   if (outputFile.empty())
     return fail("no output file: pass -o MODEL.so");
-  if (target != "cpu" && target != "cuda")
-    return fail("unknown target '" + target + "' (targets: cpu, cuda)");
-  if (target == "cuda" && cpu.getNumOccurrences())
-    return fail("--cpu applies to --target=cpu, not --target=cuda");
-  if (target == "cuda" && emit.getNumOccurrences())
-    return fail("--emit applies to --target=cpu, not --target=cuda");
-  if (emit != "lib" && emit != "asm")
-    return fail("--emit must be lib or asm, got '" + emit + "'");
-  if (std::string error;
-      target == "cpu" && failed(mlir::gpuopt::getCpuLevelTarget(cpu, error)))
+  mlir::gpuopt::CompileTarget *selected = nullptr;
+  for (auto [reg, instance] :
+       llvm::zip_equal(targets.registrations, targets.instances))
+    if (reg->name == target)
+      selected = instance.get();
+  if (!selected)
+    return fail("unknown target '" + target + "' (targets: " + targets.names() +
+                ")");
+  // Another target's flag would be ignored: refuse it.
+  for (auto [reg, instance] :
+       llvm::zip_equal(targets.registrations, targets.instances))
+    if (instance.get() != selected)
+      for (llvm::cl::Option *flag : instance->flags())
+        if (flag->getNumOccurrences())
+          return fail("--" + flag->ArgStr + " applies to --target=" +
+                      reg->name + ", not --target=" + target);
+  if (std::string error; failed(selected->validateFlags(error)))
     return fail(error);
-  if (target == "cuda") {
-    llvm::SmallVector<llvm::StringRef> archs;
-    llvm::StringRef(cudaArch).split(archs, ',');
-    for (llvm::StringRef arch : archs) {
-      unsigned sm = 0;
-      if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
-        return fail("--cuda-arch must be sm_NN[,sm_MM...] with NN >= 50, got "
-                    "'" +
-                    cudaArch + "'");
-    }
-    if (cudaFormat != "fatbin" && cudaFormat != "cubin" && cudaFormat != "ptx")
-      return fail("--cuda-format must be fatbin, cubin or ptx, got '" +
-                  cudaFormat + "'");
-  }
 
   if (rt::Status s = rt::checkOutputIsNotInput({"-o", outputFile},
                                                {{"the input", inputFile}});
@@ -180,29 +148,11 @@ int compileMain() {
     return 0;
   };
 
-  if (target == "cuda") {
-    mlir::gpuopt::CudaCompileOptions options;
-    options.entry = entry;
-    options.pipeline = pipeline;
-    options.outputPath = output.inner();
-    options.chip = cudaArch;
-    // PTX ISA 8.0 (CUDA 12.0) covers sm_50 to sm_90.
-    options.features = "+ptx80";
-    options.format = cudaFormat == "cubin" ? "bin"
-                     : cudaFormat == "ptx" ? "isa"
-                                           : "fatbin";
-    options.toolkit = cudaToolkit;
-    options.blockSize = cudaBlockSize;
-    return commit(mlir::gpuopt::compileForCuda(*module, options));
-  }
-
-  mlir::gpuopt::CpuCompileOptions options;
-  options.entry = entry;
-  options.pipeline = pipeline;
-  options.outputPath = output.inner();
-  options.cpu = cpu;
-  options.emitAssembly = emit == "asm";
-  return commit(mlir::gpuopt::compileForCpu(*module, options));
+  mlir::gpuopt::TargetCompileRequest request;
+  request.entry = entry;
+  request.pipeline = pipeline;
+  request.outputPath = output.inner();
+  return commit(selected->compile(*module, request));
 }
 } // namespace
 
@@ -211,6 +161,17 @@ int main(int argc, char **argv) {
   // InitLLVM treats SIGXFSZ as a crash; ignored, a write beyond the file size
   // limit fails with EFBIG instead, which the writers report as an error.
   std::signal(SIGXFSZ, SIG_IGN);
+  mlir::gpuopt::registerAllTargets();
+  Targets targets;
+  std::string targetHelp = "what to compile for:";
+  for (const mlir::gpuopt::TargetRegistration &reg :
+       mlir::gpuopt::getRegisteredTargets()) {
+    targets.registrations.push_back(&reg);
+    targets.instances.push_back(reg.create(category));
+    targetHelp += (targets.instances.size() > 1 ? ", " : " ") + reg.name +
+                  " (" + reg.description + ")";
+  }
+  target.setDescription(targetHelp);
   llvm::cl::HideUnrelatedOptions(category);
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
@@ -219,5 +180,5 @@ int main(int argc, char **argv) {
       "[--cpu=x86-64-v3] [--pipeline=gpuopt-optimize]\n"
       "  gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 "
       "-o model.gpuopt\n");
-  return compileMain();
+  return compileMain(targets);
 }

@@ -10,33 +10,78 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+
 namespace mlir {
 namespace gpuopt {
 
-/// Options of --gpuopt-gpu-lowering.
+/// What the NVPTX back end generates, with its defaults: the one options
+/// struct from gpuopt-compile's --cuda-* flags (tools/gpuopt-compile)
+/// through --gpuopt-gpu-lowering (GpuLoweringOptions takes its defaults from
+/// here) to the artifact (CudaCompileOptions::target).
+struct CudaTargetOptions {
+  /// NVPTX chips, `sm_NN[,sm_MM...]` (parseCudaChips): one kernel object
+  /// each.
+  std::string chip = "sm_90";
+  /// NVPTX features: the PTX ISA version (8.0, CUDA 12.0, covers sm_50 to
+  /// sm_90).
+  std::string features = "+ptx80";
+  /// gpu-module-to-binary's format: "fatbin" (cubin and PTX), "bin" (cubin,
+  /// assembled by the toolkit's ptxas), "isa" (PTX, which the driver
+  /// compiles when loading it); the pipeline also takes "llvm".
+  std::string format = "fatbin";
+  /// CUDA toolkit root (bin/ptxas, nvvm/libdevice).
+  std::string toolkit = "/usr/local/cuda";
+  /// Threads per block of the elementwise-mapped kernels.
+  int64_t blockSize = 256;
+  /// LLVM optimization level of the kernels.
+  int optLevel = 3;
+};
+
+/// The chips of `sm_NN[,sm_MM...]` with every NN >= 50; failure otherwise,
+/// with "must be sm_NN[,sm_MM...] with NN >= 50, got '<chips>'" in `error`
+/// (the caller names what it parsed). The one parser of a chip list.
+FailureOr<SmallVector<std::string>> parseCudaChips(StringRef chips,
+                                                   std::string &error);
+
+/// The kernel image kinds of the artifact and gpuopt-compile's
+/// --cuda-format, with their gpu-module-to-binary format.
+struct CudaImageFormat {
+  /// "fatbin", "cubin" or "ptx".
+  const char *image;
+  /// "fatbin", "bin" or "isa".
+  const char *format;
+};
+inline constexpr CudaImageFormat kCudaImageFormats[] = {
+    {"fatbin", "fatbin"}, {"cubin", "bin"}, {"ptx", "isa"}};
+
+/// Options of --gpuopt-gpu-lowering (defaults: CudaTargetOptions).
 struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
   Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("NVPTX target chips, comma-separated (sm_90,sm_86): "
                      "one kernel object per chip"),
-      llvm::cl::init("sm_90")};
+      llvm::cl::init(CudaTargetOptions().chip)};
   Option<std::string> features{
       *this, "features",
       llvm::cl::desc("NVPTX target features; sm_90 needs +ptx80 or newer"),
-      llvm::cl::init("+ptx80")};
+      llvm::cl::init(CudaTargetOptions().features)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Kernel object format: bin (cubin, through ptxas), isa "
                      "(PTX), fatbin (cubin and PTX) or llvm"),
-      llvm::cl::init("bin")};
+      llvm::cl::init(CudaTargetOptions().format)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas and libdevice"),
-      llvm::cl::init("/usr/local/cuda")};
+      llvm::cl::init(CudaTargetOptions().toolkit)};
   Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the elementwise-mapped kernels"),
-      llvm::cl::init(256)};
+      llvm::cl::init(CudaTargetOptions().blockSize)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "
@@ -44,7 +89,10 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::init(true)};
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level of the kernels"),
-                       llvm::cl::init(3)};
+                       llvm::cl::init(CudaTargetOptions().optLevel)};
+
+  /// The target options these give.
+  CudaTargetOptions getTargetOptions() const;
 };
 
 /// Adds the first half of the NVPTX lowering to a module-level `pm`:
@@ -53,14 +101,16 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
 /// --convert-parallel-loops-to-kernels. The host functions then only allocate
 /// buffers and launch the kernels of one gpu.module.
 LogicalResult buildGpuKernelPipeline(OpPassManager &pm,
-                                     const GpuLoweringOptions &options);
+                                     const CudaTargetOptions &options);
 
 /// Adds the second half: attaches the NVVM target, lowers the gpu.module to
 /// the NVVM/LLVM dialects (kernel memrefs as bare pointers) and, with
-/// options.serialize, serializes it into a gpu.binary in options.format.
-/// Host functions stay at memref level.
+/// `serialize`, serializes it into a gpu.binary in options.format. Host
+/// functions stay at memref level. Failure, with the message in `error`,
+/// for a chip list parseCudaChips refuses.
 LogicalResult buildGpuBinaryPipeline(OpPassManager &pm,
-                                     const GpuLoweringOptions &options);
+                                     const CudaTargetOptions &options,
+                                     bool serialize, std::string &error);
 
 /// Registers --gpuopt-gpu-lowering (both halves).
 void registerGpuPipelines();

@@ -467,13 +467,19 @@ std::string planToJson(const Plan &plan, const CudaCompileOptions &options,
 LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
                                            const CudaCompileOptions &options) {
   MLIRContext *ctx = module.getContext();
-  if (options.format != "bin" && options.format != "isa" &&
-      options.format != "fatbin")
+  const CudaTargetOptions &target = options.target;
+  const CudaImageFormat *format =
+      llvm::find_if(kCudaImageFormats, [&](const CudaImageFormat &f) {
+        return target.format == f.format;
+      });
+  if (format == std::end(kCudaImageFormats))
     return module.emitError("unknown CUDA object format '")
-           << options.format << "' (expected bin, isa or fatbin)";
-  if (options.blockSize < 1 || options.blockSize > 1024)
+           << target.format << "' (expected bin, isa or fatbin)";
+  if (std::string error; failed(parseCudaChips(target.chip, error)))
+    return module.emitError("CUDA chip ") << error;
+  if (target.blockSize < 1 || target.blockSize > 1024)
     return module.emitError("CUDA block size must be in [1, 1024], got ")
-           << options.blockSize;
+           << target.blockSize;
   if (!options.pipeline.empty()) {
     PassManager pm(ctx);
     std::string error;
@@ -491,12 +497,6 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
   unsigned numInputs = entry.getNumArguments();
   unsigned numOutputs = entry.getNumResults();
 
-  GpuLoweringOptions lowering;
-  lowering.chip = options.chip;
-  lowering.features = options.features;
-  lowering.format = options.format;
-  lowering.toolkit = options.toolkit;
-  lowering.blockSize = options.blockSize;
   {
     PassManager pm(ctx);
     // Verified once at the end, not after every pass: the GPU dialect's
@@ -504,7 +504,7 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     // while the outlined kernels are not deduplicated yet (nearly all of a
     // 10^5-op compile, found with gdb).
     pm.enableVerifier(false);
-    if (failed(buildGpuKernelPipeline(pm, lowering)))
+    if (failed(buildGpuKernelPipeline(pm, target)))
       return module.emitError("the GPU kernel pipeline has unregistered "
                               "passes");
     if (failed(pm.run(module)) || failed(verify(module)))
@@ -516,9 +516,9 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     return failure();
   {
     PassManager pm(ctx);
-    if (failed(buildGpuBinaryPipeline(pm, lowering)))
-      return module.emitError("the GPU binary pipeline has unregistered "
-                              "passes");
+    if (std::string error;
+        failed(buildGpuBinaryPipeline(pm, target, /*serialize=*/true, error)))
+      return module.emitError("the GPU binary pipeline: ") << error;
     if (failed(pm.run(module)))
       return failure();
   }
@@ -528,15 +528,12 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     auto binary = module.lookupSymbol<gpu::BinaryOp>("kernels");
     if (!binary || binary.getObjects().empty())
       return module.emitError("the GPU pipeline produced no kernel image");
-    StringRef format = options.format == "bin"   ? "cubin"
-                       : options.format == "isa" ? "ptx"
-                                                 : "fatbin";
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
-      auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
-      if (!target)
+      auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!nvvmTarget)
         return binary.emitOpError("holds an object for a non-NVVM target");
-      images.push_back({target.getChip().str(), format.str(),
+      images.push_back({nvvmTarget.getChip().str(), format->image,
                         object.getObject().getValue().str()});
     }
   }

@@ -1,11 +1,15 @@
 // RUN: not gpuopt-compile %s --target=cuda --cuda-arch=sm90 -o %t 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: not gpuopt-compile %s --target=cuda --cuda-arch=sm_90,sm_49 -o %t 2>&1 | FileCheck %s --check-prefix=ARCH2
 // RUN: not gpuopt-compile %s --target=cuda --cuda-format=sass -o %t 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not gpuopt-compile %s --target=cpu --cuda-arch=sm_90 -o %t 2>&1 | FileCheck %s --check-prefix=CROSS
 // RUN: not gpuopt-compile %s --target=cuda --cuda-block-size=2048 -o %t 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not gpuopt-compile %s --target=cuda --entry=nope -o %t 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not gpuopt-compile %s --target=cuda --pipeline=no-such-pass -o %t 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not gpuopt-compile %s --target=cuda -o %t.dir/missing/x.gpuopt 2>&1 | FileCheck %s --check-prefix=WRITE
 
 // ARCH: gpuopt-compile: error: --cuda-arch must be sm_NN[,sm_MM...] with NN >= 50, got 'sm90'
+// ARCH2: gpuopt-compile: error: --cuda-arch must be sm_NN[,sm_MM...] with NN >= 50, got 'sm_90,sm_49'
+// CROSS: gpuopt-compile: error: --cuda-arch applies to --target=cuda, not --target=cpu
 // FORMAT: gpuopt-compile: error: --cuda-format must be fatbin, cubin or ptx, got 'sass'
 // BLOCK: error: CUDA block size must be in [1, 1024], got 2048
 // ENTRY: error: no function 'nope' with a body to compile

@@ -68,6 +68,9 @@ struct CpuCompileOptions {
 /// diagnostics located at the module or the offending op.
 LogicalResult compileForCpu(ModuleOp module, const CpuCompileOptions &options);
 
+/// Registers `gpuopt-compile --target=cpu` (Target/TargetRegistry.h).
+void registerCpuTarget();
+
 } // namespace gpuopt
 } // namespace mlir
 

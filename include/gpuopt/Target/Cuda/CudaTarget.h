@@ -15,9 +15,10 @@
 #ifndef GPUOPT_TARGET_CUDA_CUDATARGET_H
 #define GPUOPT_TARGET_CUDA_CUDATARGET_H
 
+#include "gpuopt/Pipelines/GpuPipeline.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
-#include <cstdint>
 #include <string>
 
 namespace mlir {
@@ -32,17 +33,8 @@ struct CudaCompileOptions {
   std::string pipeline;
   /// Where the artifact goes.
   std::string outputPath;
-  /// NVPTX chips, comma-separated (one kernel object each), and features
-  /// (sm_90 needs +ptx80 or newer).
-  std::string chip = "sm_90";
-  std::string features = "+ptx80";
-  /// "fatbin" (cubin and PTX), "bin" (cubin, assembled by the toolkit's
-  /// ptxas) or "isa" (PTX, which the driver compiles when loading it).
-  std::string format = "fatbin";
-  /// CUDA toolkit root (bin/ptxas, nvvm/libdevice).
-  std::string toolkit = "/usr/local/cuda";
-  /// Threads per block of the parallel kernels.
-  int64_t blockSize = 256;
+  /// What the NVPTX back end generates (defaults: CudaTargetOptions).
+  CudaTargetOptions target;
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into a CUDA artifact
@@ -50,6 +42,9 @@ struct CudaCompileOptions {
 /// or the offending op (a host op the launch plan cannot express included).
 LogicalResult compileForCuda(ModuleOp module,
                              const CudaCompileOptions &options);
+
+/// Registers `gpuopt-compile --target=cuda` (Target/TargetRegistry.h).
+void registerCudaTarget();
 
 } // namespace gpuopt
 } // namespace mlir

@@ -1,0 +1,103 @@
+//===- CudaTargetRegistration.cpp - gpuopt-compile --target=cuda ----------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The flags of --target=cuda and their translation into CudaCompileOptions;
+// their defaults are CudaTargetOptions' (include/gpuopt/Pipelines/
+// GpuPipeline.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Target/Cuda/CudaTarget.h"
+#include "gpuopt/Target/TargetRegistry.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::gpuopt;
+namespace cl = llvm::cl;
+
+namespace {
+/// The --cuda-format name of gpu-module-to-binary's `format`.
+const char *imageName(StringRef format) {
+  for (const CudaImageFormat &f : kCudaImageFormats)
+    if (format == f.format)
+      return f.image;
+  return "";
+}
+
+class CudaCompileTarget : public CompileTarget {
+public:
+  explicit CudaCompileTarget(cl::OptionCategory &category)
+      : arch("cuda-arch",
+             cl::desc("--target=cuda: GPU architectures, sm_NN[,sm_MM] "
+                      "(sm_90: H100/H200, sm_86: RTX 30xx/A10); one "
+                      "kernel image each"),
+             cl::init(CudaTargetOptions().chip), cl::cat(category)),
+        format("cuda-format",
+               cl::desc("--target=cuda: kernel images, fatbin (cubin "
+                        "and PTX), cubin (assembled by ptxas now) or "
+                        "ptx (compiled by the driver at load)"),
+               cl::init(imageName(CudaTargetOptions().format)),
+               cl::cat(category)),
+        toolkit("cuda-toolkit",
+                cl::desc("--target=cuda: CUDA toolkit root (ptxas, "
+                         "libdevice)"),
+                cl::init(CudaTargetOptions().toolkit), cl::cat(category)),
+        blockSize("cuda-block-size",
+                  cl::desc("--target=cuda: threads per block of the kernels"),
+                  cl::init(CudaTargetOptions().blockSize), cl::cat(category)) {}
+
+  SmallVector<cl::Option *> flags() override {
+    return {&arch, &format, &toolkit, &blockSize};
+  }
+
+  LogicalResult validateFlags(std::string &error) override {
+    if (failed(parseCudaChips(arch, error))) {
+      error = "--cuda-arch " + error;
+      return failure();
+    }
+    if (!findFormat()) {
+      error =
+          "--cuda-format must be fatbin, cubin or ptx, got '" + format + "'";
+      return failure();
+    }
+    return success();
+  }
+
+  LogicalResult compile(ModuleOp module,
+                        const TargetCompileRequest &request) override {
+    CudaCompileOptions options;
+    options.entry = request.entry;
+    options.pipeline = request.pipeline;
+    options.outputPath = request.outputPath;
+    options.target.chip = arch;
+    options.target.format = findFormat()->format;
+    options.target.toolkit = toolkit;
+    options.target.blockSize = blockSize;
+    return compileForCuda(module, options);
+  }
+
+private:
+  const CudaImageFormat *findFormat() {
+    const CudaImageFormat *f =
+        llvm::find_if(kCudaImageFormats, [&](const CudaImageFormat &f) {
+          return format == f.image;
+        });
+    return f == std::end(kCudaImageFormats) ? nullptr : f;
+  }
+
+  cl::opt<std::string> arch;
+  cl::opt<std::string> format;
+  cl::opt<std::string> toolkit;
+  cl::opt<int64_t> blockSize;
+};
+} // namespace
+
+void mlir::gpuopt::registerCudaTarget() {
+  registerTarget({"cuda", "NVIDIA GPUs", [](cl::OptionCategory &category) {
+                    return std::make_unique<CudaCompileTarget>(category);
+                  }});
+}

@@ -1,0 +1,24 @@
+// The one parser of an NVPTX chip list (parseCudaChips) refuses what is not
+// sm_NN[,sm_MM...] with NN >= 50; gpuopt-compile --cuda-arch uses the same
+// parser (test/Target/Cuda/invalid.mlir).
+// RUN: split-file %s %t
+// RUN: gpuopt-opt %t/no-underscore.mlir --gpuopt-gpu-lowering="chip=sm90" -verify-diagnostics
+// RUN: gpuopt-opt %t/too-old.mlir --gpuopt-gpu-lowering="chip=sm_90,sm_49" -verify-diagnostics
+// RUN: gpuopt-opt %t/empty-chip.mlir --gpuopt-gpu-lowering="chip=sm_90," -verify-diagnostics
+// RUN: gpuopt-opt %t/not-a-number.mlir --gpuopt-gpu-lowering="chip=sm_9a" -verify-diagnostics
+
+//--- no-underscore.mlir
+// expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm90'}}
+module {}
+
+//--- too-old.mlir
+// expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm_90,sm_49'}}
+module {}
+
+//--- empty-chip.mlir
+// expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm_90,'}}
+module {}
+
+//--- not-a-number.mlir
+// expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm_9a'}}
+module {}
