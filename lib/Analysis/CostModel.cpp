@@ -557,8 +557,7 @@ OpCost CostBuilder::build(Operation *op) {
         for (double bytes : {2 * vec, 2 * vec, 3 * vec,
                              (fold.getBias() ? 3 : 2) * vec, 3 * vec, 3 * vec})
           cost.eager.push_back(kernel(c, bytes));
-        cost.eager.push_back(
-            kernel(w, 2 * bytesOf(fold.getWeight()) + vec));
+        cost.eager.push_back(kernel(w, 2 * bytesOf(fold.getWeight()) + vec));
         oneKernel(cost.flops, inOutBytes());
       })
       .Default([&](Operation *) {

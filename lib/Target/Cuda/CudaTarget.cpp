@@ -298,7 +298,8 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
         }
       }
       step.kernel = it->second;
-      for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
+      for (auto [index, operand] :
+           llvm::enumerate(launch.getKernelOperands())) {
         auto found = ids.find(operand);
         if (found == ids.end())
           return launch.emitOpError("kernel operand ")
@@ -547,8 +548,7 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
   if (!entry || !init)
     return module.emitError("the GPU kernel pipeline removed @")
            << (entry ? initName : options.entry);
-  if (failed(extractPlan(init, entry, numDerived, numInputs, numOutputs,
-                         plan)))
+  if (failed(extractPlan(init, entry, numDerived, numInputs, numOutputs, plan)))
     return failure();
   {
     PassManager pm(ctx);

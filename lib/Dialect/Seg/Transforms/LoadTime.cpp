@@ -41,8 +41,7 @@ FailureOr<SplitLoadTimeResult>
 mlir::gpuopt::seg::splitLoadTime(ModuleOp module, StringRef entry) {
   auto func = module.lookupSymbol<func::FuncOp>(entry);
   if (!func || func.isExternal())
-    return module.emitError("no function body named @")
-           << entry << " to split";
+    return module.emitError("no function body named @") << entry << " to split";
   std::string initName = (entry + "_init").str();
   if (Operation *existing = module.lookupSymbol(initName))
     return existing->emitError("@")

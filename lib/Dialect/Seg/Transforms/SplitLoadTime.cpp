@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
+#include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
 namespace mlir {
 namespace gpuopt {
