@@ -70,6 +70,8 @@ std::vector<int64_t> toVector(ArrayRef<int64_t> a) {
 /// argument, then per result (out-parameters after the lowering).
 struct Call {
   std::string name;
+  /// " of @<name>" in messages about the initializer, "" for the forward.
+  std::string of;
   LocationAttr loc;
   std::vector<float *> buffers;
   std::vector<std::vector<int64_t>> shapes;
@@ -131,13 +133,16 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     unsigned numInputs = 0;
     call.loc = fn.getLoc();
     call.name = name.str();
+    // The forward's messages name no function (as before the split).
+    if (fn == init)
+      call.of = (" of @" + name).str();
     for (auto [i, argType] : llvm::enumerate(fn.getArgumentTypes())) {
       auto tensor = dyn_cast<RankedTensorType>(argType);
       if (!tensor || !tensor.hasStaticShape() ||
           !tensor.getElementType().isF32())
         return fn.emitError("the CPU backend takes statically shaped f32 "
                             "tensors; argument ")
-               << i << " of @" << name << " is " << argType;
+               << i << call.of << " is " << argType;
       std::vector<int64_t> shape = toVector(tensor.getShape());
       call.shapes.push_back(shape);
       if (auto index =
@@ -165,7 +170,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
       if (host->shape != shape)
         return fn.emitError()
                << what << " has shape " << rt::formatShape(host->shape)
-               << ", but @" << name << " expects " << tensor;
+               << ", but @" << entry << " expects " << tensor;
       FailureOr<float *> values = asFloat32(*host);
       if (failed(values))
         return fn.emitError() << what << " is " << rt::dtypeName(host->dtype)
@@ -202,11 +207,11 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
           !tensor.getElementType().isF32())
         return emitError(call.loc, "the CPU backend returns statically shaped "
                                    "f32 tensors; result ")
-               << i << " of @" << call.name << " is " << resultType;
+               << i << call.of << " is " << resultType;
       if (!rt::tryAllocate(
               [&] { call.results.emplace_back(tensor.getNumElements()); }))
         return emitError(call.loc, "out of memory allocating result ")
-               << i << " of @" << call.name << " (" << tensor << ")";
+               << i << call.of << " (" << tensor << ")";
       call.shapes.push_back(toVector(tensor.getShape()));
     }
   for (auto [position, index] : forwardCall.derived) {
@@ -287,8 +292,7 @@ LogicalResult mlir::gpuopt::runCpuJit(ModuleOp module, StringRef entry,
     auto packed = (*engine)->lookupPacked(symbol);
     if (!packed) {
       std::string message = llvm::toString(packed.takeError());
-      return emitError(call.loc, "calling ")
-             << symbol << " failed: " << message;
+      return module.emitError("calling ") << symbol << " failed: " << message;
     }
     entryPoints.push_back(*packed);
   }
