@@ -13,6 +13,7 @@
 
 #include "gpuopt/Analysis/CostModel.h"
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
+#include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -164,14 +165,29 @@ bool isElementwise(Operation *op) {
 // The walk
 //===----------------------------------------------------------------------===//
 
-/// Computes the OpCost of every op in program order, tracking which values
-/// are load-time and the PyTorch strides of the values that are views.
+/// Computes the OpCost of every op in program order, tracking the PyTorch
+/// strides of the values that are views. Which ops are load-time is decided
+/// by LoadTime.h (the split --seg-split-load-time and every backend make).
 class CostBuilder {
 public:
   OpCost build(Operation *op);
 
 private:
-  bool isLoadTime(Value v) const { return loadTimeValues.contains(v); }
+  /// The load-time classification of the block holding `v` or `op`.
+  const seg::LoadTimeSet &loadTimeSetOf(Block *block) {
+    std::unique_ptr<seg::LoadTimeSet> &set = loadTimeSets[block];
+    if (!set)
+      set = std::make_unique<seg::LoadTimeSet>(*block);
+    return *set;
+  }
+  bool isLoadTime(Value v) {
+    Block *block = v.getParentBlock();
+    return block && loadTimeSetOf(block).isLoadTime(v);
+  }
+  bool isLoadTime(Operation *op) {
+    Block *block = op->getBlock();
+    return block && loadTimeSetOf(block).isLoadTime(op);
+  }
 
   /// The PyTorch strides of `v` (contiguous unless `v` is a strided view).
   Strides stridesOf(Value v) const {
@@ -200,7 +216,7 @@ private:
                     std::optional<GemmShape> gemm, Value bias, Value result,
                     bool depthwise);
 
-  DenseSet<Value> loadTimeValues;
+  DenseMap<Block *, std::unique_ptr<seg::LoadTimeSet>> loadTimeSets;
   DenseMap<Value, Strides> strides;
   DenseSet<Value> copiedMaps;
 };
@@ -276,13 +292,10 @@ OpCost CostBuilder::build(Operation *op) {
     if (isLoadTime(operand))
       cost.params += numel(operand);
 
-  // Computed from parameters and constants only: once per checkpoint.
-  if (isa<ParamOp, FoldBatchNormOp, ShiftOffsetsOp>(op) ||
-      llvm::all_of(op->getOperands(), [&](Value v) { return isLoadTime(v); })) {
+  // Computed from parameters only: once per checkpoint.
+  if (isLoadTime(op)) {
     cost.loadTime = true;
     cost.params = 0;
-    for (Value v : op->getResults())
-      loadTimeValues.insert(v);
     return cost;
   }
 
@@ -530,6 +543,22 @@ OpCost CostBuilder::build(Operation *op) {
           setStrides(reshape.getResult(), *view);
         else
           cost.eager.push_back(kernel(0, inOutBytes()));
+      })
+      .Case<FoldBatchNormOp>([&](FoldBatchNormOp fold) {
+        // Per inference only when it reads a runtime value (otherwise it is
+        // load-time, above). Eager: PyTorch's fuse_conv_bn_weights, one
+        // kernel per step over the C channels: var + eps, rsqrt, gamma · r,
+        // bias − mean (or −mean), · scale, + beta, and weight · scale.
+        // Compiled: one kernel.
+        double c = static_cast<double>(numel(fold.getMean()));
+        double vec = bytesOf(fold.getMean());
+        double w = static_cast<double>(numel(fold.getWeight()));
+        cost.flops = w + 6 * c;
+        for (double bytes : {2 * vec, 2 * vec, 3 * vec,
+                             (fold.getBias() ? 3 : 2) * vec, 3 * vec, 3 * vec})
+          cost.eager.push_back(kernel(c, bytes));
+        cost.eager.push_back(kernel(w, 2 * bytesOf(fold.getWeight()) + vec));
+        oneKernel(cost.flops, inOutBytes());
       })
       .Default([&](Operation *) {
         cost.modeled = false;

@@ -14,6 +14,7 @@
 #include "gpuopt/Reference/Interpreter.h"
 
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
+#include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
@@ -504,25 +505,15 @@ LogicalResult mlir::gpuopt::reference::runReference(
              << ", but @" << func.getSymName() << " expects " << type;
   }
 
-  // Load-time ops: those computed from parameters and constants only
-  // (seg.param, seg.shift_offsets, and e.g. seg.fold_batch_norm of
-  // parameters). They run once, before any inference.
+  // Load-time ops (LoadTime.h, the classification --seg-split-load-time
+  // uses): they run once, before any inference.
   Block &body = func.getBody().front();
-  llvm::DenseSet<Value> loadTimeValues;
-  SmallVector<Operation *> loadTime, perRun;
-  for (Operation &op : body) {
-    bool fromParams = isa<seg::ParamOp, seg::ShiftOffsetsOp>(op) ||
-                      (op.getNumOperands() > 0 && op.getNumResults() > 0 &&
-                       llvm::all_of(op.getOperands(), [&](Value v) {
-                         return loadTimeValues.contains(v);
-                       }));
-    if (fromParams) {
-      loadTimeValues.insert(op.getResults().begin(), op.getResults().end());
-      loadTime.push_back(&op);
-    } else {
+  seg::LoadTimeSet loadTimeSet(body);
+  ArrayRef<Operation *> loadTime = loadTimeSet.getOps();
+  SmallVector<Operation *> perRun;
+  for (Operation &op : body)
+    if (!loadTimeSet.isLoadTime(&op))
       perRun.push_back(&op);
-    }
-  }
 
   Evaluator eval(weights);
   auto clock = [] { return std::chrono::steady_clock::now(); };

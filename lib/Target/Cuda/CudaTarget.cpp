@@ -8,13 +8,15 @@
 // straight sequence of memref.alloc and gpu.launch_func over root buffers
 // (--convert-parallel-loops-to-kernels guarantees it); it becomes the launch
 // plan: buffers placed in one arena (temporaries by liveness), the launches
-// split into load-time initializers and the per-inference sequence. The
+// of @<entry>_init (--seg-split-load-time's initializer, run once at load)
+// and those of @<entry> (per inference). The
 // second half turns the gpu.module into a cubin or PTX image.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/Cuda/CudaTarget.h"
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
+#include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
 
 #include "gpuopt/Pipelines/GpuPipeline.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
@@ -127,15 +129,15 @@ void classifyAccess(Value v, bool &read, bool &write) {
   }
 }
 
-/// Builds the plan from the bufferized host function `func` whose first
-/// `numInputs` arguments are inputs and last `numOutputs` are outputs.
-LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
-                          unsigned numInputs, unsigned numOutputs, Plan &plan) {
-  unsigned numArgs = func.getNumArguments();
-  if (numArgs < numInputs + numOutputs)
-    return func.emitOpError("has ")
-           << numArgs << " arguments after bufferization, expected at least "
-           << numInputs + numOutputs;
+/// Builds the plan from the bufferized host functions of the split
+/// (LoadTime.h): the launches of @<entry>_init are the load-time steps, those
+/// of @<entry> the per-inference steps. `init` takes the parameters and its
+/// `numDerived` results as out-parameters; `func` takes `numInputs` inputs
+/// first, then parameters and the initializer's results (seg.derived), and
+/// its `numOutputs` results last.
+LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
+                          unsigned numDerived, unsigned numInputs,
+                          unsigned numOutputs, Plan &plan) {
   llvm::DenseMap<Value, unsigned> ids;
   auto addBuffer = [&](Value v, StringRef kind, StringRef name,
                        Operation *at) -> FailureOr<unsigned> {
@@ -166,143 +168,165 @@ LogicalResult extractPlan(ModuleOp module, func::FuncOp func,
     plan.buffers.push_back(b);
     return plan.buffers.size() - 1;
   };
-  for (unsigned i = 0; i < numArgs; ++i) {
-    Value arg = func.getArgument(i);
-    auto param = func.getArgAttrOfType<StringAttr>(i, "seg.param");
-    StringRef kind = i < numInputs               ? "input"
-                     : i >= numArgs - numOutputs ? "output"
-                                                 : "param";
-    if ((kind == "param") != static_cast<bool>(param))
-      return func.emitOpError("argument ")
-             << i << " is expected to be a" << (kind == "param" ? " " : "n ")
-             << kind << " after bufferization";
-    FailureOr<unsigned> id =
-        addBuffer(arg, kind, param ? param.getValue() : "", func);
-    if (failed(id))
-      return failure();
-    if (kind == "input")
-      plan.inputs.push_back(*id);
-    else if (kind == "output")
-      plan.outputs.push_back(*id);
-  }
-
-  std::vector<Step> steps;
-  llvm::StringMap<unsigned> kernelIds;
-  for (Operation &op : func.getBody().front()) {
-    if (isa<arith::ConstantOp, memref::DeallocOp>(op))
-      continue;
-    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-      if (failed(addBuffer(alloc.getResult(), "temp", "", alloc)))
-        return failure();
-      continue;
-    }
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (ret.getNumOperands() != 0)
-        return ret.emitOpError("returns values; the CUDA launch plan needs "
-                               "results as out-parameters");
-      continue;
-    }
-    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
-    if (!launch)
-      return op.emitOpError("cannot be expressed in the CUDA launch plan "
-                            "(only buffer allocations and kernel launches "
-                            "run on the host)");
-    Step step;
-    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    Value dims[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
-    for (int d = 0; d < 6; ++d) {
-      std::optional<int64_t> c = getConstantIntValue(dims[d]);
-      if (!c || *c < 1)
-        return launch.emitOpError("needs constant positive grid and block "
-                                  "sizes in the CUDA launch plan");
-      (d < 3 ? step.grid[d] : step.block[d - 3]) = *c;
-    }
-    if (launch.getDynamicSharedMemorySize() || launch.getAsyncToken() ||
-        launch.hasClusterSize())
-      return launch.emitOpError("uses dynamic shared memory, clusters or "
-                                "async tokens, which the CUDA launch plan "
-                                "does not express");
-    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-        launch, launch.getKernel());
-    if (!kernel)
-      return launch.emitOpError("launches an unknown kernel");
-    StringRef name = launch.getKernelName().getValue();
-    auto [it, inserted] = kernelIds.try_emplace(name, plan.kernels.size());
-    if (inserted) {
-      plan.kernels.push_back(name.str());
-      auto &signature = plan.kernelArgs.emplace_back();
-      for (Type t : kernel.getArgumentTypes()) {
-        auto type = dyn_cast<MemRefType>(t);
-        std::string dtype = type ? dtypeName(type.getElementType()) : "";
-        if (!type || !type.hasStaticShape() || dtype.empty())
-          return launch.emitOpError("launches a kernel with a parameter of "
-                                    "type ")
-                 << t << ", which the CUDA launch plan cannot pass";
-        signature.emplace_back(dtype, type.getNumElements() *
-                                          type.getElementTypeBitWidth() / 8);
+  // One buffer per parameter name, shared by both functions; one per
+  // result of the initializer, written by it and read by the forward.
+  llvm::StringMap<unsigned> paramIds;
+  SmallVector<unsigned> derivedIds;
+  auto addArguments = [&](func::FuncOp fn, unsigned numIn,
+                          unsigned numOut) -> LogicalResult {
+    unsigned numArgs = fn.getNumArguments();
+    if (numArgs < numIn + numOut)
+      return fn.emitOpError("has ")
+             << numArgs << " arguments after bufferization, expected at least "
+             << numIn + numOut;
+    bool isInit = fn == init;
+    for (unsigned i = 0; i < numArgs; ++i) {
+      Value arg = fn.getArgument(i);
+      auto param = fn.getArgAttrOfType<StringAttr>(i, "seg.param");
+      auto derived = fn.getArgAttrOfType<IntegerAttr>(i, seg::kDerivedAttrName);
+      bool out = i >= numArgs - numOut;
+      if (i < numIn || (out && !isInit)) {
+        if (param || derived)
+          return fn.emitOpError("argument ")
+                 << i << " is expected to be an " << (out ? "output" : "input")
+                 << " after bufferization";
+        FailureOr<unsigned> id =
+            addBuffer(arg, out ? "output" : "input", "", fn);
+        if (failed(id))
+          return failure();
+        (out ? plan.outputs : plan.inputs).push_back(*id);
+        continue;
       }
+      if (out) {
+        // A result of the initializer: persistent, relabelled below.
+        FailureOr<unsigned> id = addBuffer(arg, "temp", "", fn);
+        if (failed(id))
+          return failure();
+        derivedIds.push_back(*id);
+        continue;
+      }
+      if (derived && !isInit) {
+        int64_t index = derived.getInt();
+        if (index < 0 || index >= static_cast<int64_t>(derivedIds.size()) ||
+            plan.buffers[derivedIds[index]].type != arg.getType())
+          return fn.emitOpError("argument ")
+                 << i << " is seg.derived = " << index
+                 << ", which does not name a result of @" << init.getSymName()
+                 << " of type " << arg.getType();
+        ids[arg] = derivedIds[index];
+        continue;
+      }
+      if (!param)
+        return fn.emitOpError("argument ")
+               << i << " is expected to be a param after bufferization";
+      auto [it, inserted] = paramIds.try_emplace(param.getValue(), 0);
+      if (!inserted) {
+        if (plan.buffers[it->second].type != arg.getType())
+          return fn.emitOpError("parameter '")
+                 << param.getValue() << "' is used with two types: "
+                 << plan.buffers[it->second].type << " and " << arg.getType();
+        ids[arg] = it->second;
+        continue;
+      }
+      FailureOr<unsigned> id = addBuffer(arg, "param", param.getValue(), fn);
+      if (failed(id))
+        return failure();
+      it->second = *id;
     }
-    step.kernel = it->second;
-    for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
-      auto found = ids.find(operand);
-      if (found == ids.end())
-        return launch.emitOpError("kernel operand ")
-               << index
-               << " is not an argument or allocation of the host function";
-      bool read = false, write = false;
-      classifyAccess(kernel.getArgument(index), read, write);
-      step.args.push_back(found->second);
-      step.reads.push_back(read);
-      step.writes.push_back(write);
-    }
-    step.loc = formatLoc(launch.getLoc());
-    steps.push_back(std::move(step));
-  }
-
-  // Load-time steps: the largest set of temporaries written only by steps
-  // that read parameters and such temporaries (a greatest fixed point, so
-  // that a buffer a step both reads and writes can qualify).
-  std::vector<bool> constant(plan.buffers.size());
-  for (auto [i, b] : llvm::enumerate(plan.buffers))
-    constant[i] = b.kind == "temp";
-  auto eligible = [&](const Step &s) {
-    for (auto [i, id] : llvm::enumerate(s.args)) {
-      const Buffer &b = plan.buffers[id];
-      bool isConst = constant[id] || b.kind == "param";
-      if (s.writes[i] && !constant[id])
-        return false;
-      if (s.reads[i] && !isConst)
-        return false;
-    }
-    return true;
+    return success();
   };
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::vector<bool> written(plan.buffers.size());
-    for (const Step &s : steps) {
-      bool ok = eligible(s);
-      for (auto [i, id] : llvm::enumerate(s.args)) {
-        if (!s.writes[i])
-          continue;
-        written[id] = true;
-        if (!ok && constant[id]) {
-          constant[id] = false;
-          changed = true;
+  if (failed(addArguments(init, 0, numDerived)) ||
+      failed(addArguments(func, numInputs, numOutputs)))
+    return failure();
+
+  llvm::StringMap<unsigned> kernelIds;
+  auto addSteps = [&](func::FuncOp host,
+                      std::vector<Step> &steps) -> LogicalResult {
+    for (Operation &op : host.getBody().front()) {
+      if (isa<arith::ConstantOp, memref::DeallocOp>(op))
+        continue;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        if (failed(addBuffer(alloc.getResult(), "temp", "", alloc)))
+          return failure();
+        continue;
+      }
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        if (ret.getNumOperands() != 0)
+          return ret.emitOpError("returns values; the CUDA launch plan needs "
+                                 "results as out-parameters");
+        continue;
+      }
+      auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+      if (!launch)
+        return op.emitOpError("cannot be expressed in the CUDA launch plan "
+                              "(only buffer allocations and kernel launches "
+                              "run on the host)");
+      Step step;
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+      gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+      Value dims[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
+      for (int d = 0; d < 6; ++d) {
+        std::optional<int64_t> c = getConstantIntValue(dims[d]);
+        if (!c || *c < 1)
+          return launch.emitOpError("needs constant positive grid and block "
+                                    "sizes in the CUDA launch plan");
+        (d < 3 ? step.grid[d] : step.block[d - 3]) = *c;
+      }
+      if (launch.getDynamicSharedMemorySize() || launch.getAsyncToken() ||
+          launch.hasClusterSize())
+        return launch.emitOpError("uses dynamic shared memory, clusters or "
+                                  "async tokens, which the CUDA launch plan "
+                                  "does not express");
+      auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          launch, launch.getKernel());
+      if (!kernel)
+        return launch.emitOpError("launches an unknown kernel");
+      StringRef name = launch.getKernelName().getValue();
+      auto [it, inserted] = kernelIds.try_emplace(name, plan.kernels.size());
+      if (inserted) {
+        plan.kernels.push_back(name.str());
+        auto &signature = plan.kernelArgs.emplace_back();
+        for (Type t : kernel.getArgumentTypes()) {
+          auto type = dyn_cast<MemRefType>(t);
+          std::string dtype = type ? dtypeName(type.getElementType()) : "";
+          if (!type || !type.hasStaticShape() || dtype.empty())
+            return launch.emitOpError("launches a kernel with a parameter of "
+                                      "type ")
+                   << t << ", which the CUDA launch plan cannot pass";
+          signature.emplace_back(dtype, type.getNumElements() *
+                                            type.getElementTypeBitWidth() / 8);
         }
       }
-    }
-    for (size_t id = 0; id < constant.size(); ++id)
-      if (constant[id] && !written[id]) {
-        constant[id] = false;
-        changed = true;
+      step.kernel = it->second;
+      for (auto [index, operand] :
+           llvm::enumerate(launch.getKernelOperands())) {
+        auto found = ids.find(operand);
+        if (found == ids.end())
+          return launch.emitOpError("kernel operand ")
+                 << index
+                 << " is not an argument or allocation of the host function";
+        bool read = false, write = false;
+        classifyAccess(kernel.getArgument(index), read, write);
+        step.args.push_back(found->second);
+        step.reads.push_back(read);
+        step.writes.push_back(write);
       }
-  }
-  for (Step &s : steps)
-    (eligible(s) ? plan.init : plan.run).push_back(std::move(s));
-  for (auto [id, b] : llvm::enumerate(plan.buffers))
-    if (constant[id])
-      b.kind = "constant";
+      step.loc = formatLoc(launch.getLoc());
+      steps.push_back(std::move(step));
+    }
+    return success();
+  };
+  // Every buffer the initializer writes is persistent ("constant"): its
+  // allocations and its results.
+  size_t numBeforeInit = plan.buffers.size();
+  if (failed(addSteps(init, plan.init)))
+    return failure();
+  for (size_t id = numBeforeInit; id < plan.buffers.size(); ++id)
+    plan.buffers[id].kind = "constant";
+  for (unsigned id : derivedIds)
+    plan.buffers[id].kind = "constant";
+  if (failed(addSteps(func, plan.run)))
+    return failure();
 
   // Persistent buffers first, then temporaries by liveness over the run
   // steps: a temporary takes the best-fitting free gap when first used and
@@ -496,6 +520,14 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
            << options.entry << "' with a body to compile";
   unsigned numInputs = entry.getNumArguments();
   unsigned numOutputs = entry.getNumResults();
+  // The load-time work (LoadTime.h) moves into @<entry>_init: its launches
+  // are the artifact's init steps.
+  FailureOr<seg::SplitLoadTimeResult> split =
+      seg::splitLoadTime(module, options.entry);
+  if (failed(split))
+    return failure();
+  std::string initName = split->init.getSymName().str();
+  unsigned numDerived = split->numDerived;
 
   {
     PassManager pm(ctx);
@@ -512,7 +544,11 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
   }
   Plan plan;
   entry = module.lookupSymbol<func::FuncOp>(options.entry);
-  if (failed(extractPlan(module, entry, numInputs, numOutputs, plan)))
+  auto init = module.lookupSymbol<func::FuncOp>(initName);
+  if (!entry || !init)
+    return module.emitError("the GPU kernel pipeline removed @")
+           << (entry ? initName : options.entry);
+  if (failed(extractPlan(init, entry, numDerived, numInputs, numOutputs, plan)))
     return failure();
   {
     PassManager pm(ctx);
