@@ -36,13 +36,18 @@ constexpr StringLiteral kKernelNames[] = {
 // Codes shared with lib/Runtime/CpuKernels.cpp.
 constexpr int64_t kHasBias = 1, kHasResidual = 2, kZeroMode = 4;
 
-std::optional<int64_t> activationCode(StringRef act) {
-  return llvm::StringSwitch<std::optional<int64_t>>(act)
-      .Case("none", 0)
-      .Case("relu", 1)
-      .Case("gelu", 2)
-      .Case("gelu_tanh", 3)
-      .Default(std::nullopt);
+int64_t activationCode(seg::Activation act) {
+  switch (act) {
+  case seg::Activation::None:
+    return 0;
+  case seg::Activation::Relu:
+    return 1;
+  case seg::Activation::Gelu:
+    return 2;
+  case seg::Activation::GeluTanh:
+    return 3;
+  }
+  llvm_unreachable("unknown seg::Activation");
 }
 
 /// Static f32 tensor of the given rank (any when -1) with no empty
@@ -180,15 +185,13 @@ bool convScratchFits(RankedTensorType in, RankedTensorType w,
 template <typename ConvOp>
 LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
                         ArrayRef<int64_t> offH, ArrayRef<int64_t> offW,
-                        StringRef mode, StringRef activation) {
+                        seg::ShiftMode mode, seg::Activation activation) {
   if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
       !isStaticF32(op.getResult(), 4) ||
       (op.getBias() && !isStaticF32(op.getBias(), 1)) ||
       (residual && !isStaticF32(residual, 4)))
     return failure();
-  std::optional<int64_t> act = activationCode(activation);
-  if (!act)
-    return failure();
+  int64_t act = activationCode(activation);
   ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
                     dilation = op.getDilation();
   if (!convScratchFits(cast<RankedTensorType>(op.getInput().getType()),
@@ -203,7 +206,7 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
   Value in = kb.buffer(op.getInput());
   int64_t flags = (op.getBias() ? kHasBias : 0) |
                   (residual ? kHasResidual : 0) |
-                  (mode == "zero" ? kZeroMode : 0);
+                  (mode == seg::ShiftMode::Zero ? kZeroMode : 0);
   SmallVector<Value> args = {out,
                              in,
                              kb.buffer(op.getWeight()),
@@ -213,7 +216,7 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
                              kb.i64Buffer(offH),
                              kb.i64Buffer(offW)};
   for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
-                    dilation[1], int64_t(op.getGroups()), flags, *act})
+                    dilation[1], int64_t(op.getGroups()), flags, act})
     args.push_back(kb.i64(v));
   kb.call("gpuopt_cpu_conv2d", args);
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
@@ -356,7 +359,8 @@ struct ConvertSegToCpuKernelsPass
     for (Operation *op : ops) {
       // Ops the kernels do not cover stay for --convert-seg-to-linalg.
       if (auto conv = dyn_cast<seg::Conv2dOp>(op))
-        (void)lowerConv(module, conv, Value(), {}, {}, "cyclic", "none");
+        (void)lowerConv(module, conv, Value(), {}, {}, seg::ShiftMode::Cyclic,
+                        seg::Activation::None);
       else if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
         (void)lowerConv(module, fused, fused.getResidual(), fused.getOffsetsH(),
                         fused.getOffsetsW(), fused.getMode(),

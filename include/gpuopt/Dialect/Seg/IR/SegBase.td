@@ -12,6 +12,7 @@ include "mlir/IR/OpBase.td"
 def Seg_Dialect : Dialect {
   let name = "seg";
   let cppNamespace = "::mlir::gpuopt::seg";
+  let useDefaultAttributePrinterParser = 1;
   let summary = "Tensor-level operators of segmentation networks, with PyTorch semantics";
   let description = [{
     The `seg` dialect captures segmentation networks (UNet, Rolling-UNet,
