@@ -9,12 +9,19 @@
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
-#include "mlir/Pass/PassRegistry.h"
+#include "gpuopt/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -27,64 +34,101 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   pm.addPass(createConvertSegToLinalgPass());
-  // Upstream passes by their registered names, as a user would type them.
-  std::string upstream =
-      "canonicalize,cse,func.func(linalg-fuse-elementwise-ops,"
-      "unshare-init-tensors),"
-      "one-shot-bufferize{bufferize-function-boundaries=1 "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(unique-return-buffers),"
-      "buffer-results-to-out-params{modify-public-functions=1 "
-      "hoist-static-allocs=1},"
-      "canonicalize,func.func(convert-linalg-to-parallel-loops),"
-      "canonicalize,cse";
-  if (failed(parsePassPipeline(upstream, pm)))
-    return failure();
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  {
+    OpPassManager &fn = pm.nest<func::FuncOp>();
+    fn.addPass(createLinalgElementwiseOpFusionPass());
+    fn.addPass(createUnshareInitTensorsPass());
+  }
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createUniqueReturnBuffersPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   ConvertParallelLoopsToKernelsPassOptions kernelOptions;
   kernelOptions.blockSize = options.blockSize;
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
   // Canonical kernels first, so that copies compare equal; the back end
   // then compiles each distinct kernel once (docs/Reliability.md, "Compile
   // time").
-  if (failed(parsePassPipeline("canonicalize,cse", pm)))
-    return failure();
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   pm.addPass(createDeduplicateGpuKernelsPass());
   return success();
+}
+
+SmallVector<std::string>
+mlir::gpuopt::splitGpuChips(const GpuLoweringOptions &options) {
+  SmallVector<StringRef> parts;
+  StringRef(options.chip).split(parts, ',', -1, /*KeepEmpty=*/false);
+  SmallVector<std::string> chips;
+  for (StringRef chip : parts)
+    if (!chip.trim().empty())
+      chips.push_back(chip.trim().str());
+  return chips;
 }
 
 LogicalResult
 mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
                                      const GpuLoweringOptions &options) {
-  std::string pipeline;
-  SmallVector<StringRef> chips;
-  StringRef(options.chip).split(chips, ',', -1, /*KeepEmpty=*/false);
+  SmallVector<std::string> chips = splitGpuChips(options);
+  if (chips.empty())
+    return failure();
   // One target per chip: the kernels are lowered once and serialized once
   // per target.
-  for (StringRef chip : chips)
-    pipeline += llvm::formatv("nvvm-attach-target{{chip={0} features={1} "
-                              "O={2}},",
-                              chip.trim(), options.features, options.optLevel)
-                    .str();
-  pipeline +=
-      "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
-      "canonicalize,cse,reconcile-unrealized-casts)";
-  if (options.serialize)
-    pipeline += llvm::formatv(",gpu-module-to-binary{{format={0} toolkit={1}}",
-                              options.format, options.toolkit)
-                    .str();
-  return parsePassPipeline(pipeline, pm);
+  for (const std::string &chip : chips) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.features = options.features;
+    target.optLevel = options.optLevel;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  {
+    OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+    kernels.addPass(memref::createExpandStridedMetadataPass());
+    kernels.addPass(createLowerAffinePass());
+    kernels.addPass(createSCFToControlFlowPass());
+    ConvertGpuOpsToNVVMOpsOptions toNvvm;
+    toNvvm.indexBitwidth = 64;
+    toNvvm.useBarePtrCallConv = true;
+    kernels.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
+    kernels.addPass(createCanonicalizerPass());
+    kernels.addPass(createCSEPass());
+    kernels.addPass(createReconcileUnrealizedCastsPass());
+  }
+  if (options.serialize) {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = options.format;
+    binary.toolkitPath = options.toolkit;
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
+  return success();
 }
 
 void mlir::gpuopt::registerGpuPipelines() {
-  PassPipelineRegistration<GpuLoweringOptions>(
+  registerCheckedPipeline<GpuLoweringOptions>(
       "gpuopt-gpu-lowering",
       "Lower a seg module for NVIDIA GPUs: seg -> linalg -> buffers -> "
       "parallel loops -> one kernel per loop nest (gpu.launch_func on the "
       "host) -> NVVM -> PTX/cubin in a gpu.binary",
-      [](OpPassManager &pm, const GpuLoweringOptions &options) {
-        // gpuopt-opt registers every pass the pipeline names.
-        (void)buildGpuKernelPipeline(pm, options);
-        (void)buildGpuBinaryPipeline(pm, options);
+      [](OpPassManager &pm, const GpuLoweringOptions &options,
+         PipelineErrorHandler error) -> LogicalResult {
+        if (splitGpuChips(options).empty())
+          return error("gpuopt-gpu-lowering: option 'chip' names no NVPTX "
+                       "chip (expected e.g. chip=sm_90 or chip=sm_80,sm_90)");
+        if (failed(buildGpuKernelPipeline(pm, options)) ||
+            failed(buildGpuBinaryPipeline(pm, options)))
+          return error("gpuopt-gpu-lowering: cannot build the pipeline");
+        return success();
       });
 }

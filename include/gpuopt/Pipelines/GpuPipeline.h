@@ -55,10 +55,15 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
 LogicalResult buildGpuKernelPipeline(OpPassManager &pm,
                                      const GpuLoweringOptions &options);
 
+/// The chips of options.chip: comma-separated, blanks trimmed, empty entries
+/// dropped.
+SmallVector<std::string> splitGpuChips(const GpuLoweringOptions &options);
+
 /// Adds the second half: attaches the NVVM target, lowers the gpu.module to
 /// the NVVM/LLVM dialects (kernel memrefs as bare pointers) and, with
 /// options.serialize, serializes it into a gpu.binary in options.format.
-/// Host functions stay at memref level.
+/// Host functions stay at memref level. Fails when options.chip names no
+/// chip.
 LogicalResult buildGpuBinaryPipeline(OpPassManager &pm,
                                      const GpuLoweringOptions &options);
 

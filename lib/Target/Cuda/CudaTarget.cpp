@@ -505,8 +505,7 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     // 10^5-op compile, found with gdb).
     pm.enableVerifier(false);
     if (failed(buildGpuKernelPipeline(pm, lowering)))
-      return module.emitError("the GPU kernel pipeline has unregistered "
-                              "passes");
+      return module.emitError("cannot build the GPU kernel pipeline");
     if (failed(pm.run(module)) || failed(verify(module)))
       return failure();
   }
@@ -517,8 +516,8 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
   {
     PassManager pm(ctx);
     if (failed(buildGpuBinaryPipeline(pm, lowering)))
-      return module.emitError("the GPU binary pipeline has unregistered "
-                              "passes");
+      return module.emitError("cannot build the GPU binary pipeline: chip '")
+             << options.chip << "' names no NVPTX chip";
     if (failed(pm.run(module)))
       return failure();
   }
