@@ -273,12 +273,17 @@ int64_t convMacs(Value input, Value weight, Value result, int64_t groups) {
   return numel(result) * (in[1] / groups) * w[2] * w[3];
 }
 
-double activationFlops(StringRef activation) {
-  if (activation == "relu")
+double activationFlops(Activation activation) {
+  switch (activation) {
+  case Activation::None:
+    return 0;
+  case Activation::Relu:
     return 1;
-  if (activation == "gelu" || activation == "gelu_tanh")
+  case Activation::Gelu:
+  case Activation::GeluTanh:
     return 8;
-  return 0;
+  }
+  llvm_unreachable("unknown Activation");
 }
 
 OpCost CostBuilder::build(Operation *op) {
@@ -350,7 +355,7 @@ OpCost CostBuilder::build(Operation *op) {
                      bytesOf(conv.getInput()) + bytesOf(conv.getWeight()) +
                          bytesOf(result),
                      gemm, conv.getBias(), result, depthwise);
-        if (conv.getActivation() != "none")
+        if (conv.getActivation() != Activation::None)
           cost.eager.push_back(
               kernel(activationFlops(conv.getActivation()) * outElems,
                      2 * bytesOf(result)));

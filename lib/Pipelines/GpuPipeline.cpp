@@ -9,12 +9,19 @@
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
-#include "mlir/Pass/PassRegistry.h"
+#include "gpuopt/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -57,27 +64,35 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   pm.addPass(createConvertSegToLinalgPass());
-  // Upstream passes by their registered names, as a user would type them.
-  std::string upstream =
-      "canonicalize,cse,func.func(linalg-fuse-elementwise-ops,"
-      "unshare-init-tensors),"
-      "one-shot-bufferize{bufferize-function-boundaries=1 "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(unique-return-buffers),"
-      "buffer-results-to-out-params{modify-public-functions=1 "
-      "hoist-static-allocs=1},"
-      "canonicalize,func.func(convert-linalg-to-parallel-loops),"
-      "canonicalize,cse";
-  if (failed(parsePassPipeline(upstream, pm)))
-    return failure();
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  {
+    OpPassManager &fn = pm.nest<func::FuncOp>();
+    fn.addPass(createLinalgElementwiseOpFusionPass());
+    fn.addPass(createUnshareInitTensorsPass());
+  }
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createUniqueReturnBuffersPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   ConvertParallelLoopsToKernelsPassOptions kernelOptions;
   kernelOptions.blockSize = options.blockSize;
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
   // Canonical kernels first, so that copies compare equal; the back end
   // then compiles each distinct kernel once (docs/Reliability.md, "Compile
   // time").
-  if (failed(parsePassPipeline("canonicalize,cse", pm)))
-    return failure();
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   pm.addPass(createDeduplicateGpuKernelsPass());
   return success();
 }
@@ -92,50 +107,55 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     error = "chip " + error;
     return failure();
   }
-  std::string pipeline;
   // One target per chip: the kernels are lowered once and serialized once
   // per target.
-  for (const std::string &chip : *chips)
-    pipeline += llvm::formatv("nvvm-attach-target{{chip={0} features={1} "
-                              "O={2}},",
-                              chip, options.features, options.optLevel)
-                    .str();
-  pipeline +=
-      "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1},"
-      "canonicalize,cse,reconcile-unrealized-casts)";
-  if (serialize)
-    pipeline += llvm::formatv(",gpu-module-to-binary{{format={0} toolkit={1}}",
-                              options.format, options.toolkit)
-                    .str();
-  llvm::raw_string_ostream es(error);
-  return parsePassPipeline(pipeline, pm, es);
+  for (const std::string &chip : *chips) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.features = options.features;
+    target.optLevel = options.optLevel;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  {
+    OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+    kernels.addPass(memref::createExpandStridedMetadataPass());
+    kernels.addPass(createLowerAffinePass());
+    kernels.addPass(createSCFToControlFlowPass());
+    ConvertGpuOpsToNVVMOpsOptions toNvvm;
+    toNvvm.indexBitwidth = 64;
+    toNvvm.useBarePtrCallConv = true;
+    kernels.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
+    kernels.addPass(createCanonicalizerPass());
+    kernels.addPass(createCSEPass());
+    kernels.addPass(createReconcileUnrealizedCastsPass());
+  }
+  if (serialize) {
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = options.format;
+    binary.toolkitPath = options.toolkit;
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
+  return success();
 }
 
 void mlir::gpuopt::registerGpuPipelines() {
-  // Registered by hand (not PassPipelineRegistration) so that a chip list
-  // the parser refuses is an error of the pipeline, not a partial one.
-  registerPassPipeline(
+  // A chip list parseCudaChips refuses is an error of the pipeline, not a
+  // partial one.
+  registerCheckedPipeline<GpuLoweringOptions>(
       "gpuopt-gpu-lowering",
       "Lower a seg module for NVIDIA GPUs: seg -> linalg -> buffers -> "
       "parallel loops -> one kernel per loop nest (gpu.launch_func on the "
       "host) -> NVVM -> PTX/cubin in a gpu.binary",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        GpuLoweringOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
+      [](OpPassManager &pm, const GpuLoweringOptions &options,
+         PipelineErrorHandler errorHandler) -> LogicalResult {
         CudaTargetOptions target = options.getTargetOptions();
         std::string error;
-        // gpuopt-opt registers every pass the pipeline names.
         if (failed(buildGpuKernelPipeline(pm, target)))
-          return failure();
+          return errorHandler("gpuopt-gpu-lowering: cannot build the kernel "
+                              "pipeline");
         if (failed(
                 buildGpuBinaryPipeline(pm, target, options.serialize, error)))
           return errorHandler(error);
         return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)> optHandler) {
-        optHandler(GpuLoweringOptions());
       });
 }

@@ -9,7 +9,13 @@
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/RequestCWrappers.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -53,8 +59,8 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
   if (options.kernels)
     pm.addPass(createConvertSegToCpuKernelsPass());
   pm.addPass(createConvertSegToLinalgPass());
-  // Upstream passes, by their registered names (the pipeline reads as the
-  // textual form a user would type).
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   // copy-before-write: the kernel calls of --convert-seg-to-cpu-kernels read
   // their operands through bufferization.to_buffer, which One-Shot Analysis
   // does not model as a later read, so in-place decisions could overwrite a
@@ -62,26 +68,41 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
   // alone). Copying before every in-place write removes the hazard; it adds
   // few copies here because seg ops produce fresh tensors (6 on
   // Rolling-UNet-S, 4 on UNet).
-  const char *upstream =
-      "canonicalize,cse,"
-      "one-shot-bufferize{bufferize-function-boundaries=1 copy-before-write=1 "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "func.func(unique-return-buffers),"
-      "buffer-results-to-out-params{modify-public-functions=1 "
-      "hoist-static-allocs=1},"
-      "func.func(llvm-request-c-wrappers),"
-      // Both linear in the op count (docs/Reliability.md, "Compile time"):
-      // upstream's ownership-based deallocation is quadratic on a graph's
-      // one big function, and lowering it to loops and through LLVM as one
-      // function is too.
-      "func.func(free-buffers-after-last-use),canonicalize,outline-linalg-ops,"
-      "func.func(convert-linalg-to-loops,split-long-blocks),"
-      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-math-to-libm,"
-      // Buffers through gpuopt's allocator (lib/Runtime/Allocator.cpp).
-      "finalize-memref-to-llvm{use-generic-functions=1},"
-      "convert-to-llvm,reconcile-unrealized-casts";
-  return parsePassPipeline(upstream, pm);
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.copyBeforeWrite = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createUniqueReturnBuffersPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // Both linear in the op count (docs/Reliability.md, "Compile time"):
+  // upstream's ownership-based deallocation is quadratic on a graph's one big
+  // function, and lowering it to loops and through LLVM as one function is
+  // too.
+  pm.addNestedPass<func::FuncOp>(createFreeBuffersAfterLastUsePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createOutlineLinalgOpsPass());
+  {
+    OpPassManager &fn = pm.nest<func::FuncOp>();
+    fn.addPass(createConvertLinalgToLoopsPass());
+    fn.addPass(createSplitLongBlocksPass());
+  }
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // Buffers through gpuopt's allocator (lib/Runtime/Allocator.cpp).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLlvm;
+  memrefToLlvm.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLlvm));
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
 std::function<llvm::Error(llvm::Module *)>
@@ -122,19 +143,25 @@ mlir::gpuopt::makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
 }
 
 void mlir::gpuopt::registerPipelines() {
-  PassPipelineRegistration<CpuLoweringOptions>(
+  registerCheckedPipeline<CpuLoweringOptions>(
       "gpuopt-cpu-lowering",
       "Lower a seg module to the LLVM dialect for the CPU (convolutions and "
       "linear layers -> kernel calls, the rest -> linalg -> buffers -> loops "
       "-> LLVM), with C interfaces",
-      [](OpPassManager &pm, const CpuLoweringOptions &options) {
-        // gpuopt-opt registers every pass the pipeline names.
-        (void)buildCpuLoweringPipeline(pm, options);
+      [](OpPassManager &pm, const CpuLoweringOptions &options,
+         PipelineErrorHandler error) -> LogicalResult {
+        if (failed(buildCpuLoweringPipeline(pm, options)))
+          return error("gpuopt-cpu-lowering: cannot build the pipeline");
+        return success();
       });
-  PassPipelineRegistration<OptimizeOptions>(
+  registerCheckedPipeline<OptimizeOptions>(
       "gpuopt-optimize",
       "Run gpuopt's graph optimizations: --fuse-roll (or, with deform-conv, "
       "--roll-to-deform-conv), --simplify-token-layout, --fuse-conv-bn-relu, "
       "canonicalize, cse",
-      buildOptimizePipeline);
+      [](OpPassManager &pm, const OptimizeOptions &options,
+         PipelineErrorHandler) -> LogicalResult {
+        buildOptimizePipeline(pm, options);
+        return success();
+      });
 }

@@ -154,9 +154,27 @@ at::Tensor shiftAxis(const at::Tensor &x, ArrayRef<int64_t> offsets,
 
 /// The reference semantics of seg.channel_shift.
 at::Tensor channelShift(const at::Tensor &x, ArrayRef<int64_t> offsetsH,
-                        ArrayRef<int64_t> offsetsW, StringRef mode) {
-  bool cyclic = mode == "cyclic";
+                        ArrayRef<int64_t> offsetsW,
+                        mlir::gpuopt::seg::ShiftMode mode) {
+  bool cyclic = mode == mlir::gpuopt::seg::ShiftMode::Cyclic;
   return shiftAxis(shiftAxis(x, offsetsH, 2, cyclic), offsetsW, 3, cyclic);
+}
+
+/// `activation` (of seg.fused_conv2d, seg.relu, seg.gelu) applied to `y`.
+at::Tensor activate(const at::Tensor &y,
+                    mlir::gpuopt::seg::Activation activation) {
+  using mlir::gpuopt::seg::Activation;
+  switch (activation) {
+  case Activation::None:
+    return y;
+  case Activation::Relu:
+    return at::relu(y);
+  case Activation::Gelu:
+    return at::gelu(y, "none");
+  case Activation::GeluTanh:
+    return at::gelu(y, "tanh");
+  }
+  llvm_unreachable("unknown seg::Activation");
 }
 
 /// The reference semantics of seg.shift_offsets (see its description).
@@ -337,13 +355,7 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
             at::conv2d(shifted, get(o.getWeight()), optional(o.getBias()),
                        aten(o.getStride()), aten(o.getPadding()),
                        aten(o.getDilation()), o.getGroupsAttr().getInt());
-        StringRef act = o.getActivation();
-        if (act == "relu")
-          y = at::relu(y);
-        else if (act == "gelu")
-          y = at::gelu(y);
-        else if (act == "gelu_tanh")
-          y = at::gelu(y, "tanh");
+        y = activate(y, o.getActivation());
         if (o.getResidual())
           y = y + get(o.getResidual());
         return y;
@@ -388,7 +400,7 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
         return at::sigmoid(get(o.getInput()));
       })
       .Case([&](GeluOp o) -> FailureOr<at::Tensor> {
-        return at::gelu(get(o.getInput()), o.getApproximate().str());
+        return activate(get(o.getInput()), geluActivation(o.getApproximate()));
       })
       .Case([&](AddOp o) -> FailureOr<at::Tensor> {
         return at::add(get(o.getLhs()), get(o.getRhs()));

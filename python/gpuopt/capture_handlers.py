@@ -161,7 +161,8 @@ def _sigmoid(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
 @_register(F.gelu, torch._C._nn.gelu)
 def _gelu(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     approximate = _arg(args, kwargs, 1, "approximate", "none")
-    attrs = 'approximate = "tanh"' if approximate == "tanh" else ""
+    # seg.gelu's approximate is an enum attribute: a bare keyword, default none.
+    attrs = "approximate = tanh" if approximate == "tanh" else ""
     _unary("gelu", result, b, _arg(args, kwargs, 0, "input"), attrs)
 
 

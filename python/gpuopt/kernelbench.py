@@ -170,11 +170,16 @@ def _int(attr: str, line: str) -> int:
     return int(m.group(1))
 
 
-def _str(attr: str, line: str) -> str:
-    m = re.search(rf'\b{attr} = "([^"]*)"', line)
+def _keyword(attr: str, line: str) -> str:
+    """The case of an enum attribute (``mode = cyclic``, ``activation = relu``).
+
+    The printer writes a bare keyword; the parser also takes the string form
+    (``mode = "cyclic"``), so this reads both.
+    """
+    m = re.search(rf'\b{attr} = (?:"([A-Za-z_][\w.$-]*)"|([A-Za-z_][\w.$-]*))', line)
     if not m:
         raise ValueError(f"no {attr} in: {line.strip()[:200]}")
-    return m.group(1)
+    return m.group(1) or m.group(2)
 
 
 @dataclass
@@ -228,9 +233,9 @@ def parse_ops(mlir: str) -> list[ParsedOp]:
         if name == "fused_conv2d":
             residual = " residual " in f" {head} "
             oh_, ow_ = _array("offsets_h", rest), _array("offsets_w", rest)
-            activation = _str("activation", rest)
+            activation = _keyword("activation", rest)
             if oh_ or ow_:
-                shift = _str("mode", rest)
+                shift = _keyword("mode", rest)
         n_plain = len(head.split(" residual ")[0].split(","))
         ops.append(
             ParsedOp(

@@ -179,8 +179,8 @@ func.func @fused_conv_load_time(%x: tensor<1x2x4x4xf32>, %r: tensor<1x2x4x4xf32>
              : (tensor<2x2x1x1xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>,
                 tensor<2xf32>, tensor<2xf32>) -> (tensor<2x2x1x1xf32>, tensor<2xf32>)
   %y = seg.fused_conv2d %x, %w2, %b2 residual %r offsets_h = [0, 1] offsets_w = []
-         mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1]
-         groups = 1 activation = "relu"
+         mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1]
+         groups = 1 activation = relu
        : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>, tensor<1x2x4x4xf32>)
          -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
@@ -250,7 +250,7 @@ func.func @pad_fill_and_copy(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
 func.func @deform_conv(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x4x4xf32> {
   %w = seg.param "w" : tensor<3x2x1x1xf32>
   %b = seg.param "b" : tensor<3xf32>
-  %off = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic"
+  %off = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = cyclic
            input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0]
            dilation = [1, 1] : tensor<1x4x4x4xf32>
   %y = seg.deform_conv2d %x, %off, %w, %b stride = [1, 1] padding = [0, 0]

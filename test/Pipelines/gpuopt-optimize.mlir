@@ -11,8 +11,8 @@
 // CHECK-LABEL: func.func @or_mlp
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>
 // CHECK: seg.fold_batch_norm
-// CHECK: %[[A:.*]] = seg.fused_conv2d %[[X]], {{.*}} offsets_h = [] offsets_w = [] {{.*}} activation = "relu"
-// CHECK: %[[B:.*]] = seg.fused_conv2d %[[A]], {{.*}} offsets_h = [0, 1] offsets_w = [] mode = "cyclic" {{.*}} activation = "gelu"
+// CHECK: %[[A:.*]] = seg.fused_conv2d %[[X]], {{.*}} offsets_h = [] offsets_w = [] {{.*}} activation = relu
+// CHECK: %[[B:.*]] = seg.fused_conv2d %[[A]], {{.*}} offsets_h = [0, 1] offsets_w = [] mode = cyclic {{.*}} activation = gelu
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.permute
 // CHECK: return %[[B]]

@@ -18,8 +18,8 @@ func.func @roll_empty(%x: tensor<1x3x0x8xf32>) -> tensor<1x3x0x8xf32> {
 // CHECK-LABEL: func.func @channel_shift_empty
 // CHECK-COUNT-2: seg.channel_shift
 func.func @channel_shift_empty(%x: tensor<1x2x0x0xf32>) -> tensor<1x2x0x0xf32> {
-  %y = seg.channel_shift %x offsets_h = [1, 0] offsets_w = [] mode = "cyclic" : tensor<1x2x0x0xf32>
-  %z = seg.channel_shift %y offsets_h = [1, 0] offsets_w = [] mode = "cyclic" : tensor<1x2x0x0xf32>
+  %y = seg.channel_shift %x offsets_h = [1, 0] offsets_w = [] mode = cyclic : tensor<1x2x0x0xf32>
+  %z = seg.channel_shift %y offsets_h = [1, 0] offsets_w = [] mode = cyclic : tensor<1x2x0x0xf32>
   return %z : tensor<1x2x0x0xf32>
 }
 
@@ -30,8 +30,8 @@ func.func @channel_shift_empty(%x: tensor<1x2x0x0xf32>) -> tensor<1x2x0x0xf32> {
 // CHECK: seg.channel_shift %{{.*}} offsets_h = [4, 0]
 // CHECK-NOT: seg.channel_shift
 func.func @channel_shift_huge_offsets(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32> {
-  %y = seg.channel_shift %x offsets_h = [9223372036854775807, 0] offsets_w = [] mode = "cyclic" : tensor<1x2x5x5xf32>
-  %z = seg.channel_shift %y offsets_h = [9223372036854775807, 0] offsets_w = [] mode = "cyclic" : tensor<1x2x5x5xf32>
+  %y = seg.channel_shift %x offsets_h = [9223372036854775807, 0] offsets_w = [] mode = cyclic : tensor<1x2x5x5xf32>
+  %z = seg.channel_shift %y offsets_h = [9223372036854775807, 0] offsets_w = [] mode = cyclic : tensor<1x2x5x5xf32>
   return %z : tensor<1x2x5x5xf32>
 }
 

@@ -105,7 +105,7 @@ func.func @deform_conv2d_offset_channels(%x: tensor<1x2x2147483648x2147483648xf3
 
 func.func @shift_offsets_kernel_size() {
   // expected-error @+1 {{the kernel size overflows int64}}
-  %o = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic" input_size = [8, 8]
+  %o = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = cyclic input_size = [8, 8]
        kernel = [4611686018427387904, 4] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x8x8xf32>
   return
 }
@@ -114,7 +114,7 @@ func.func @shift_offsets_kernel_size() {
 
 func.func @shift_offsets_offset_channels() {
   // expected-error @+1 {{the offset channel count overflows int64}}
-  %o = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic" input_size = [8, 8]
+  %o = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = cyclic input_size = [8, 8]
        kernel = [4611686018427387904, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x8x8xf32>
   return
 }
@@ -123,7 +123,7 @@ func.func @shift_offsets_offset_channels() {
 
 func.func @shift_offsets_output_size() {
   // expected-error @+1 {{the output size overflows int64}}
-  %o = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic" input_size = [8, 8]
+  %o = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = cyclic input_size = [8, 8]
        kernel = [1, 1] stride = [1, 1] padding = [9223372036854775807, 0] dilation = [1, 1] : tensor<1x4x8x8xf32>
   return
 }

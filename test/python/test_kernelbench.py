@@ -11,8 +11,8 @@ import pytest
 from gpuopt import kernelbench as kb
 
 GRAPH = """\
-    %1 = seg.fused_conv2d %0, %w, %b residual %r offsets_h = [1, -2] offsets_w = [] mode = "zero" stride = [1, 1] \
-padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu" : (tensor<1x2x8x8xf32>, tensor<4x2x3x3xf32>, \
+    %1 = seg.fused_conv2d %0, %w, %b residual %r offsets_h = [1, -2] offsets_w = [] mode = zero stride = [1, 1] \
+padding = [1, 1] dilation = [1, 1] groups = 1 activation = gelu : (tensor<1x2x8x8xf32>, tensor<4x2x3x3xf32>, \
 tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     %2 = seg.conv2d %1, %w2 stride = [2, 2] padding = [0, 0] dilation = [1, 1] groups = 2 \
 : tensor<1x4x8x8xf32>, tensor<6x2x1x1xf32> -> tensor<1x6x4x4xf32>
@@ -39,6 +39,13 @@ def test_parse_ops_reads_every_attribute() -> None:
     assert (lin.n, lin.c, lin.oc, lin.bias) == (64, 3, 5, False)
     assert strided.shape_class() == "conv 1x1 grouped strided"
     assert fused.flops() == 2 * 4 * 8 * 8 * 2 * 9
+
+
+def test_parse_ops_reads_the_string_spelling_of_enums() -> None:
+    # The enum attributes print as keywords; the parser also takes strings.
+    quoted = GRAPH.replace("mode = zero", 'mode = "zero"').replace("activation = gelu", 'activation = "gelu"')
+    assert quoted != GRAPH
+    assert kb.parse_ops(quoted) == kb.parse_ops(GRAPH)
 
 
 @pytest.mark.parametrize(

@@ -175,9 +175,7 @@ def torch_channel_shift(x: torch.Tensor, dh: list[int], dw: list[int], mode: str
 
 
 def shift_case(name, x, dh, dw, mode):
-    body = (
-        f'%r = seg.channel_shift %a0 offsets_h = {list(dh)} offsets_w = {list(dw)} mode = "{mode}" : {ty(x)}'
-    )
+    body = f"%r = seg.channel_shift %a0 offsets_h = {list(dh)} offsets_w = {list(dw)} mode = {mode} : {ty(x)}"
     return Case(name, [x], body, x, lambda a0: torch_channel_shift(a0, list(dh), list(dw), mode))
 
 
@@ -191,8 +189,8 @@ def fused_conv_case(name, x, w, dh, dw, mode, stride, padding, groups, activatio
     types = f"{ty(x)}, {ty(w)}, {ty((o,))}" + (f", {ty(out)}" if residual else "")
     body = (
         f"%r = seg.fused_conv2d %a0, %p_w, %p_b{res} offsets_h = {list(dh)} offsets_w = {list(dw)} "
-        f'mode = "{mode}" stride = {list(stride)} padding = {list(padding)} dilation = [1, 1] '
-        f'groups = {groups} activation = "{activation}" : ({types}) -> {ty(out)}'
+        f"mode = {mode} stride = {list(stride)} padding = {list(padding)} dilation = [1, 1] "
+        f"groups = {groups} activation = {activation} : ({types}) -> {ty(out)}"
     )
     acts = {
         "none": lambda t: t,
@@ -243,7 +241,7 @@ def shift_by_deform_case(name, x, w, dh, dw, mode, stride, padding):
     off = (1, 2 * c * w[2] * w[3], ho, wo)
     out = (x[0], o, ho, wo)
     body = (
-        f'%off = seg.shift_offsets offsets_h = {list(dh)} offsets_w = {list(dw)} mode = "{mode}" '
+        f"%off = seg.shift_offsets offsets_h = {list(dh)} offsets_w = {list(dw)} mode = {mode} "
         f"input_size = [{x[2]}, {x[3]}] kernel = [{w[2]}, {w[3]}] stride = {list(stride)} "
         f"padding = {list(padding)} dilation = [1, 1] : {ty(off)}\n"
         f"%r = seg.deform_conv2d %a0, %off, %p_w stride = {list(stride)} padding = {list(padding)} "
@@ -350,7 +348,7 @@ CASES = [
     unary("relu", "relu", F.relu),
     unary("sigmoid", "sigmoid", torch.sigmoid),
     unary("gelu_erf", "gelu", F.gelu),
-    unary("gelu_tanh", "gelu", lambda a0: F.gelu(a0, approximate="tanh"), attrs=' approximate = "tanh"'),
+    unary("gelu_tanh", "gelu", lambda a0: F.gelu(a0, approximate="tanh"), attrs=" approximate = tanh"),
     binary("add_same", "add", torch.add, (2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 5)),
     binary("add_broadcast_channel", "add", torch.add, (2, 3, 4, 5), (1, 3, 1, 1), (2, 3, 4, 5)),
     binary("add_broadcast_rank", "add", torch.add, (5,), (2, 3, 4, 5), (2, 3, 4, 5)),

@@ -9,6 +9,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/Support/Error.h"
 
@@ -68,8 +69,9 @@ struct CpuLoweringOptions : public PassPipelineOptions<CpuLoweringOptions> {
 /// (unless options.kernels is false), --convert-seg-to-linalg,
 /// bufferization (results become out-parameters), linalg to loops, and the
 /// conversions to the LLVM dialect. Every function gets a C interface
-/// (`_mlir_ciface_<name>`) taking pointers to memref descriptors. Needs the
-/// upstream passes registered (gpuopt::registerAllPasses); fails otherwise.
+/// (`_mlir_ciface_<name>`) taking pointers to memref descriptors. The passes
+/// are created directly (no pass registration needed); cannot fail today,
+/// the result is for options that may.
 LogicalResult buildCpuLoweringPipeline(OpPassManager &pm,
                                        const CpuLoweringOptions &options = {});
 
@@ -80,6 +82,35 @@ LogicalResult buildCpuLoweringPipeline(OpPassManager &pm,
 /// function passes are quadratic in the size of its one block.
 std::function<llvm::Error(llvm::Module *)>
 makeLlvmOptimizer(llvm::TargetMachine *targetMachine);
+
+/// What a pipeline registered with registerCheckedPipeline reports an error
+/// through: the pass-pipeline parser's handler, which prints the message
+/// (gpuopt-opt then exits non-zero) and returns failure.
+using PipelineErrorHandler = function_ref<LogicalResult(const Twine &)>;
+
+/// Registers the pass pipeline `arg`, like mlir::PassPipelineRegistration,
+/// except that `build` returns a LogicalResult that is not discarded: a
+/// failure, with the message `build` passes to its error handler, fails the
+/// pipeline parse (an option that does not parse fails it too).
+template <typename Options>
+void registerCheckedPipeline(
+    StringRef arg, StringRef description,
+    std::function<LogicalResult(OpPassManager &, const Options &,
+                                PipelineErrorHandler)>
+        build) {
+  registerPassPipeline(
+      arg, description,
+      [build](OpPassManager &pm, StringRef text,
+              PipelineErrorHandler error) -> LogicalResult {
+        Options options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        return build(pm, options, error);
+      },
+      [](function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(Options());
+      });
+}
 
 /// Registers --gpuopt-optimize and --gpuopt-cpu-lowering.
 void registerPipelines();

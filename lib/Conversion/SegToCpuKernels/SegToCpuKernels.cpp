@@ -35,8 +35,18 @@ namespace {
 constexpr StringLiteral kKernelAttr = "gpuopt.cpu_kernel";
 
 /// The kernel code of a seg activation (CpuKernelAbi.h).
-std::optional<int64_t> activationCode(StringRef act) {
-  return rt::cpuActivationCode(std::string_view(act.data(), act.size()));
+int64_t activationCode(seg::Activation act) {
+  switch (act) {
+  case seg::Activation::None:
+    return rt::kActNone;
+  case seg::Activation::Relu:
+    return rt::kActRelu;
+  case seg::Activation::Gelu:
+    return rt::kActGelu;
+  case seg::Activation::GeluTanh:
+    return rt::kActGeluTanh;
+  }
+  llvm_unreachable("unknown seg::Activation");
 }
 
 /// Whether `v`'s type is what argument `arg` of a kernel takes: a strided
@@ -192,15 +202,13 @@ bool convScratchFits(RankedTensorType in, RankedTensorType w,
 template <typename ConvOp>
 LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
                         ArrayRef<int64_t> offH, ArrayRef<int64_t> offW,
-                        StringRef mode, StringRef activation) {
+                        seg::ShiftMode mode, seg::Activation activation) {
   if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
       !isStaticF32(op.getResult(), 4) ||
       (op.getBias() && !isStaticF32(op.getBias(), 1)) ||
       (residual && !isStaticF32(residual, 4)))
     return failure();
-  std::optional<int64_t> act = activationCode(activation);
-  if (!act)
-    return failure();
+  int64_t act = activationCode(activation);
   ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
                     dilation = op.getDilation();
   if (!convScratchFits(cast<RankedTensorType>(op.getInput().getType()),
@@ -215,7 +223,7 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
   Value in = kb.buffer(op.getInput());
   int64_t flags = (op.getBias() ? rt::kConvHasBias : 0) |
                   (residual ? rt::kConvHasResidual : 0) |
-                  (mode == "zero" ? rt::kConvZeroMode : 0);
+                  (mode == seg::ShiftMode::Zero ? rt::kConvZeroMode : 0);
   SmallVector<Value> args = {out,
                              in,
                              kb.buffer(op.getWeight()),
@@ -225,7 +233,7 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
                              kb.i64Buffer(offH),
                              kb.i64Buffer(offW)};
   for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
-                    dilation[1], int64_t(op.getGroups()), flags, *act})
+                    dilation[1], int64_t(op.getGroups()), flags, act})
     args.push_back(kb.i64(v));
   kb.call(CpuKernel::conv2d, args);
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
@@ -368,7 +376,8 @@ struct ConvertSegToCpuKernelsPass
     for (Operation *op : ops) {
       // Ops the kernels do not cover stay for --convert-seg-to-linalg.
       if (auto conv = dyn_cast<seg::Conv2dOp>(op))
-        (void)lowerConv(module, conv, Value(), {}, {}, "cyclic", "none");
+        (void)lowerConv(module, conv, Value(), {}, {}, seg::ShiftMode::Cyclic,
+                        seg::Activation::None);
       else if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
         (void)lowerConv(module, fused, fused.getResidual(), fused.getOffsetsH(),
                         fused.getOffsetsW(), fused.getMode(),

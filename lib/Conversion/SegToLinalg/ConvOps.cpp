@@ -97,8 +97,8 @@ Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
 /// act(conv + bias) + residual as one elementwise generic (or `conv` itself
 /// when there is nothing to apply).
 Value epilogue(OpBuilder &b, Location loc, Value conv, Value bias,
-               Value residual, StringRef activation) {
-  if (!bias && !residual && activation == "none")
+               Value residual, seg::Activation activation) {
+  if (!bias && !residual && activation == seg::Activation::None)
     return conv;
   RankedTensorType type = tensorTypeOf(conv);
   MLIRContext *ctx = b.getContext();
@@ -133,8 +133,8 @@ struct Conv2dLowering : OpRewritePattern<seg::Conv2dOp> {
     Value conv = convolve(rewriter, loc, op.getInput(), op.getWeight(),
                           op.getStride(), op.getPadding(), op.getDilation(),
                           op.getGroupsAttr().getInt(), op.getType());
-    rewriter.replaceOp(
-        op, epilogue(rewriter, loc, conv, op.getBias(), Value(), "none"));
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
+                                    seg::Activation::None));
     return success();
   }
 };
@@ -144,8 +144,9 @@ struct FusedConv2dLowering : OpRewritePattern<seg::FusedConv2dOp> {
   LogicalResult matchAndRewrite(seg::FusedConv2dOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input = channelShift(rewriter, loc, op.getInput(), op.getOffsetsH(),
-                               op.getOffsetsW(), op.getMode() == "cyclic");
+    Value input =
+        channelShift(rewriter, loc, op.getInput(), op.getOffsetsH(),
+                     op.getOffsetsW(), op.getMode() == seg::ShiftMode::Cyclic);
     Value conv = convolve(rewriter, loc, input, op.getWeight(), op.getStride(),
                           op.getPadding(), op.getDilation(),
                           op.getGroupsAttr().getInt(), op.getType());
@@ -270,8 +271,8 @@ struct ConvTranspose2dLowering : OpRewritePattern<seg::ConvTranspose2dOp> {
                   arith::AddFOp::create(nb, l, args[1], term).getResult());
             })
             .getResult(0);
-    rewriter.replaceOp(
-        op, epilogue(rewriter, loc, out, op.getBias(), Value(), "none"));
+    rewriter.replaceOp(op, epilogue(rewriter, loc, out, op.getBias(), Value(),
+                                    seg::Activation::None));
     return success();
   }
 };
@@ -475,8 +476,8 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
     Value init = filledTensor(rewriter, loc, op.getType(), 0.0);
     Value conv = multiplyAccumulate(rewriter, loc, op.getWeight(), cols, init,
                                     maps, iterators);
-    rewriter.replaceOp(
-        op, epilogue(rewriter, loc, conv, op.getBias(), Value(), "none"));
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
+                                    seg::Activation::None));
     return success();
   }
 };

@@ -95,9 +95,10 @@ struct ChannelShiftLowering : OpRewritePattern<seg::ChannelShiftOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(seg::ChannelShiftOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, channelShift(rewriter, op.getLoc(), op.getInput(),
-                                        op.getOffsetsH(), op.getOffsetsW(),
-                                        op.getMode() == "cyclic"));
+    rewriter.replaceOp(op,
+                       channelShift(rewriter, op.getLoc(), op.getInput(),
+                                    op.getOffsetsH(), op.getOffsetsW(),
+                                    op.getMode() == seg::ShiftMode::Cyclic));
     return success();
   }
 };

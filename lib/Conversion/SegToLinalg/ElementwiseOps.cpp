@@ -25,16 +25,17 @@ template <typename OpTy> struct UnaryLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    StringRef activation = "relu";
-    if constexpr (std::is_same_v<OpTy, seg::SigmoidOp>)
-      activation = "sigmoid";
-    if constexpr (std::is_same_v<OpTy, seg::GeluOp>)
-      activation = op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
     RankedTensorType type = tensorTypeOf(op.getResult());
     rewriter.replaceOp(
         op, elementwise(rewriter, op.getLoc(), type, op.getInput(),
                         rewriter.getMultiDimIdentityMap(type.getRank()),
                         [&](OpBuilder &b, Location l, ValueRange args) {
+                          if constexpr (std::is_same_v<OpTy, seg::SigmoidOp>)
+                            return applySigmoid(b, l, args[0]);
+                          seg::Activation activation = seg::Activation::Relu;
+                          if constexpr (std::is_same_v<OpTy, seg::GeluOp>)
+                            activation =
+                                seg::geluActivation(op.getApproximate());
                           return applyActivation(b, l, args[0], activation);
                         }));
     return success();

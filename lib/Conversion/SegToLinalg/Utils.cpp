@@ -84,18 +84,24 @@ Value mlir::gpuopt::detail::elementwise(
   return generic.getResult(0);
 }
 
-Value mlir::gpuopt::detail::applyActivation(OpBuilder &b, Location loc, Value x,
-                                            StringRef name) {
+Value mlir::gpuopt::detail::applySigmoid(OpBuilder &b, Location loc, Value x) {
   Type type = x.getType();
   auto c = [&](double v) { return floatConstant(b, loc, type, v); };
-  if (name == "relu")
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return arith::DivFOp::create(b, loc, c(1.0),
+                               arith::AddFOp::create(b, loc, c(1.0), e));
+}
+
+Value mlir::gpuopt::detail::applyActivation(OpBuilder &b, Location loc, Value x,
+                                            seg::Activation activation) {
+  Type type = x.getType();
+  auto c = [&](double v) { return floatConstant(b, loc, type, v); };
+  switch (activation) {
+  case seg::Activation::None:
+    return x;
+  case seg::Activation::Relu:
     return arith::MaximumFOp::create(b, loc, x, c(0.0));
-  if (name == "sigmoid") {
-    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
-    return arith::DivFOp::create(b, loc, c(1.0),
-                                 arith::AddFOp::create(b, loc, c(1.0), e));
-  }
-  if (name == "gelu") {
+  case seg::Activation::Gelu: {
     // x/2 * (1 + erf(x / sqrt(2)))
     Value e = math::ErfOp::create(
         b, loc, arith::MulFOp::create(b, loc, x, c(0.7071067811865476)));
@@ -103,7 +109,7 @@ Value mlir::gpuopt::detail::applyActivation(OpBuilder &b, Location loc, Value x,
     return arith::MulFOp::create(b, loc, half,
                                  arith::AddFOp::create(b, loc, c(1.0), e));
   }
-  if (name == "gelu_tanh") {
+  case seg::Activation::GeluTanh: {
     // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
     Value x3 =
         arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
@@ -115,7 +121,8 @@ Value mlir::gpuopt::detail::applyActivation(OpBuilder &b, Location loc, Value x,
     return arith::MulFOp::create(b, loc, half,
                                  arith::AddFOp::create(b, loc, c(1.0), t));
   }
-  return x;
+  }
+  llvm_unreachable("unknown seg::Activation");
 }
 
 Value mlir::gpuopt::detail::reshapeTensor(OpBuilder &b, Location loc, Value x,

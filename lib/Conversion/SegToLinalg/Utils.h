@@ -7,6 +7,7 @@
 #ifndef GPUOPT_LIB_CONVERSION_SEGTOLINALG_UTILS_H
 #define GPUOPT_LIB_CONVERSION_SEGTOLINALG_UTILS_H
 
+#include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
@@ -45,9 +46,13 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                   ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
-/// Applies the activation `name` ("none", "relu", "gelu", "gelu_tanh",
-/// "sigmoid") to the scalar `x`.
-Value applyActivation(OpBuilder &b, Location loc, Value x, StringRef name);
+/// Applies `activation` (of seg.fused_conv2d; also seg.relu / seg.gelu) to
+/// the scalar `x`.
+Value applyActivation(OpBuilder &b, Location loc, Value x,
+                      seg::Activation activation);
+
+/// The logistic sigmoid 1 / (1 + exp(-x)) of the scalar `x`.
+Value applySigmoid(OpBuilder &b, Location loc, Value x);
 
 /// `x` reshaped to `type` (same element count) through a rank-1 collapse and
 /// an expand.

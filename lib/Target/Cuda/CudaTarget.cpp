@@ -537,8 +537,7 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     // 10^5-op compile, found with gdb).
     pm.enableVerifier(false);
     if (failed(buildGpuKernelPipeline(pm, target)))
-      return module.emitError("the GPU kernel pipeline has unregistered "
-                              "passes");
+      return module.emitError("cannot build the GPU kernel pipeline");
     if (failed(pm.run(module)) || failed(verify(module)))
       return failure();
   }
@@ -554,7 +553,8 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     PassManager pm(ctx);
     if (std::string error;
         failed(buildGpuBinaryPipeline(pm, target, /*serialize=*/true, error)))
-      return module.emitError("the GPU binary pipeline: ") << error;
+      return module.emitError("cannot build the GPU binary pipeline: ")
+             << error;
     if (failed(pm.run(module)))
       return failure();
   }

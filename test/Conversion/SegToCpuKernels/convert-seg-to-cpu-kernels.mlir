@@ -15,7 +15,7 @@
 // CHECK: return %[[R]]
 // CHECK: func.func private @gpuopt_cpu_conv2d(memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>>, {{.*}}, i64) attributes {gpuopt.cpu_kernel, llvm.emit_c_interface}
 func.func @fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
-  %y = seg.fused_conv2d %x, %w, %b residual %r offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "zero" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu" : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w, %b residual %r offsets_h = [0, 1, 2, 3] offsets_w = [] mode = zero stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = gelu : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
 }
 
@@ -74,7 +74,7 @@ func.func @upsample(%x: tensor<1x4x5x6xf32>) -> tensor<1x4x10x12xf32> {
 // CHECK: %[[NOBIAS:.*]] = arith.constant 0 : i64
 // CHECK: call @gpuopt_cpu_deform_conv2d({{.*}}, %[[OFFG]], %[[NOBIAS]])
 func.func @deform(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32> {
-  %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
+  %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
   %y = seg.deform_conv2d %x, %off, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4 : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32>
   return %y : tensor<1x6x8x8xf32>
 }

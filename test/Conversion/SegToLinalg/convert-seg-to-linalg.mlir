@@ -40,7 +40,7 @@ func.func @conv_kinds(%x: tensor<1x4x8x8xf32>, %dw: tensor<4x1x3x3xf32>, %gw: te
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
 func.func @fused_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %b: tensor<2xf32>) -> tensor<1x2x4x4xf32> {
-  %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "relu" : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1] offsets_w = [] mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = relu : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
 
@@ -81,7 +81,7 @@ func.func @everything_else(%x: tensor<1x4x8x8xf32>, %v: tensor<4xf32>, %t: tenso
                            %tw: tensor<4x2x2x2xf32>, %w1: tensor<4x4x1x1xf32>, %v8: tensor<8xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x64x6xf32>, tensor<1x2x16x16xf32>, tensor<1x4x16x16xf32>, tensor<1x8x8x8xf32>, tensor<1x4x8x8xf32>) {
   %bn = seg.batch_norm %x, %v, %v, %v, %v epsilon = 1.0e-05 : tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<1x4x8x8xf32>
   %g = seg.gelu %bn : tensor<1x4x8x8xf32>
-  %g2 = seg.gelu %g approximate = "tanh" : tensor<1x4x8x8xf32>
+  %g2 = seg.gelu %g approximate = tanh : tensor<1x4x8x8xf32>
   %s = seg.sigmoid %g2 : tensor<1x4x8x8xf32>
   %m = seg.mul %s, %v8 : tensor<1x4x8x8xf32>, tensor<8xf32> -> tensor<1x4x8x8xf32>
   %ln = seg.layer_norm %t, %v, %v epsilon = 1.0e-05 : tensor<1x64x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<1x64x4xf32>
@@ -92,9 +92,9 @@ func.func @everything_else(%x: tensor<1x4x8x8xf32>, %v: tensor<4xf32>, %t: tenso
   %c = seg.concat %x, %m dim = 1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x8x8x8xf32>
   %p = seg.pad %x low = [0, 0, 1, 0] high = [0, 0, 0, 1] value = 2.0 : tensor<1x4x8x8xf32> -> tensor<1x4x9x9xf32>
   %sl = seg.slice %p start = [0, 0, 1, 0] size = [1, 4, 8, 8] step = [1, 1, 1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x8x8xf32>
-  %sh = seg.channel_shift %sl offsets_h = [] offsets_w = [1, 0, -1, 2] mode = "zero" : tensor<1x4x8x8xf32>
+  %sh = seg.channel_shift %sl offsets_h = [] offsets_w = [1, 0, -1, 2] mode = zero : tensor<1x4x8x8xf32>
   %nw, %nb = seg.fold_batch_norm %w1, %v, %v, %v, %v epsilon = 1.0e-05 : (tensor<4x4x1x1xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x4x1x1xf32>, tensor<4xf32>)
-  %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
+  %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
   %d = seg.deform_conv2d %sh, %off, %nw, %nb stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4 : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   %a = seg.add %d, %x : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
   %r = seg.relu %a : tensor<1x4x8x8xf32>

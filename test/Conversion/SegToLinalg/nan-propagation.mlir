@@ -28,7 +28,7 @@
 // PTX: max.NaN.f32
 func.func @relu_and_pool(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>) {
   %r = seg.relu %x : tensor<1x4x8x8xf32>
-  %c = seg.fused_conv2d %r, %w, %b offsets_h = [] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "relu" : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %c = seg.fused_conv2d %r, %w, %b offsets_h = [] offsets_w = [] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = relu : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   %p = seg.max_pool2d %c kernel = [2, 2] stride = [2, 2] padding = [0, 0] dilation = [1, 1] ceil_mode = false : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
   return %c, %p : tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>
 }

@@ -209,7 +209,7 @@ func.func @dead_param(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NOT: seg.channel_shift
 // CHECK: return %[[X]]
 func.func @channel_shift_zero_offsets(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
-  %y = seg.channel_shift %x offsets_h = [0, 0] offsets_w = [] mode = "zero" : tensor<1x2x4x4xf32>
+  %y = seg.channel_shift %x offsets_h = [0, 0] offsets_w = [] mode = zero : tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
 
@@ -218,12 +218,12 @@ func.func @channel_shift_zero_offsets(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4
 // Cyclic shifts compose; the offsets add modulo the map's size.
 // CHECK-LABEL: func.func @channel_shift_of_channel_shift
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x6xf32>)
-// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [1, 0] offsets_w = [0, 5] mode = "cyclic"
+// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [1, 0] offsets_w = [0, 5] mode = cyclic
 // CHECK-NOT: seg.channel_shift
 // CHECK: return %[[S]]
 func.func @channel_shift_of_channel_shift(%x: tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32> {
-  %a = seg.channel_shift %x offsets_h = [0, 3] offsets_w = [] mode = "cyclic" : tensor<1x2x4x6xf32>
-  %b = seg.channel_shift %a offsets_h = [1, 1] offsets_w = [0, -1] mode = "cyclic" : tensor<1x2x4x6xf32>
+  %a = seg.channel_shift %x offsets_h = [0, 3] offsets_w = [] mode = cyclic : tensor<1x2x4x6xf32>
+  %b = seg.channel_shift %a offsets_h = [1, 1] offsets_w = [0, -1] mode = cyclic : tensor<1x2x4x6xf32>
   return %b : tensor<1x2x4x6xf32>
 }
 
@@ -234,8 +234,8 @@ func.func @channel_shift_of_channel_shift(%x: tensor<1x2x4x6xf32>) -> tensor<1x2
 // CHECK: seg.channel_shift
 // CHECK: seg.channel_shift
 func.func @negative_channel_shift_zero_of_zero(%x: tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32> {
-  %a = seg.channel_shift %x offsets_h = [1, -1] offsets_w = [] mode = "zero" : tensor<1x2x4x6xf32>
-  %b = seg.channel_shift %a offsets_h = [-1, 1] offsets_w = [] mode = "zero" : tensor<1x2x4x6xf32>
+  %a = seg.channel_shift %x offsets_h = [1, -1] offsets_w = [] mode = zero : tensor<1x2x4x6xf32>
+  %b = seg.channel_shift %a offsets_h = [-1, 1] offsets_w = [] mode = zero : tensor<1x2x4x6xf32>
   return %b : tensor<1x2x4x6xf32>
 }
 

@@ -11,8 +11,27 @@ func.func @param_non_empty_parameter_name() {
 // -----
 
 func.func @gelu_approximate_none_tanh_fast(%x: tensor<4xf32>) {
-  // expected-error @+1 {{expected 'approximate' to be "none" or "tanh", got "fast"}}
-  %y = seg.gelu %x approximate = "fast" : tensor<4xf32>
+  // expected-error @+1 {{unknown GELU approximation "fast", expected one of: none, tanh}}
+  %y = seg.gelu %x approximate = fast : tensor<4xf32>
+  return
+}
+
+// -----
+
+// The old string spelling parses as the keyword; an unknown one is rejected
+// the same way.
+func.func @gelu_approximate_string(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown GELU approximation "erf", expected one of: none, tanh}}
+  %y = seg.gelu %x approximate = "erf" : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Generic form: the attribute must be the enum attribute, not a string.
+func.func @gelu_approximate_generic_string(%x: tensor<4xf32>) {
+  // expected-error @+1 {{Invalid attribute `approximate` in property conversion: "tanh"}}
+  %y = "seg.gelu"(%x) <{approximate = "tanh"}> : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
 
@@ -484,7 +503,7 @@ func.func @permute_dims_permutation(%x: tensor<4x8xf32>) {
 
 func.func @channel_shift_rank(%x: tensor<4x8x8xf32>) {
   // expected-error @+1 {{expected 'input' of rank 4 (NCHW), got rank 3}}
-  %y = seg.channel_shift %x offsets_h = [1, 2, 3, 4] offsets_w = [] mode = "cyclic" : tensor<4x8x8xf32>
+  %y = seg.channel_shift %x offsets_h = [1, 2, 3, 4] offsets_w = [] mode = cyclic : tensor<4x8x8xf32>
   return
 }
 
@@ -492,15 +511,32 @@ func.func @channel_shift_rank(%x: tensor<4x8x8xf32>) {
 
 func.func @channel_shift_offsets_per_channel(%x: tensor<1x4x8x8xf32>) {
   // expected-error @+1 {{expected 'offsets_w' to be empty or have one entry per channel (4), got 3}}
-  %y = seg.channel_shift %x offsets_h = [] offsets_w = [1, 2, 3] mode = "cyclic" : tensor<1x4x8x8xf32>
+  %y = seg.channel_shift %x offsets_h = [] offsets_w = [1, 2, 3] mode = cyclic : tensor<1x4x8x8xf32>
   return
 }
 
 // -----
 
 func.func @channel_shift_mode(%x: tensor<1x4x8x8xf32>) {
-  // expected-error @+1 {{expected 'mode' to be "cyclic" or "zero", got "reflect"}}
-  %y = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "reflect" : tensor<1x4x8x8xf32>
+  // expected-error @+1 {{unknown shift mode "reflect", expected one of: cyclic, zero}}
+  %y = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = reflect : tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @channel_shift_mode_generic(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{unknown shift mode "reflect", expected one of: cyclic, zero}}
+  %y = "seg.channel_shift"(%x) <{mode = #seg<shift_mode reflect>, offsets_h = array<i64: 0, 1, 2, 3>, offsets_w = array<i64>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+// Generic form: an enum attribute of another kind is not a shift mode.
+func.func @channel_shift_mode_generic_kind(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{Invalid attribute `mode` in property conversion: #seg<activation relu>}}
+  %y = "seg.channel_shift"(%x) <{mode = #seg<activation relu>, offsets_h = array<i64: 0, 1, 2, 3>, offsets_w = array<i64>}> : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
@@ -508,7 +544,7 @@ func.func @channel_shift_mode(%x: tensor<1x4x8x8xf32>) {
 
 func.func @fused_conv2d_offsets(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
   // expected-error @+1 {{expected 'offsets_h' to be empty or have one entry per channel (4), got 2}}
-  %y = seg.fused_conv2d %x, %w offsets_h = [1, 2] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [1, 2] offsets_w = [] mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
@@ -516,15 +552,15 @@ func.func @fused_conv2d_offsets(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>
 
 func.func @fused_conv2d_weight(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x1x1xf32>) {
   // expected-error @+1 {{expected weight dim 1 to be input channels / groups (4), got 2}}
-  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x4x8x8xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
 // -----
 
 func.func @fused_conv2d_activation(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
-  // expected-error @+1 {{expected 'activation' to be "none", "relu", "gelu" or "gelu_tanh", got "silu"}}
-  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "silu" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
+  // expected-error @+1 {{unknown activation "silu", expected one of: none, relu, gelu, gelu_tanh}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = silu : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
@@ -532,7 +568,7 @@ func.func @fused_conv2d_activation(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf
 
 func.func @fused_conv2d_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %r: tensor<1x4x8x7xf32>) {
   // expected-error @+1 {{expected 'residual' of the result's type, got 'tensor<1x4x8x7xf32>'}}
-  %y = seg.fused_conv2d %x, %w residual %r offsets_h = [] offsets_w = [] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<1x4x8x7xf32>) -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w residual %r offsets_h = [] offsets_w = [] mode = zero stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<1x4x8x7xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
@@ -588,7 +624,7 @@ func.func @deform_conv2d_offset_shape(%x: tensor<2x4x8x8xf32>, %o: tensor<2x4x8x
 
 func.func @shift_offsets_no_channels() {
   // expected-error @+1 {{expected per-channel offsets along H or W}}
-  %o = seg.shift_offsets offsets_h = [] offsets_w = [] mode = "cyclic" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x0x4x4xf32>
+  %o = seg.shift_offsets offsets_h = [] offsets_w = [] mode = cyclic input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x0x4x4xf32>
   return
 }
 
@@ -596,15 +632,15 @@ func.func @shift_offsets_no_channels() {
 
 func.func @shift_offsets_lengths() {
   // expected-error @+1 {{expected 'offsets_h' and 'offsets_w' of the same length when both are given}}
-  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [1] mode = "cyclic" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [1] mode = cyclic input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
   return
 }
 
 // -----
 
 func.func @shift_offsets_mode() {
-  // expected-error @+1 {{expected 'mode' to be "cyclic" or "zero", got "wrap"}}
-  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "wrap" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
+  // expected-error @+1 {{unknown shift mode "wrap", expected one of: cyclic, zero}}
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = wrap input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
   return
 }
 
@@ -612,7 +648,7 @@ func.func @shift_offsets_mode() {
 
 func.func @shift_offsets_kernel_fits() {
   // expected-error @+1 {{the kernel does not fit the padded input}}
-  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "zero" input_size = [2, 2] kernel = [5, 5] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x100x1x1xf32>
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = zero input_size = [2, 2] kernel = [5, 5] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x100x1x1xf32>
   return
 }
 
@@ -620,7 +656,7 @@ func.func @shift_offsets_kernel_fits() {
 
 func.func @shift_offsets_result() {
   // expected-error @+1 {{expected result shape [1, 4, 4, 4], got [1, 4, 4, 3]}}
-  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "zero" input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x3xf32>
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = zero input_size = [4, 4] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x3xf32>
   return
 }
 
@@ -628,6 +664,6 @@ func.func @shift_offsets_result() {
 
 func.func @shift_offsets_kernel_entries() {
   // expected-error @+1 {{expected 'kernel' to have 2 entries, got 1}}
-  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = "zero" input_size = [4, 4] kernel = [1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
+  %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = zero input_size = [4, 4] kernel = [1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
   return
 }

@@ -66,8 +66,8 @@ func.func @elementwise(%x: tensor<1x16x8x8xf32>, %s: tensor<1x16x1x1xf32>, %v: t
   %b = seg.sigmoid %a : tensor<1x16x8x8xf32>
   // CHECK: seg.gelu %{{.*}} : tensor<1x16x8x8xf32>
   %c = seg.gelu %b : tensor<1x16x8x8xf32>
-  // CHECK: seg.gelu %{{.*}} approximate = "tanh" : tensor<1x16x8x8xf32>
-  %d = seg.gelu %c approximate = "tanh" : tensor<1x16x8x8xf32>
+  // CHECK: seg.gelu %{{.*}} approximate = tanh : tensor<1x16x8x8xf32>
+  %d = seg.gelu %c approximate = tanh : tensor<1x16x8x8xf32>
   // CHECK: seg.add %{{.*}}, %{{.*}} : tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32> -> tensor<1x16x8x8xf32>
   %e = seg.add %d, %x : tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32> -> tensor<1x16x8x8xf32>
   // CHECK: seg.mul %{{.*}}, %{{.*}} : tensor<1x16x8x8xf32>, tensor<1x16x1x1xf32> -> tensor<1x16x8x8xf32>
@@ -129,15 +129,15 @@ func.func @other_float_types(%x: tensor<2x8xf16>, %y: tensor<2x8xbf16>) -> (tens
 // CHECK-LABEL: func.func @shift_ops
 func.func @shift_ops(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: tensor<4xf32>, %w3: tensor<4x4x3x3xf32>)
     -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
-  // CHECK: seg.channel_shift %{{.*}} offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" : tensor<1x4x8x8xf32>
-  %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" : tensor<1x4x8x8xf32>
-  // CHECK: %[[C:.*]] = seg.fused_conv2d %{{.*}}, %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = "zero" stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none" : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
-  %c = seg.fused_conv2d %x, %w, %b offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = "zero"
-       stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = "none"
+  // CHECK: seg.channel_shift %{{.*}} offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic : tensor<1x4x8x8xf32>
+  %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic : tensor<1x4x8x8xf32>
+  // CHECK: %[[C:.*]] = seg.fused_conv2d %{{.*}}, %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = zero stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %c = seg.fused_conv2d %x, %w, %b offsets_h = [] offsets_w = [-2, -1, 1, 2] mode = zero
+       stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none
        : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
-  // CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} residual %[[C]] offsets_h = [] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu_tanh" : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
-  %r = seg.fused_conv2d %x, %w3 residual %c offsets_h = [] offsets_w = [] mode = "cyclic"
-       stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "gelu_tanh"
+  // CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} residual %[[C]] offsets_h = [] offsets_w = [] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = gelu_tanh : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %r = seg.fused_conv2d %x, %w3 residual %c offsets_h = [] offsets_w = [] mode = cyclic
+       stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = gelu_tanh
        : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %s, %c, %r : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
@@ -155,8 +155,8 @@ func.func @fold_batch_norm(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) -> (tenso
 
 // CHECK-LABEL: func.func @deform
 func.func @deform(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>, %b: tensor<6xf32>) -> tensor<1x6x8x8xf32> {
-  // CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
-  %o = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" input_size = [8, 8]
+  // CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic input_size = [8, 8] kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
+  %o = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic input_size = [8, 8]
          kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x8x8x8xf32>
   // CHECK: seg.deform_conv2d %{{.*}}, %[[O]], %{{.*}}, %{{.*}} stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4 : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
   %y = seg.deform_conv2d %x, %o, %w, %b stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 4

@@ -4,21 +4,28 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The seg dialect: registration, inliner interface, and the per-tensor size
-// limit every op verifier applies. The ops' verifiers and shape functions are
-// in SegOps.cpp, their folders in SegFolds.cpp.
+// The seg dialect: registration (ops and enum attributes), inliner
+// interface, and the per-tensor size limit every op verifier applies. The ops'
+// verifiers and shape functions are in SegOps.cpp, their folders in
+// SegFolds.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
 
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::gpuopt::seg;
 
 #include "gpuopt/Dialect/Seg/IR/SegOpsDialect.cpp.inc"
+
+#include "gpuopt/Dialect/Seg/IR/SegEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "gpuopt/Dialect/Seg/IR/SegAttrs.cpp.inc"
 
 namespace {
 /// Every seg op is a function of its operands and attributes, legal to
@@ -31,10 +38,62 @@ struct SegInlinerInterface : DialectInlinerInterface {
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Enum attributes
+//===----------------------------------------------------------------------===//
+
+/// Parses the keyword (or string) of an enum case; an unknown one is a single
+/// error at it naming `what` and the `count` valid cases.
+template <typename EnumT>
+static FailureOr<EnumT>
+parseEnumCase(AsmParser &parser, StringRef what, uint64_t count,
+              std::optional<EnumT> (*symbolize)(StringRef),
+              StringRef (*stringify)(EnumT)) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string keyword;
+  if (failed(parser.parseKeywordOrString(&keyword)))
+    return failure();
+  if (std::optional<EnumT> value = symbolize(keyword))
+    return *value;
+  InFlightDiagnostic diag = parser.emitError(loc)
+                            << "unknown " << what << " \"" << keyword
+                            << "\", expected one of: ";
+  for (uint64_t i = 0; i < count; ++i)
+    diag << (i ? ", " : "") << stringify(static_cast<EnumT>(i));
+  return diag;
+}
+
+#define SEG_ENUM_ATTR_ASM(Enum, what)                                          \
+  Attribute Enum##Attr::parse(AsmParser &parser, Type) {                       \
+    FailureOr<Enum> value =                                                    \
+        parseEnumCase<Enum>(parser, what, getMaxEnumValFor##Enum() + 1,        \
+                            symbolize##Enum, stringify##Enum);                 \
+    if (failed(value))                                                         \
+      return {};                                                               \
+    return Enum##Attr::get(parser.getContext(), *value);                       \
+  }                                                                            \
+  void Enum##Attr::print(AsmPrinter &printer) const {                          \
+    printer << ' ' << stringify##Enum(getValue());                             \
+  }
+
+SEG_ENUM_ATTR_ASM(ShiftMode, "shift mode")
+SEG_ENUM_ATTR_ASM(Activation, "activation")
+SEG_ENUM_ATTR_ASM(GeluApproximation, "GELU approximation")
+
+#undef SEG_ENUM_ATTR_ASM
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
 void SegDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "gpuopt/Dialect/Seg/IR/SegOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "gpuopt/Dialect/Seg/IR/SegAttrs.cpp.inc"
       >();
   addInterfaces<SegInlinerInterface>();
 }

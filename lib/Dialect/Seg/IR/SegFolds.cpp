@@ -118,7 +118,8 @@ OpFoldResult ChannelShiftOp::fold(FoldAdaptor) {
     return getInput();
   // Cyclic shifts compose: the offsets add (mod the map's size).
   auto prev = getInput().getDefiningOp<ChannelShiftOp>();
-  if (!prev || getMode() != "cyclic" || prev.getMode() != "cyclic")
+  if (!prev || getMode() != ShiftMode::Cyclic ||
+      prev.getMode() != ShiftMode::Cyclic)
     return {};
   ArrayRef<int64_t> shape = getType().getShape();
   // An empty map has no size to reduce the offsets by.

@@ -502,7 +502,7 @@ LogicalResult permuteShape(const ShapeError &err, Type input,
 
 LogicalResult channelShiftShape(const ShapeError &err, Type input,
                                 ArrayRef<int64_t> offsetsH,
-                                ArrayRef<int64_t> offsetsW, StringRef mode,
+                                ArrayRef<int64_t> offsetsW,
                                 SmallVectorImpl<int64_t> &shape) {
   auto in = cast<RankedTensorType>(input);
   if (in.getRank() != 4)
@@ -517,9 +517,7 @@ LogicalResult channelShiftShape(const ShapeError &err, Type input,
                  "channel (",
                  channels, "), got ", offsets.size());
   }
-  if (mode != "cyclic" && mode != "zero")
-    return err("expected 'mode' to be \"cyclic\" or \"zero\", got \"", mode,
-               "\"");
+  // 'mode' is a ShiftModeAttr: its constraint already rejected any other value.
   llvm::append_range(shape, in.getShape());
   return success();
 }
@@ -530,16 +528,11 @@ LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
   Type bias = op.getBias() ? op.getBias().getType() : Type();
   SmallVector<int64_t> shifted;
   if (failed(channelShiftShape(err, input, op.getOffsetsH(), op.getOffsetsW(),
-                               op.getMode(), shifted)) ||
+                               shifted)) ||
       failed(conv2dShape(err, input, op.getWeight().getType(), bias,
                          op.getStride(), op.getPadding(), op.getDilation(),
                          op.getGroupsAttr().getInt(), shape)))
     return failure();
-  StringRef act = op.getActivation();
-  if (act != "none" && act != "relu" && act != "gelu" && act != "gelu_tanh")
-    return err("expected 'activation' to be \"none\", \"relu\", \"gelu\" or "
-               "\"gelu_tanh\", got \"",
-               act, "\"");
   if (Value residual = op.getResidual()) {
     auto type = cast<RankedTensorType>(residual.getType());
     if (type.getShape() != ArrayRef<int64_t>(shape) ||
@@ -683,8 +676,7 @@ SEG_SHAPE_HOOKS(PermuteOp, op.getInput().getType(),
 
 SEG_SHAPE_HOOKS(ChannelShiftOp, op.getInput().getType(),
                 channelShiftShape(err, op.getInput().getType(),
-                                  op.getOffsetsH(), op.getOffsetsW(),
-                                  op.getMode(), shape))
+                                  op.getOffsetsH(), op.getOffsetsW(), shape))
 
 SEG_SHAPE_HOOKS(FusedConv2dOp, op.getInput().getType(),
                 fusedConv2dShape(FusedConv2dOp::Adaptor(op), err, shape))
@@ -768,9 +760,6 @@ LogicalResult ShiftOffsetsOp::verify() {
     if (!offsets.empty() && offsets.size() != channels)
       return emitOpError("expected 'offsets_h' and 'offsets_w' of the same "
                          "length when both are given");
-  if (getMode() != "cyclic" && getMode() != "zero")
-    return emitOpError("expected 'mode' to be \"cyclic\" or \"zero\", got \"")
-           << getMode() << "\"";
   FailureOr<int64_t> taps =
       narrowDim(err, Wide(getKernel()[0]) * getKernel()[1], "the kernel size");
   if (failed(taps))
@@ -803,7 +792,7 @@ SmallVector<float> ShiftOffsetsOp::computeOffsets() {
   int64_t kh = getKernel()[0], kw = getKernel()[1];
   ArrayRef<int64_t> shape = getType().getShape();
   int64_t outH = shape[2], outW = shape[3];
-  bool cyclic = getMode() == "cyclic";
+  bool cyclic = getMode() == ShiftMode::Cyclic;
   SmallVector<float> result(getType().getNumElements());
   auto at = [&](int64_t ch, int64_t y, int64_t x) -> float & {
     return result[(ch * outH + y) * outW + x];
@@ -844,18 +833,6 @@ SmallVector<float> ShiftOffsetsOp::computeOffsets() {
 LogicalResult ParamOp::verify() {
   if (getName().empty())
     return emitOpError("expected a non-empty parameter name");
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// GeluOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("expected 'approximate' to be \"none\" or \"tanh\", "
-                       "got \"")
-           << getApproximate() << "\"";
   return success();
 }
 

@@ -55,7 +55,7 @@ struct RollToChannelShift : OpRewritePattern<RollOp> {
     rewriter.replaceOpWithNewOp<ChannelShiftOp>(
         op, op.getInput(), rewriter.getDenseI64ArrayAttr(offsetsH),
         rewriter.getDenseI64ArrayAttr(offsetsW),
-        rewriter.getStringAttr("cyclic"));
+        ShiftModeAttr::get(rewriter.getContext(), ShiftMode::Cyclic));
     return success();
   }
 };
@@ -101,7 +101,7 @@ struct ConcatOfShiftedSlices : OpRewritePattern<ConcatOp> {
     if (op.getDim() != 1 || !isNCHW(op.getResult()))
       return rewriter.notifyMatchFailure(op, "not a channel concat of NCHW");
     Value source;
-    std::optional<StringRef> mode;
+    std::optional<ShiftMode> mode;
     SmallVector<int64_t> offsetsH, offsetsW;
     bool anyH = false, anyW = false;
     int64_t next = 0;
@@ -127,7 +127,7 @@ struct ConcatOfShiftedSlices : OpRewritePattern<ConcatOp> {
         llvm::append_range(all, offsets);
       };
       if (part->shift) {
-        StringRef partMode = part->shift.getMode();
+        ShiftMode partMode = part->shift.getMode();
         if (mode && *mode != partMode)
           return rewriter.notifyMatchFailure(op,
                                              "cyclic and zero shifts mixed");
@@ -149,7 +149,8 @@ struct ConcatOfShiftedSlices : OpRewritePattern<ConcatOp> {
     rewriter.replaceOpWithNewOp<ChannelShiftOp>(
         op, source, rewriter.getDenseI64ArrayAttr(offsetsH),
         rewriter.getDenseI64ArrayAttr(offsetsW),
-        rewriter.getStringAttr(mode.value_or("cyclic")));
+        ShiftModeAttr::get(rewriter.getContext(),
+                           mode.value_or(ShiftMode::Cyclic)));
     return success();
   }
 };
@@ -164,7 +165,7 @@ struct CroppedPaddedShiftToZeroShift : OpRewritePattern<SliceOp> {
   LogicalResult matchAndRewrite(SliceOp op,
                                 PatternRewriter &rewriter) const override {
     auto shift = op.getInput().getDefiningOp<ChannelShiftOp>();
-    if (!shift || shift.getMode() != "cyclic")
+    if (!shift || shift.getMode() != ShiftMode::Cyclic)
       return rewriter.notifyMatchFailure(op, "not a crop of a cyclic shift");
     auto pad = shift.getInput().getDefiningOp<PadOp>();
     if (!pad || pad.getValue().convertToDouble() != 0.0)
@@ -188,7 +189,7 @@ struct CroppedPaddedShiftToZeroShift : OpRewritePattern<SliceOp> {
       return rewriter.notifyMatchFailure(op, "an offset exceeds the padding");
     rewriter.replaceOpWithNewOp<ChannelShiftOp>(
         op, pad.getInput(), shift.getOffsetsHAttr(), shift.getOffsetsWAttr(),
-        rewriter.getStringAttr("zero"));
+        ShiftModeAttr::get(rewriter.getContext(), ShiftMode::Zero));
     return success();
   }
 };

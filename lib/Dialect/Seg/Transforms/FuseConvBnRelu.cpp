@@ -35,7 +35,8 @@ namespace {
 struct ConvParts {
   Value input, weight, bias, residual;
   DenseI64ArrayAttr offsetsH, offsetsW, stride, padding, dilation;
-  StringAttr mode, activation;
+  ShiftModeAttr mode;
+  ActivationAttr activation;
   IntegerAttr groups;
 
   static std::optional<ConvParts> of(Value v, Builder &b) {
@@ -49,8 +50,8 @@ struct ConvParts {
                        conv.getStrideAttr(),
                        conv.getPaddingAttr(),
                        conv.getDilationAttr(),
-                       b.getStringAttr("cyclic"),
-                       b.getStringAttr("none"),
+                       ShiftModeAttr::get(b.getContext(), ShiftMode::Cyclic),
+                       ActivationAttr::get(b.getContext(), Activation::None),
                        conv.getGroupsAttr()};
     if (auto conv = v.getDefiningOp<FusedConv2dOp>())
       return ConvParts{conv.getInput(),          conv.getWeight(),
@@ -64,7 +65,7 @@ struct ConvParts {
 
   /// A plain convolution result: no activation or residual applied yet.
   bool hasEpilogue() const {
-    return residual || activation.getValue() != "none";
+    return residual || activation.getValue() != Activation::None;
   }
 
   Value build(PatternRewriter &rewriter, Location loc) const {
@@ -118,10 +119,10 @@ template <typename OpTy> struct ActivationIntoConv : OpRewritePattern<OpTy> {
     std::optional<ConvParts> conv = plainConv(op.getInput(), rewriter);
     if (!conv)
       return rewriter.notifyMatchFailure(op, "input is not a one-use conv");
-    StringRef name = "relu";
+    Activation activation = Activation::Relu;
     if constexpr (std::is_same_v<OpTy, GeluOp>)
-      name = op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
-    conv->activation = rewriter.getStringAttr(name);
+      activation = geluActivation(op.getApproximate());
+    conv->activation = ActivationAttr::get(rewriter.getContext(), activation);
     rewriter.replaceOp(op, conv->build(rewriter, op.getLoc()));
     ++counter;
     return success();

@@ -48,7 +48,7 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
         /*residual=*/Value(), shift.getOffsetsHAttr(), shift.getOffsetsWAttr(),
         shift.getModeAttr(), op.getStrideAttr(), op.getPaddingAttr(),
         op.getDilationAttr(), op.getGroupsAttr(),
-        rewriter.getStringAttr("none"));
+        ActivationAttr::get(rewriter.getContext(), Activation::None));
     return success();
   }
 };

@@ -7,7 +7,7 @@
 // by 0 written out too).
 // CHECK-LABEL: func.func @one_channel_slices
 // CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>)
-// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic"
+// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.concat
 // CHECK: return %[[S]]
@@ -29,7 +29,7 @@ func.func @one_channel_slices(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 
 // torch.chunk(x, 3, 1) of 5 channels: chunks of 2, 2, 1; the middle one unrolled.
 // CHECK-LABEL: func.func @chunk_remainder
-// CHECK: seg.channel_shift %{{.*}} offsets_h = [] offsets_w = [-1, -1, 0, 0, 7] mode = "cyclic"
+// CHECK: seg.channel_shift %{{.*}} offsets_h = [] offsets_w = [-1, -1, 0, 0, 7] mode = cyclic
 // CHECK-NOT: seg.concat
 // expected-remark @+1 {{collapse-rolls: 2 seg.roll removed, 1 seg.channel_shift}}
 func.func @chunk_remainder(%x: tensor<2x5x4x6xf32>) -> tensor<2x5x4x6xf32> {
@@ -46,7 +46,7 @@ func.func @chunk_remainder(%x: tensor<2x5x4x6xf32>) -> tensor<2x5x4x6xf32> {
 
 // A whole-tensor roll over both spatial dims (Swin) and its use twice.
 // CHECK-LABEL: func.func @whole_tensor_two_dims
-// CHECK: %[[S:.*]] = seg.channel_shift %{{.*}} offsets_h = [1, 1] offsets_w = [-2, -2] mode = "cyclic"
+// CHECK: %[[S:.*]] = seg.channel_shift %{{.*}} offsets_h = [1, 1] offsets_w = [-2, -2] mode = cyclic
 // CHECK: seg.add %[[S]], %[[S]]
 // expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
 func.func @whole_tensor_two_dims(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
@@ -60,7 +60,7 @@ func.func @whole_tensor_two_dims(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
 // UNeXt: zero-pad by 2, chunk, roll by -1/0/+1 along H, concat, crop H then W.
 // CHECK-LABEL: func.func @pad_roll_crop
 // CHECK-SAME: (%[[X:.*]]: tensor<1x3x4x5xf32>)
-// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [-1, 0, 2] offsets_w = [] mode = "zero"
+// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [-1, 0, 2] offsets_w = [] mode = zero
 // CHECK-NOT: seg.pad
 // CHECK: return %[[S]]
 // expected-remark @+1 {{collapse-rolls: 2 seg.roll removed, 1 seg.channel_shift}}
@@ -83,7 +83,7 @@ func.func @pad_roll_crop(%x: tensor<1x3x4x5xf32>) -> tensor<1x3x4x5xf32> {
 // stays cyclic.
 // CHECK-LABEL: func.func @negative_pad_roll_crop_exceeds_padding
 // CHECK: seg.pad
-// CHECK: seg.channel_shift %{{.*}} offsets_h = [5] offsets_w = [] mode = "cyclic"
+// CHECK: seg.channel_shift %{{.*}} offsets_h = [5] offsets_w = [] mode = cyclic
 // CHECK: seg.slice
 // expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
 func.func @negative_pad_roll_crop_exceeds_padding(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
@@ -98,7 +98,7 @@ func.func @negative_pad_roll_crop_exceeds_padding(%x: tensor<1x1x4x4xf32>) -> te
 // Padding with a non-zero value is not a zero-filled shift.
 // CHECK-LABEL: func.func @negative_pad_value
 // CHECK: seg.pad
-// CHECK: seg.channel_shift %{{.*}} mode = "cyclic"
+// CHECK: seg.channel_shift %{{.*}} mode = cyclic
 // expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
 func.func @negative_pad_value(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %p = seg.pad %x low = [0, 0, 2, 0] high = [0, 0, 2, 0] value = 1.0 : tensor<1x1x4x4xf32> -> tensor<1x1x8x4xf32>

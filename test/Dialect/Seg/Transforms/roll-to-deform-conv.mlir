@@ -5,7 +5,7 @@
 // A roll group consumed by a 3x3 convolution.
 // CHECK-LABEL: func.func @roll_group_into_conv
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x8x8xf32>, %[[W:.*]]: tensor<3x2x3x3xf32>)
-// CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic" input_size = [8, 8] kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<1x36x4x4xf32>
+// CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = cyclic input_size = [8, 8] kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<1x36x4x4xf32>
 // CHECK: %[[Y:.*]] = seg.deform_conv2d %[[X]], %[[O]], %[[W]] stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 offset_groups = 2
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.channel_shift
@@ -23,12 +23,12 @@ func.func @roll_group_into_conv(%x: tensor<1x2x8x8xf32>, %w: tensor<3x2x3x3xf32>
 
 // A token linear of a zero-filled shift: a 1x1 deformable convolution.
 // CHECK-LABEL: func.func @token_linear
-// CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [] offsets_w = [1, -1] mode = "zero" input_size = [2, 2] kernel = [1, 1]
+// CHECK: %[[O:.*]] = seg.shift_offsets offsets_h = [] offsets_w = [1, -1] mode = zero input_size = [2, 2] kernel = [1, 1]
 // CHECK: %[[D:.*]] = seg.deform_conv2d %{{.*}}, %[[O]], %{{.*}} stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 offset_groups = 2
 // CHECK: seg.permute %[[D]] dims = [0, 2, 3, 1]
 // CHECK-NOT: seg.linear
 func.func @token_linear(%x: tensor<1x2x2x2xf32>, %w: tensor<3x2xf32>) -> tensor<1x4x3xf32> {
-  %s = seg.channel_shift %x offsets_h = [] offsets_w = [1, -1] mode = "zero" : tensor<1x2x2x2xf32>
+  %s = seg.channel_shift %x offsets_h = [] offsets_w = [1, -1] mode = zero : tensor<1x2x2x2xf32>
   %p = seg.permute %s dims = [0, 2, 3, 1] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
   %t = seg.reshape %p : tensor<1x2x2x2xf32> -> tensor<1x4x2xf32>
   %y = seg.linear %t, %w : tensor<1x4x2xf32>, tensor<3x2xf32> -> tensor<1x4x3xf32>
@@ -56,7 +56,7 @@ func.func @negative_add_consumer(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
 // CHECK: seg.conv2d %[[X]]
 // CHECK-NOT: seg.deform_conv2d
 func.func @negative_empty_shift(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
-  %s = seg.channel_shift %x offsets_h = [] offsets_w = [] mode = "cyclic" : tensor<1x2x4x4xf32>
+  %s = seg.channel_shift %x offsets_h = [] offsets_w = [] mode = cyclic : tensor<1x2x4x4xf32>
   %y = seg.conv2d %s, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }

@@ -17,7 +17,7 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
   %v = seg.param "bn.var" : tensor<4xf32>
   %nw, %nb = seg.fold_batch_norm %w, %v, %v, %v, %v epsilon = 1.0e-05 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)
-  %y = seg.fused_conv2d %x, %nw, %nb offsets_h = [] offsets_w = [] mode = "cyclic" stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = "relu" : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %nw, %nb offsets_h = [] offsets_w = [] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = relu : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
 }
 

@@ -12,6 +12,7 @@ include "mlir/IR/OpBase.td"
 def Seg_Dialect : Dialect {
   let name = "seg";
   let cppNamespace = "::mlir::gpuopt::seg";
+  let useDefaultAttributePrinterParser = 1;
   let summary = "Tensor-level operators of segmentation networks, with PyTorch semantics";
   let description = [{
     The `seg` dialect captures segmentation networks (UNet, Rolling-UNet,
@@ -33,6 +34,15 @@ def Seg_Dialect : Dialect {
     aligned at their trailing dimension; each pair of aligned sizes must be
     equal or one of them 1; the missing leading dimensions of the lower-rank
     operand count as 1. The result has the broadcast shape.
+
+    Closed vocabularies are enum attributes (SegEnums.td; their cases are
+    listed in `SegEnums.md`): the `mode` of a shift (`cyclic`, `zero`), the
+    `activation` of `seg.fused_conv2d` (`none`, `relu`, `gelu`, `gelu_tanh`)
+    and the `approximate` of `seg.gelu` (`none`, `tanh`). An op's custom form
+    writes the bare keyword (`mode = cyclic`; the string `"cyclic"` parses
+    too), the generic form the attribute (`#seg<shift_mode cyclic>`,
+    `#seg<activation relu>`, `#seg<gelu_approximation tanh>`); any other
+    value is a parse error naming the valid cases.
   }];
 }
 

@@ -9,6 +9,7 @@
 
 #include "gpuopt/Dialect/Seg/IR/SegDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -46,6 +47,28 @@ public:
     return verifyTensorSizes(op);
   }
 };
+
+} // namespace mlir::gpuopt::seg
+
+// The enums of SegEnums.td (ShiftMode, Activation, GeluApproximation) with
+// their stringifyX/symbolizeX, and the attributes that hold them.
+#include "gpuopt/Dialect/Seg/IR/SegEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "gpuopt/Dialect/Seg/IR/SegAttrs.h.inc"
+
+namespace mlir::gpuopt::seg {
+
+/// The fused-convolution activation that computes `seg.gelu` with
+/// `approximate`.
+inline Activation geluActivation(GeluApproximation approximate) {
+  switch (approximate) {
+  case GeluApproximation::None:
+    return Activation::Gelu;
+  case GeluApproximation::Tanh:
+    return Activation::GeluTanh;
+  }
+  llvm_unreachable("unknown GeluApproximation");
+}
 
 } // namespace mlir::gpuopt::seg
 

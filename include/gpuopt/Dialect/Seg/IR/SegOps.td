@@ -8,6 +8,7 @@
 #define GPUOPT_DIALECT_SEG_IR_SEGOPS_TD
 
 include "gpuopt/Dialect/Seg/IR/SegBase.td"
+include "gpuopt/Dialect/Seg/IR/SegEnums.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -219,22 +220,22 @@ def Seg_GeluOp : Seg_Op<"gelu", [Pure, SameOperandsAndResultType,
                                  InferTypeOpInterface]> {
   let summary = "Gaussian error linear unit (torch.nn.functional.gelu)";
   let description = [{
-    `approximate = "none"` (the default) is the exact form
-    `x · Φ(x) = x/2 · (1 + erf(x / √2))`; `approximate = "tanh"` is
+    `approximate = none` (the default) is the exact form
+    `x · Φ(x) = x/2 · (1 + erf(x / √2))`; `approximate = tanh` is
     `x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³)))`, as in PyTorch.
 
     ```mlir
     %y = seg.gelu %t : tensor<1x64x128xf32>
-    %z = seg.gelu %t approximate = "tanh" : tensor<1x64x128xf32>
+    %z = seg.gelu %t approximate = tanh : tensor<1x64x128xf32>
     ```
   }];
   let arguments = (ins Seg_FloatTensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<Seg_GeluApproximationAttr,
+                           "::mlir::gpuopt::seg::GeluApproximation::None">:$approximate);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`approximate` `=` $approximate^)? attr-dict `:` type($input)
+    $input (`approximate` `=` `` $approximate^)? attr-dict `:` type($input)
   }];
-  let hasVerifier = 1;
 }
 
 def Seg_AddOp : Seg_BroadcastBinaryOp<"add", [Commutative]> {
@@ -470,9 +471,9 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
   let summary = "Shift every channel of an NCHW map by its own (dh, dw)";
   let description = [{
     `out[n, c, h, w] = in[n, c, h − offsets_h[c], w − offsets_w[c]]`.
-    With `mode = "cyclic"` the source indices wrap around (mod H, mod W): this
+    With `mode = cyclic` the source indices wrap around (mod H, mod W): this
     is what a group of per-channel `torch.roll`s computes. With
-    `mode = "zero"` a source index outside the map reads 0: this is what
+    `mode = zero` a source index outside the map reads 0: this is what
     pad → roll → crop computes (UNeXt's shifted MLP). An offsets array is
     either empty (no shift along that axis) or has one entry per channel.
 
@@ -482,15 +483,15 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
     ```mlir
     // Rolling-UNet: channel c rolled by c along H.
     %y = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = []
-           mode = "cyclic" : tensor<1x4x32x32xf32>
+           mode = cyclic : tensor<1x4x32x32xf32>
     ```
   }];
   let arguments = (ins Seg_FloatTensor:$input, DenseI64ArrayAttr:$offsets_h,
-                       DenseI64ArrayAttr:$offsets_w, StrAttr:$mode);
+                       DenseI64ArrayAttr:$offsets_w, Seg_ShiftModeAttr:$mode);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
     $input `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w
-    `mode` `=` $mode attr-dict `:` type($input)
+    `mode` `=` `` $mode attr-dict `:` type($input)
   }];
   let hasFolder = 1;
 }
@@ -508,7 +509,7 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
       creates this, also for a `seg.linear` over the channels of an NCHW map
       (a 1×1 convolution);
     - convolution attributes and the optional `bias` as in `seg.conv2d`;
-    - `activation` is `"none"`, `"relu"`, `"gelu"` (erf) or `"gelu_tanh"`;
+    - `activation` is `none`, `relu`, `gelu` (erf) or `gelu_tanh`;
     - the optional `residual` (the result's shape) is added last.
 
     `--fuse-conv-bn-relu` folds BatchNorm into `weight`/`bias` and fuses the
@@ -516,13 +517,13 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
 
     ```mlir
     %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
-           mode = "cyclic" stride = [1, 1] padding = [0, 0] dilation = [1, 1]
-           groups = 1 activation = "none"
+           mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1]
+           groups = 1 activation = none
          : (tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32>, tensor<4xf32>)
            -> tensor<1x4x8x8xf32>
     %z = seg.fused_conv2d %x, %w3, %b residual %y offsets_h = [] offsets_w = []
-           mode = "zero" stride = [1, 1] padding = [1, 1] dilation = [1, 1]
-           groups = 1 activation = "relu"
+           mode = zero stride = [1, 1] padding = [1, 1] dilation = [1, 1]
+           groups = 1 activation = relu
          : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>,
             tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
     ```
@@ -531,16 +532,16 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
                        Optional<Seg_FloatTensor>:$bias,
                        Optional<Seg_FloatTensor>:$residual,
                        DenseI64ArrayAttr:$offsets_h,
-                       DenseI64ArrayAttr:$offsets_w, StrAttr:$mode,
+                       DenseI64ArrayAttr:$offsets_w, Seg_ShiftModeAttr:$mode,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups,
-                       StrAttr:$activation);
+                       Seg_ActivationAttr:$activation);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`residual` $residual^)?
-    `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` $mode
+    `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` `` $mode
     `stride` `=` $stride `padding` `=` $padding `dilation` `=` $dilation
-    `groups` `=` $groups `activation` `=` $activation attr-dict
+    `groups` `=` $groups `activation` `=` `` $activation attr-dict
     `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
@@ -625,26 +626,26 @@ def Seg_ShiftOffsetsOp : Seg_Op<"shift_offsets", [Pure]> {
     `conv2d(channel_shift(x, offsets_h, offsets_w, mode))` over an input of
     spatial size `input_size`, with the given kernel geometry: every tap's
     offset points at the integer position the shifted map would read —
-    across the wrap-around for `"cyclic"`, outside the map (so reading 0)
+    across the wrap-around for `cyclic`, outside the map (so reading 0)
     where the convolution's zero padding or a zero-filled shift reads 0.
     The result is `(1, 2·C·kH·kW, Ho, Wo)`; it has no operands, so backends
     compute it once (load time).
 
     ```mlir
     %off = seg.shift_offsets offsets_h = [0, 1, 2, 3] offsets_w = []
-             mode = "cyclic" input_size = [8, 8] kernel = [1, 1]
+             mode = cyclic input_size = [8, 8] kernel = [1, 1]
              stride = [1, 1] padding = [0, 0] dilation = [1, 1]
            : tensor<1x8x8x8xf32>
     ```
   }];
   let arguments = (ins DenseI64ArrayAttr:$offsets_h,
-                       DenseI64ArrayAttr:$offsets_w, StrAttr:$mode,
+                       DenseI64ArrayAttr:$offsets_w, Seg_ShiftModeAttr:$mode,
                        DenseI64ArrayAttr:$input_size, DenseI64ArrayAttr:$kernel,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
-    `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` $mode
+    `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` `` $mode
     `input_size` `=` $input_size `kernel` `=` $kernel `stride` `=` $stride
     `padding` `=` $padding `dilation` `=` $dilation attr-dict
     `:` type($result)

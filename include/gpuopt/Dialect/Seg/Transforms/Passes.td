@@ -35,7 +35,7 @@ def CollapseRollsPass : Pass<"collapse-rolls", "::mlir::func::FuncOp"> {
     %r1 = seg.roll %s1 shifts = [1] dims = [2] : tensor<1x1x8x8xf32>
     %y = seg.concat %s0, %r1 dim = 1 ...
     // becomes
-    %y = seg.channel_shift %x offsets_h = [0, 1] offsets_w = [] mode = "cyclic"
+    %y = seg.channel_shift %x offsets_h = [0, 1] offsets_w = [] mode = cyclic
            : tensor<1x2x8x8xf32>
     ```
 
@@ -72,11 +72,11 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
     zero extra bytes and zero extra kernels.
 
     ```mlir
-    %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = "cyclic" ...
+    %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic ...
     %y = seg.conv2d %s, %w, %b stride = [1, 1] padding = [1, 1] ...
     // becomes
     %y = seg.fused_conv2d %x, %w, %b offsets_h = [0, 1, 2, 3] offsets_w = []
-           mode = "cyclic" stride = [1, 1] padding = [1, 1] ... activation = "none"
+           mode = cyclic stride = [1, 1] padding = [1, 1] ... activation = none
     ```
 
     Input: any seg graph. Output: no `seg.roll` of an NCHW map along its
@@ -161,7 +161,7 @@ def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
     %r = seg.relu %n ...
     // becomes
     %w2, %b2 = seg.fold_batch_norm %w bias %b, %mean, %var, %gamma, %beta ...
-    %r = seg.fused_conv2d %x, %w2, %b2 ... activation = "relu" ...
+    %r = seg.fused_conv2d %x, %w2, %b2 ... activation = relu ...
     ```
   }];
   let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
@@ -197,10 +197,10 @@ def RollToDeformConvPass : Pass<"roll-to-deform-conv", "::mlir::func::FuncOp"> {
     access pattern of a convolution; `--fuse-roll` needs neither.
 
     ```mlir
-    %s = seg.channel_shift %x offsets_h = [0, 1] offsets_w = [] mode = "cyclic" ...
+    %s = seg.channel_shift %x offsets_h = [0, 1] offsets_w = [] mode = cyclic ...
     %y = seg.conv2d %s, %w stride = [1, 1] padding = [0, 0] ...
     // becomes
-    %off = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = "cyclic"
+    %off = seg.shift_offsets offsets_h = [0, 1] offsets_w = [] mode = cyclic
              input_size = [8, 8] kernel = [1, 1] ... : tensor<1x4x8x8xf32>
     %y = seg.deform_conv2d %x, %off, %w ... offset_groups = 2 ...
     ```
