@@ -559,8 +559,11 @@ def Seg_FoldBatchNormOp : Seg_Op<"fold_batch_norm", [Pure,
     `new_bias = (bias − mean) · scale + beta` (`bias` = 0 when absent).
     `conv(x, new_weight, new_bias)` equals `batch_norm(conv(x, weight, bias))`.
 
-    Its operands are parameters, so every backend evaluates it once per
-    loaded checkpoint (a load-time computation), never per inference.
+    When all its operands are parameters (the case `--fuse-conv-bn-relu`
+    creates) it is load-time work: `--seg-split-load-time` moves it into
+    `@<entry>_init`, evaluated once per loaded checkpoint. When an operand is
+    a runtime value it stays in `@<entry>` and runs per inference; every
+    backend and the cost model follow the same rule (LoadTime.h).
 
     ```mlir
     %w2, %b2 = seg.fold_batch_norm %w bias %b, %mean, %var, %gamma, %beta
