@@ -35,11 +35,12 @@ static void runLowering(gpuopt_fuzz::Session &session, ModuleOp input,
   if (lowering == Lowering::Cpu) {
     built = mlir::gpuopt::buildCpuLoweringPipeline(pm);
   } else {
-    mlir::gpuopt::GpuLoweringOptions options;
-    options.serialize = false;
-    built =
-        success(succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, options)) &&
-                succeeded(mlir::gpuopt::buildGpuBinaryPipeline(pm, options)));
+    mlir::gpuopt::CudaTargetOptions target;
+    std::string error;
+    built = success(
+        succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, target)) &&
+        succeeded(mlir::gpuopt::buildGpuBinaryPipeline(
+            pm, target, /*serialize=*/false, error)));
   }
   if (failed(built))
     session.finding("the lowering pipeline does not build", "");
