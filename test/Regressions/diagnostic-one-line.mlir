@@ -20,7 +20,7 @@
 
 // PASS: error: no function body named @nope to split
 // COMPILE: error: no function body named @nope to split
-// COMPILE: gpuopt-compile: error: the pipeline 'seg-split-load-time{entry=nope}' failed
+// COMPILE: error: the pipeline 'seg-split-load-time{entry=nope}' failed
 // VERIFY: conv-bad-groups.mlir:4:8: error: {{.*}}groups
 // DUMP: error: no function body named @nope to split
 // DUMP: see current operation
