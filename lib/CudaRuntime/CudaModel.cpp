@@ -235,7 +235,7 @@ Status CudaModel::create(const std::string &artifactPath,
   }
   if (strict)
     for (const auto &[name, t] : weights.tensors)
-      if (!used.count(name))
+      if (!used.count(name) && !isTrainingCounter(name))
         return Status::error(weightsPath + ": tensor '" + escapeName(name) +
                              "' is not a parameter of the model (strict)");
 

@@ -577,7 +577,7 @@ SmallVector<std::string> mlir::gpuopt::reference::unusedWeights(
   func.walk([&](mlir::gpuopt::seg::ParamOp p) { used.insert(p.getName()); });
   SmallVector<std::string> unused;
   for (const auto &[name, tensor] : weights.tensors)
-    if (!used.contains(name))
+    if (!used.contains(name) && !runtime::isTrainingCounter(name))
       unused.push_back(name);
   return unused;
 }

@@ -186,6 +186,10 @@ Status bindWeights(const Metadata &md, const char *path, bool strict,
     model.params[i] = std::move(t);
     file.tensors.erase(it);
   }
+  // BatchNorm's counters are in every real state_dict and never a parameter.
+  for (auto it = file.tensors.begin(); it != file.tensors.end();)
+    it = rt::isTrainingCounter(it->first) ? file.tensors.erase(it)
+                                          : std::next(it);
   if (strict && !file.tensors.empty()) {
     std::string names;
     size_t shown = 0;

@@ -118,6 +118,14 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
   auto error = [&](const std::string &message) {
     return Status::error(what + ": " + message);
   };
+  // torch.save writes a zip archive (or, before PyTorch 1.6, a pickle).
+  bool zip = size >= 4 && bytes[0] == 'P' && bytes[1] == 'K' && bytes[2] == 3 &&
+             bytes[3] == 4;
+  bool pickle = size >= 2 && bytes[0] == 0x80 && bytes[1] >= 2 && bytes[1] <= 5;
+  if (zip || pickle)
+    return error("a PyTorch checkpoint (torch.save), not safetensors; "
+                 "convert it with: python -m gpuopt.weights convert " +
+                 what + " OUT.safetensors");
   if (size < kLengthBytes)
     return error("file of " + std::to_string(size) +
                  " bytes is too short for the 8-byte header length");
@@ -220,6 +228,14 @@ Status readSafetensors(const std::string &path, SafetensorsFile &out,
   if (Status status = MappedFile::map(path, file); !status)
     return status;
   return parseSafetensors(file->data(), file->size(), path, out, limits, file);
+}
+
+bool isTrainingCounter(const std::string &name) {
+  static constexpr const char kCounter[] = "num_batches_tracked";
+  size_t n = sizeof(kCounter) - 1;
+  if (name.size() < n || name.compare(name.size() - n, n, kCounter) != 0)
+    return false;
+  return name.size() == n || name[name.size() - n - 1] == '.';
 }
 
 Status writeSafetensors(const std::string &path,

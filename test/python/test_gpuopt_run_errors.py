@@ -11,10 +11,23 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import CONV_GRAPH
 from safetensors.numpy import save_file
 
 from gpuopt.tools import tool
+
+BN_GRAPH = """\
+func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
+  %m = seg.param "bn.running_mean" : tensor<3xf32>
+  %v = seg.param "bn.running_var" : tensor<3xf32>
+  %g = seg.param "bn.weight" : tensor<3xf32>
+  %b = seg.param "bn.bias" : tensor<3xf32>
+  %y = seg.batch_norm %x, %m, %v, %g, %b epsilon = 1.0e-05
+       : tensor<1x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32>
+}
+"""
 
 
 def run(*args: object) -> subprocess.CompletedProcess:
@@ -210,21 +223,101 @@ def test_full_state_dict_loads(files: dict[str, Path], tmp_path: Path) -> None:
 
     bn = torch.nn.BatchNorm2d(3)
     save_torch({f"bn.{k}": v for k, v in bn.state_dict().items()}, str(tmp_path / "bn.safetensors"))
-    graph = """\
-func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
-  %m = seg.param "bn.running_mean" : tensor<3xf32>
-  %v = seg.param "bn.running_var" : tensor<3xf32>
-  %g = seg.param "bn.weight" : tensor<3xf32>
-  %b = seg.param "bn.bias" : tensor<3xf32>
-  %y = seg.batch_norm %x, %m, %v, %g, %b epsilon = 1.0e-05
-       : tensor<1x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x8x8xf32>
-  return %y : tensor<1x3x8x8xf32>
-}
-"""
-    files["model"].write_text(graph)
+    files["model"].write_text(BN_GRAPH)
     proc = run(files["model"], f"--weights={tmp_path / 'bn.safetensors'}", f"--input=@{files['x']}")
     assert proc.returncode == 0, proc.stderr
-    assert "bn.num_batches_tracked" in proc.stderr
+    # BatchNorm's counter is training bookkeeping: never reported as unused.
+    assert "num_batches_tracked" not in proc.stderr
+
+
+def test_strict_weights_accepts_a_batch_norm_state_dict(files: dict[str, Path], tmp_path: Path) -> None:
+    """--strict-weights with a real nn.BatchNorm2d state_dict (random statistics): runs, matches PyTorch;
+    a tensor that really is unused is still rejected."""
+    import torch
+    from safetensors.torch import save_file as save_torch
+
+    gen = torch.Generator().manual_seed(7)
+    bn = torch.nn.BatchNorm2d(3).eval()
+    with torch.no_grad():
+        for t in (bn.weight, bn.bias, bn.running_mean):
+            t.copy_(torch.randn(3, generator=gen))
+        bn.running_var.copy_(torch.rand(3, generator=gen) + 0.5)
+    bn.num_batches_tracked.fill_(17)
+    state = {f"bn.{k}": v for k, v in bn.state_dict().items()}
+    assert "bn.num_batches_tracked" in state
+    save_torch(state, str(tmp_path / "bn.safetensors"))
+    files["model"].write_text(BN_GRAPH)
+    for backend in ("reference", "cpu"):
+        y = tmp_path / f"y-{backend}.npy"
+        proc = run(
+            files["model"],
+            f"--weights={tmp_path / 'bn.safetensors'}",
+            f"--input=@{files['x']}",
+            f"--output=@{y}",
+            f"--backend={backend}",
+            "--strict-weights",
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "not used" not in proc.stderr
+        with torch.no_grad():
+            expected = bn(torch.from_numpy(np.load(files["x"]))).numpy()
+        np.testing.assert_allclose(np.load(y), expected, rtol=1e-5, atol=1e-5)
+    state["bn.extra"] = torch.randn(2, generator=gen)
+    save_torch(state, str(tmp_path / "bn.safetensors"))
+    proc = run(
+        files["model"],
+        f"--weights={tmp_path / 'bn.safetensors'}",
+        f"--input=@{files['x']}",
+        "--strict-weights",
+    )
+    expect_error(proc, "1 tensor(s)", "'bn.extra'", "--strict-weights rejects them")
+
+
+def test_torch_checkpoint_is_refused_with_the_convert_command(files: dict[str, Path], tmp_path: Path) -> None:
+    """A torch.save'd state_dict (zip, or the legacy pickle) given as --weights: one line naming the converter."""
+    import torch
+
+    state = {"conv.weight": torch.randn(4, 3, 3, 3), "conv.bias": torch.randn(4)}
+    for name, zipfile in (("w.pth", True), ("w.pt", False)):
+        torch.save(state, tmp_path / name, _use_new_zipfile_serialization=zipfile)
+        for backend in ("reference", "cpu"):
+            proc = run(
+                files["model"],
+                f"--weights={tmp_path / name}",
+                f"--input=@{files['x']}",
+                f"--backend={backend}",
+            )
+            expect_error(
+                proc,
+                f"{tmp_path / name}: a PyTorch checkpoint (torch.save), not safetensors; convert it with: "
+                f"python -m gpuopt.weights convert {tmp_path / name} OUT.safetensors",
+            )
+            assert len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_diagnostic_is_not_followed_by_the_function(files: dict[str, Path], backend: str) -> None:
+    """A wrong input shape: the located message (with its source line and caret), not the function in generic form."""
+    np.save(files["x"], np.ones((1, 3, 8, 9), dtype=np.float32))
+    proc = run(
+        files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", f"--backend={backend}"
+    )
+    expect_error(proc, f"{files['model']}:1:1: error: ", "input 0 has shape [1, 3, 8, 9]")
+    lines = proc.stderr.splitlines()
+    assert len(lines) <= 3, proc.stderr  # message, the source line, the caret
+    assert "see current operation" not in proc.stderr
+    assert "seg.conv2d" not in proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_one_run_reports_the_first_call(files: dict[str, Path], backend: str) -> None:
+    args = [files["model"], f"--weights={files['weights']}", f"--input=@{files['x']}", f"--backend={backend}"]
+    proc = run(*args, "--runs=1")
+    assert proc.returncode == 0, proc.stderr
+    assert "first call (includes warm-up)" in proc.stdout and "median" not in proc.stdout, proc.stdout
+    proc = run(*args, "--runs=3")
+    assert proc.returncode == 0, proc.stderr
+    assert "median of 3" in proc.stdout and "first call" not in proc.stdout, proc.stdout
 
 
 def test_cpu_backend_wrong_input_shape(files: dict[str, Path]) -> None:

@@ -24,6 +24,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,6 +48,15 @@ int main(int argc, char **argv) {
   mlir::gpuopt::registerAllPasses();
   auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
       argc, argv, "gpuopt optimizer driver\n", registry);
+  // mlir-opt follows every diagnostic on an operation with the operation in
+  // generic form; for an error on a function of an exported network that is
+  // thousands of lines after the one that matters. gpuopt-opt prints the
+  // located message alone unless --mlir-print-op-on-diagnostic asks for the
+  // dump (the option is read when the context is created, below).
+  if (llvm::cl::Option *printOp = llvm::cl::getRegisteredOptions().lookup(
+          "mlir-print-op-on-diagnostic");
+      printOp && !printOp->getNumOccurrences())
+    printOp->addOccurrence(0, printOp->ArgStr, "false");
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
   // What mlir-opt's own main does for these two before reading any input.

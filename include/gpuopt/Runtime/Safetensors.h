@@ -61,6 +61,12 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
 Status readSafetensors(const std::string &path, SafetensorsFile &out,
                        const SafetensorsLimits &limits = {});
 
+/// Whether `name` is training bookkeeping a state_dict carries and no
+/// inference graph reads (BatchNorm's `num_batches_tracked` counter): such a
+/// tensor never counts as unused, so --strict-weights accepts real
+/// state_dicts.
+bool isTrainingCounter(const std::string &name);
+
 /// Writes `tensors` (sorted by name, dense, no metadata) to `path`.
 Status writeSafetensors(const std::string &path,
                         const std::map<std::string, HostTensor> &tensors);
