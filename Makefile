@@ -51,9 +51,10 @@ fuzz: venv
 
 # The tools built with ASan and UBSan in build-asan/, then the lit and pytest
 # suites against them. Slow, so not part of `make check`. LibTorch is not
-# instrumented; docs/Reliability.md explains the options.
+# instrumented; docs/Reliability.md explains the options (allow_user_poisoning=0:
+# see fuzz/run.sh).
 ASAN_BUILD_DIR ?= build-asan
-SANITIZER_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1 \
+SANITIZER_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:allow_user_poisoning=0 \
   UBSAN_OPTIONS=abort_on_error=1:print_stacktrace=1
 check-asan: venv
 	cmake -G Ninja -S . -B $(ASAN_BUILD_DIR) \
