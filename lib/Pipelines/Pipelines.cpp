@@ -68,17 +68,7 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
   // alone). Copying before every in-place write removes the hazard; it adds
   // few copies here because seg ops produce fresh tensors (6 on
   // Rolling-UNet-S, 4 on UNet).
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.copyBeforeWrite = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addNestedPass<func::FuncOp>(createUniqueReturnBuffersPass());
-  bufferization::BufferResultsToOutParamsPassOptions outParams;
-  outParams.modifyPublicFunctions = true;
-  outParams.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  addBufferizationPasses(pm, /*copyBeforeWrite=*/true);
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   // Both linear in the op count (docs/Reliability.md, "Compile time"):
   // upstream's ownership-based deallocation is quadratic on a graph's one big
@@ -140,6 +130,21 @@ mlir::gpuopt::makeLlvmOptimizer(llvm::TargetMachine *targetMachine) {
         .run(*module, modules);
     return llvm::Error::success();
   };
+}
+
+void mlir::gpuopt::addBufferizationPasses(OpPassManager &pm,
+                                          bool copyBeforeWrite) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.copyBeforeWrite = copyBeforeWrite;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addNestedPass<func::FuncOp>(createUniqueReturnBuffersPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
 }
 
 void mlir::gpuopt::registerPipelines() {

@@ -83,6 +83,12 @@ LogicalResult buildCpuLoweringPipeline(OpPassManager &pm,
 std::function<llvm::Error(llvm::Module *)>
 makeLlvmOptimizer(llvm::TargetMachine *targetMachine);
 
+/// The bufferization both lowerings share: One-Shot Bufferize across function
+/// boundaries (identity layouts; `copyBeforeWrite` for the CPU lowering),
+/// unique return buffers, results as out-parameters with static allocations
+/// hoisted to the caller.
+void addBufferizationPasses(OpPassManager &pm, bool copyBeforeWrite);
+
 /// What a pipeline registered with registerCheckedPipeline reports an error
 /// through: the pass-pipeline parser's handler, which prints the message
 /// (gpuopt-opt then exits non-zero) and returns failure.
