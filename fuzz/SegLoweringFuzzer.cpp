@@ -37,10 +37,10 @@ static void runLowering(gpuopt_fuzz::Session &session, ModuleOp input,
   } else {
     mlir::gpuopt::CudaTargetOptions target;
     std::string error;
-    built = success(
-        succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, target)) &&
-        succeeded(mlir::gpuopt::buildGpuBinaryPipeline(
-            pm, target, /*serialize=*/false, error)));
+    built =
+        success(succeeded(mlir::gpuopt::buildGpuKernelPipeline(pm, target)) &&
+                succeeded(mlir::gpuopt::buildGpuBinaryPipeline(
+                    pm, target, /*serialize=*/false, error)));
   }
   if (failed(built))
     session.finding("the lowering pipeline does not build", "");
