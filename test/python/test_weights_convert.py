@@ -17,22 +17,12 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
+from test_artifacts import Net as ConvBn  # Conv-BN-ReLU
 from test_export import randomize
-from torch import nn
 
 import gpuopt
 from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model
 from gpuopt.tools import tool
-
-
-class ConvBn(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.bn = nn.BatchNorm2d(4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.relu(self.bn(self.conv(x)))
 
 
 def convert(*args: object) -> subprocess.CompletedProcess:
