@@ -1,7 +1,7 @@
 # Small wrappers so that every gpuopt library and tool is declared the same way.
 #
 # The compiler side links the MLIR dylib (libMLIR.so); the runtime side
-# (lib/Runtime) links nothing but the C++ standard library.
+# (runtime) links nothing but the C++ standard library.
 
 # add_gpuopt_library(name SOURCES... [DEPENDS tgt...] [LINK_LIBS lib...])
 function(add_gpuopt_library name)

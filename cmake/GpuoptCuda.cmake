@@ -1,4 +1,4 @@
-# The CUDA runtime (lib/CudaRuntime, tools/gpuopt-cuda-run) needs the CUDA
+# The CUDA runtime (runtime/cuda, tools/gpuopt-cuda-run) needs the CUDA
 # toolkit's headers and nothing else at build time: the driver library is
 # opened at run time. GPUOPT_WITH_CUDA=AUTO builds it when the toolkit is
 # found (FindCUDAToolkit looks on PATH and in /usr/local/cuda).

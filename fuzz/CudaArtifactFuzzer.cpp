@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // Feeds arbitrary bytes as the JSON header (the launch plan) of a CUDA
-// artifact (include/gpuopt/Runtime/CudaArtifact.h) followed by a fixed
+// artifact (runtime/include/gpuopt/Runtime/CudaArtifact.h) followed by a fixed
 // payload that images may address, to parseCudaArtifact. Any outcome but an
 // error naming the file or a plan whose launches the runtime may pass to the
 // driver unchecked is a finding.

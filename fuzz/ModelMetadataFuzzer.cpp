@@ -5,14 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // Feeds arbitrary bytes to parseModelMetadata, the parser of the metadata a
-// compiled model library carries (include/gpuopt/Runtime/CompiledModel.h).
+// compiled model library carries (runtime/include/gpuopt/Runtime/CompiledModel.h).
 // Its hash is checked before parsing in a real library, but the parser must
 // not depend on that: any outcome but an error Status or a description whose
 // indices and sizes the runtime may use unchecked is a finding.
 //
 //===----------------------------------------------------------------------===//
 
-#include "../lib/Runtime/ModelMetadata.h"
+#include "../runtime/base/ModelMetadata.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
               ninja-build cmake g++ make
-              clang-22 libclang-rt-22-dev)  # libFuzzer and sanitizer runtimes
+              clang-22 libclang-rt-22-dev  # libFuzzer and sanitizer runtimes
+              flatbuffers-compiler libflatbuffers-dev)  # the artifact schema
 
 apt_missing() {
   local missing=()

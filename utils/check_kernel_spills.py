@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check the object code of gpuopt's CPU kernels (lib/Runtime/CpuKernels.cpp).
+"""Check the object code of gpuopt's CPU kernels (runtime/cpu/CpuKernels.cpp).
 
     utils/check_kernel_spills.py build/lib/libGpuoptCpuKernels.a [--objdump PATH]
 

@@ -1,4 +1,4 @@
-# How the erf coefficients of lib/Runtime/CpuKernelsEpilogues.inc (erfApprox) were fitted:
+# How the erf coefficients of runtime/cpu/CpuKernelsEpilogues.inc (erfApprox) were fitted:
 # erf(x)/x as P(x^2)/Q(x^2), degrees 6 and 5, on (0, 3.925], by iteratively
 # reweighted least squares. A one-off research script, kept for reproducibility:
 #   .venv/bin/python utils/fit_erf.py

@@ -3,7 +3,7 @@
 # cmake, ninja and Python 3.12 with torch (no LLVM/MLIR, no network):
 #   benchmarks/gpu/run.sh OUTDIR [ARTIFACT_DIR]
 # ARTIFACT_DIR (default benchmarks/gpu/artifacts) comes from prepare.sh on
-# the build machine. Builds the CUDA runtime from lib/CudaRuntime, makes the
+# the build machine. Builds the CUDA runtime from runtime/cuda, makes the
 # weights from the seeded zoo, checks every gpuopt row against PyTorch on the
 # GPU, measures the ceilings and times the rows; writes results.md,
 # results.json, roofline.png and bench.log (at most 8 files) to OUTDIR.
@@ -36,10 +36,10 @@ if [ ! -f "$ART/manifest.json" ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$LOG"
 
-say "building the CUDA runtime (lib/CudaRuntime, no LLVM)"
+say "building the CUDA runtime (runtime/cuda, no LLVM)"
 BUILD=${BENCH_BUILD_DIR:-/tmp/gpuopt-cuda-runtime}
 export PATH=/usr/local/cuda/bin:$PATH
-if ! timeout 120 cmake -G Ninja -S lib/CudaRuntime -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >> "$LOG" 2>&1 \
+if ! timeout 120 cmake -G Ninja -S runtime -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >> "$LOG" 2>&1 \
    || ! timeout 180 ninja -C "$BUILD" >> "$LOG" 2>&1; then
   say "error: building the runtime failed (see $LOG)"
   exit 1

@@ -86,7 +86,7 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLibmPass());
-  // Buffers through gpuopt's allocator (lib/Runtime/Allocator.cpp).
+  // Buffers through gpuopt's allocator (runtime/cpu/Allocator.cpp).
   FinalizeMemRefToLLVMConversionPassOptions memrefToLlvm;
   memrefToLlvm.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLlvm));

@@ -1,7 +1,7 @@
 """Run models compiled by ``gpuopt-compile`` from Python (ctypes, no MLIR).
 
 A compiled model is a shared library implementing the C ABI of
-``include/gpuopt/Runtime/ModelAbi.h``::
+``runtime/include/gpuopt/Runtime/ModelAbi.h``::
 
     from gpuopt.compiled import CompiledModel, compile_model, set_num_threads
 
@@ -14,7 +14,7 @@ thread count of every library loaded in this process, now and later.
 
 A library is code: loading it runs its constructors, and nothing checked
 afterwards makes a hostile one safe. Before ``dlopen`` the file is checked
-the way ``gpuopt-run`` checks it (lib/Runtime/ModelLibrary.cpp, same
+the way ``gpuopt-run`` checks it (runtime/base/ModelLibrary.cpp, same
 messages): a regular file, a complete ELF shared object of this machine, a
 gpuopt model library of this ABI version. What is loaded is a private copy
 of it (in TMPDIR, removed once loaded), checked the same way, so that a
@@ -75,7 +75,7 @@ class ReaderLimits(ctypes.Structure):
 _ELF_MACHINES = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183}
 _NOTE_SECTION = b"gpuopt_model"
 _NOTE = struct.Struct("<8sIIQQ")  # gpuopt_model_note of CompiledModel.h
-# The names of fileKind in lib/Runtime/FileIO.cpp.
+# The names of fileKind in runtime/base/FileIO.cpp.
 _FILE_KINDS = (
     (stat.S_ISDIR, "directory"),
     (stat.S_ISFIFO, "fifo"),
@@ -93,7 +93,7 @@ def _truncated(what: str, offset: int, size: int, file_size: int) -> str:
 def check_library(path: str | Path, name: str | Path | None = None) -> None:
     """Raises CompiledModelError unless ``path`` is a complete gpuopt model
     library of this machine and ABI version; reads only its headers and note
-    (the port of checkModelLibrary in lib/Runtime/ModelLibrary.cpp). Messages
+    (the port of checkModelLibrary in runtime/base/ModelLibrary.cpp). Messages
     name ``name`` (default: ``path``), the file the user gave for a copy."""
     shown = path if name is None else name
 

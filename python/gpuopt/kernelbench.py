@@ -327,7 +327,7 @@ def load_library() -> ctypes.CDLL:
 
 
 def activation_code(lib: ctypes.CDLL, activation: str) -> int:
-    """The kernels' code of a seg activation (include/gpuopt/Runtime/CpuKernelAbi.h)."""
+    """The kernels' code of a seg activation (runtime/include/gpuopt/Runtime/CpuKernelAbi.h)."""
     code = int(lib.gpuopt_kb_activation_code(activation.encode()))
     if code < 0:
         raise ValueError(f"the CPU kernels have no activation {activation!r}")

@@ -2,7 +2,7 @@
  *
  * Part of the gpuopt project.
  *
- * Uses nothing but include/gpuopt/Runtime/ModelAbi.h and the model library
+ * Uses nothing but runtime/include/gpuopt/Runtime/ModelAbi.h and the model library
  * (test_compile_cpu.py links it against model.so alone and checks that no
  * MLIR or LLVM library is loaded):
  *

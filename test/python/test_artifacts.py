@@ -1,7 +1,7 @@
 """Compiled artifacts are checked before they are trusted (docs/Reliability.md).
 
 A model library (``gpuopt-compile --target=cpu``) is checked before dlopen by
-``gpuopt-run model.so`` (lib/Runtime/ModelLibrary.cpp) and by
+``gpuopt-run model.so`` (runtime/base/ModelLibrary.cpp) and by
 ``gpuopt.compiled.CompiledModel`` (its Python port): a regular file, a
 complete ELF object of this machine, a gpuopt model of this ABI version.
 After loading, the library compares its metadata with the hash compiled into

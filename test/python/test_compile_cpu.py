@@ -142,9 +142,9 @@ def test_two_inputs_threads_and_repeated_runs(tiny: dict) -> None:
 
 
 def abi_functions() -> set[str]:
-    """The functions include/gpuopt/Runtime/ModelAbi.h declares: the one
+    """The functions runtime/include/gpuopt/Runtime/ModelAbi.h declares: the one
     place the ABI is written down."""
-    text = (REPO_ROOT / "include/gpuopt/Runtime/ModelAbi.h").read_text()
+    text = (REPO_ROOT / "runtime/include/gpuopt/Runtime/ModelAbi.h").read_text()
     code = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.DOTALL)
     return set(re.findall(r"\b(gpuopt_\w+)\s*\(", code))
 
@@ -165,7 +165,7 @@ def test_library_exports_only_the_abi_and_needs_no_mlir(tiny: dict) -> None:
 
 
 def test_batch_norm_folding_runs_at_load_time(tiny: dict) -> None:
-    """The metadata the object carries (include/gpuopt/Runtime/CompiledModel.h):
+    """The metadata the object carries (runtime/include/gpuopt/Runtime/CompiledModel.h):
     the initializer reads the six conv/BN parameters and returns the folded
     weight and bias; the forward function reads only those and the inputs."""
     data = tiny["so"].read_bytes()

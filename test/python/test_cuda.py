@@ -304,13 +304,13 @@ def test_gpu_matches_pytorch(
 
 @needs_runtime
 def test_runtime_builds_standalone_without_llvm(tmp_path: Path) -> None:
-    """The benchmark machine builds the runtime from lib/CudaRuntime alone."""
+    """The benchmark machine builds the runtime from runtime/ alone."""
     if shutil.which("cmake") is None or shutil.which("ninja") is None:
         pytest.skip("cmake or ninja missing")
     build = tmp_path / "build"
     env = dict(os.environ, PATH=f"/usr/local/cuda/bin:{os.environ['PATH']}")
     subprocess.run(
-        ["cmake", "-G", "Ninja", "-S", REPO / "lib" / "CudaRuntime", "-B", build, "-DCMAKE_BUILD_TYPE=Debug"],
+        ["cmake", "-G", "Ninja", "-S", REPO / "runtime", "-B", build, "-DCMAKE_BUILD_TYPE=Debug"],
         check=True,
         capture_output=True,
         env=env,

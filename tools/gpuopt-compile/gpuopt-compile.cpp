@@ -11,8 +11,8 @@
 // Parses and verifies the graph and hands the module to the target --target
 // names in the registry of include/gpuopt/Target/TargetRegistry.h (each
 // target adds its own flags): cpu writes a shared library implementing
-// include/gpuopt/Runtime/ModelAbi.h, cuda an artifact for the CUDA runtime
-// (include/gpuopt/Runtime/CudaArtifact.h). Every failure is a located
+// runtime/include/gpuopt/Runtime/ModelAbi.h, cuda an artifact for the CUDA runtime
+// (runtime/include/gpuopt/Runtime/CudaArtifact.h). Every failure is a located
 // message on stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//

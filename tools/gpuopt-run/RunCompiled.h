@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // `gpuopt-run model.so ...`: loads a library made by gpuopt-compile with
-// dlopen and runs it through its C ABI (include/gpuopt/Runtime/ModelAbi.h).
+// dlopen and runs it through its C ABI (runtime/include/gpuopt/Runtime/ModelAbi.h).
 // No MLIR or LLVM is involved in this path.
 //
 //===----------------------------------------------------------------------===//

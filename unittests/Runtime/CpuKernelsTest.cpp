@@ -2,7 +2,7 @@
 //
 // Part of the gpuopt project.
 //
-// Checks the GEMM-based kernels of lib/Runtime/CpuKernels.cpp on random
+// Checks the GEMM-based kernels of runtime/cpu/CpuKernels.cpp on random
 // inputs against a direct double-precision loop nest over the op's
 // definition (relative L2 error <= 1e-5): convolutions across strides,
 // paddings, dilations, groups (depthwise included), per-channel shifts

@@ -2,7 +2,7 @@
 //
 // Part of the gpuopt project.
 //
-// Cases of lib/Runtime/FileIO.cpp that the tools' tests
+// Cases of runtime/base/FileIO.cpp that the tools' tests
 // (test/python/test_files.py) reach only in part: the nesting scan's handling
 // of strings, comments and arrows and the location it reports, size limits on
 // files and pipes, the removal of an uncommitted temporary, output-is-input

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Checks include/gpuopt/Runtime/CpuFeatures.def against LLVM, which the
+// Checks runtime/include/gpuopt/Runtime/CpuFeatures.def against LLVM, which the
 // compiler uses while the runtime uses the table alone:
 // - each level's extensions are exactly those of LLVM's CPU of that name
 //   among the table's (what `--cpu=<level>` records is what LLVM's level

@@ -132,7 +132,7 @@ def ConvertSegToCpuKernelsPass
     bias, activation and residual included), `seg.conv_transpose2d` whose
     kernel equals its stride (no padding, output padding or dilation, one
     group) and `seg.linear` — become calls of the C functions of
-    lib/Runtime/CpuKernels.cpp, which compute them as register-tiled GEMMs
+    runtime/cpu/CpuKernels.cpp, which compute them as register-tiled GEMMs
     (AVX-512/AVX2 micro-kernel, all cores); `seg.deform_conv2d` becomes
     bilinear sampling into a column matrix plus the same GEMM (the usual
     deformable-convolution implementation, so that `--roll-to-deform-conv`

@@ -3,8 +3,8 @@
 // Part of the gpuopt project.
 //
 // Rewrites convolutions and linear layers into calls of the kernels of
-// lib/Runtime/CpuKernels.cpp. Their names, argument lists and codes are
-// include/gpuopt/Runtime/CpuKernelAbi.{def,h}, which the kernels include
+// runtime/cpu/CpuKernels.cpp. Their names, argument lists and codes are
+// runtime/include/gpuopt/Runtime/CpuKernelAbi.{def,h}, which the kernels include
 // too; every call built here is checked against that table.
 //
 //===----------------------------------------------------------------------===//
@@ -160,7 +160,7 @@ private:
 
 /// Whether the scratch buffers a convolution kernel allocates fit the
 /// per-tensor limit: the padded input planes (conv2d: c planes of the input
-/// grown to cover the output grid; see makePadded in lib/Runtime/
+/// grown to cover the output grid; see makePadded in runtime/
 /// CpuKernels.cpp) and the im2col columns (strided conv2d, deform_conv2d:
 /// c * kh * kw rows of oh * ow columns plus a micro-tile). The kernels size
 /// them in int64 from the operand shapes and attributes, which may be huge

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // seg → (--seg-split-load-time) → --gpuopt-cpu-lowering → LLVM IR + the
-// model-specific glue of include/gpuopt/Runtime/CompiledModel.h → host object
+// model-specific glue of runtime/include/gpuopt/Runtime/CompiledModel.h → host object
 // (-O3) → `c++ -shared` with the model runtime archives.
 //
 //===----------------------------------------------------------------------===//
@@ -48,7 +48,7 @@ namespace rt = ::gpuopt::runtime;
 
 namespace {
 
-/// The symbols a model library exports (include/gpuopt/Runtime/ModelAbi.h).
+/// The symbols a model library exports (runtime/include/gpuopt/Runtime/ModelAbi.h).
 constexpr const char *kAbiSymbols[] = {"gpuopt_model_abi_version",
                                        "gpuopt_model_create",
                                        "gpuopt_model_create_with_limits",
@@ -207,7 +207,7 @@ LogicalResult addPackedWrapper(llvm::Module &module, StringRef name,
   SmallVector<uint64_t> checks;
   for (auto [i, shape] : llvm::enumerate(shapes))
     for (auto [d, size] : llvm::enumerate(shape)) {
-      // The sizes of the descriptor (include/gpuopt/Runtime/MemRef.h).
+      // The sizes of the descriptor (runtime/include/gpuopt/Runtime/MemRef.h).
       checks.push_back(i);
       checks.push_back(::gpuopt::runtime::kMemRefSizesWord + d);
       checks.push_back(static_cast<uint64_t>(size));

@@ -6,7 +6,7 @@
 //
 // `gpuopt-compile --target=cpu`: lowers a seg module for the host CPU and
 // links it with the model runtime into a self-contained shared library that
-// implements the C ABI of include/gpuopt/Runtime/ModelAbi.h.
+// implements the C ABI of runtime/include/gpuopt/Runtime/ModelAbi.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +22,7 @@ namespace mlir {
 namespace gpuopt {
 
 /// What LLVM generates code for at a `--cpu=` level
-/// (include/gpuopt/Runtime/CpuFeatures.h), shared by gpuopt-compile and the
+/// (runtime/include/gpuopt/Runtime/CpuFeatures.h), shared by gpuopt-compile and the
 /// JIT of gpuopt-run.
 struct CpuLevelTarget {
   /// The level as given: native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4.

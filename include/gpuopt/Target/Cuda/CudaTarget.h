@@ -6,9 +6,9 @@
 //
 // `gpuopt-compile --target=cuda`: lowers a seg module with the NVPTX pipeline
 // (--gpuopt-gpu-lowering) and writes one artifact file that the CUDA runtime
-// (lib/CudaRuntime, no MLIR) loads: the kernel image (cubin or PTX) and a
+// (runtime/cuda, no MLIR) loads: the kernel image (cubin or PTX) and a
 // launch plan extracted from the host function. The file format is
-// documented in include/gpuopt/Runtime/CudaArtifact.h.
+// documented in runtime/include/gpuopt/Runtime/CudaArtifact.h.
 //
 //===----------------------------------------------------------------------===//
 

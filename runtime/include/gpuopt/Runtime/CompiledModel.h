@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // A compiled model library is one object file emitted by gpuopt-compile (the
-// model-specific part) linked with the model runtime (lib/Runtime/ModelAbi.cpp,
-// the same for every model), which implements include/gpuopt/Runtime/
+// model-specific part) linked with the model runtime (runtime/cpu/ModelAbi.cpp,
+// the same for every model), which implements runtime/include/gpuopt/Runtime/
 // ModelAbi.h on top of the four symbols below. They are internal to the
 // library (its version script exports only gpuopt_model_* and
 // gpuopt_*_num_threads), so several models can be loaded in one process.
@@ -22,7 +22,7 @@
 // "cpu" is the `--cpu=` level the code was compiled for (x86-64,
 // x86-64-v2, x86-64-v3, x86-64-v4) or, for --cpu=native, the build host's
 // LLVM CPU name; "cpu_features" lists the x86 extensions the code may use,
-// from the table the runtime can test (include/gpuopt/Runtime/
+// from the table the runtime can test (runtime/include/gpuopt/Runtime/
 // CpuFeatures.def): exactly the level's, or the build host's for native.
 // gpuopt_model_create refuses a CPU without one of them, naming the levels
 // to rebuild with.
@@ -44,7 +44,7 @@
 //
 // GPUOPT_COMPILED_NOTE is a gpuopt_model_note in the section
 // GPUOPT_MODEL_NOTE_SECTION, so that a loader can find it through the ELF
-// section headers before dlopen (lib/Runtime/ModelLibrary.cpp): the ABI
+// section headers before dlopen (runtime/base/ModelLibrary.cpp): the ABI
 // version, and the length and FNV-1a hash of the metadata text, which the
 // runtime recomputes after loading (a metadata edited after compilation is
 // refused instead of describing buffers the code does not expect).

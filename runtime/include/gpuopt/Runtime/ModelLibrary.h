@@ -12,7 +12,7 @@
 // machine's class, byte order and architecture, complete (every header table,
 // loadable segment and section lies inside the file) and a gpuopt model
 // library of this runtime's ABI version (its gpuopt_model_note,
-// include/gpuopt/Runtime/CompiledModel.h). python/gpuopt/compiled.py applies
+// runtime/include/gpuopt/Runtime/CompiledModel.h). python/gpuopt/compiled.py applies
 // the same checks with the same messages.
 //
 //===----------------------------------------------------------------------===//

@@ -15,7 +15,7 @@
  * A library is code: loading it runs its constructors, and nothing checked
  * after that makes a hostile one safe. What a loader can check before dlopen
  * (the file is a complete ELF object of this machine with a matching ABI
- * version) lib/Runtime/ModelLibrary.cpp checks; the library itself checks
+ * version) runtime/base/ModelLibrary.cpp checks; the library itself checks
  * its metadata against a hash compiled into its code (CompiledModel.h).
  *
  *===----------------------------------------------------------------------===*/

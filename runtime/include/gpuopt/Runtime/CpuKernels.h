@@ -58,7 +58,7 @@ bool cpuErf(float *x, int64_t n);
 } // namespace gpuopt::runtime
 
 // The kernels' C interfaces, as --convert-seg-to-cpu-kernels calls them
-// (CpuKernelAbi.def lists them; lib/Runtime/CpuKernelsEntryPoints.cpp defines
+// (CpuKernelAbi.def lists them; runtime/cpu/CpuKernelsEntryPoints.cpp defines
 // them; the kernel benchmark and the unit test call them directly).
 namespace gpuopt::runtime::cpu_kernel_abi_detail {
 using F32 = float;

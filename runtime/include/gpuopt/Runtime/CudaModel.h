@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The CUDA runtime: loads an artifact of `gpuopt-compile --target=cuda`
-// (include/gpuopt/Runtime/CudaArtifact.h), binds the weights from a
+// (runtime/include/gpuopt/Runtime/CudaArtifact.h), binds the weights from a
 // safetensors file and runs the launch plan with the CUDA driver API. It
 // builds with a C++17 compiler and the CUDA toolkit's headers only: the
 // driver library (libcuda.so.1) is opened at run time, so a machine without

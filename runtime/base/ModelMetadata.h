@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The parsed GPUOPT_COMPILED_METADATA of include/gpuopt/Runtime/
+// The parsed GPUOPT_COMPILED_METADATA of runtime/include/gpuopt/Runtime/
 // CompiledModel.h. Internal to the runtime (ModelAbi.cpp and its fuzz
 // target); no MLIR, no LLVM.
 //

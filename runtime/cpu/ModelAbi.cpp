@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements include/gpuopt/Runtime/ModelAbi.h over the model-specific part
-// that gpuopt-compile emits (include/gpuopt/Runtime/CompiledModel.h): reads
+// Implements runtime/include/gpuopt/Runtime/ModelAbi.h over the model-specific part
+// that gpuopt-compile emits (runtime/include/gpuopt/Runtime/CompiledModel.h): reads
 // the metadata once, binds the weights by name, runs the load-time
 // initializer at create time and the forward function per run. Linked into
 // every compiled model library; no MLIR, no LLVM.
@@ -14,7 +14,7 @@
 
 #include "gpuopt/Runtime/ModelAbi.h"
 
-#include "ModelMetadata.h"
+#include "../base/ModelMetadata.h"
 #include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/CpuFeatures.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Generated code allocates its buffers through lib/Runtime/Allocator.cpp and
+// Generated code allocates its buffers through runtime/cpu/Allocator.cpp and
 // does not check for null. Its callers (the compiled-model ABI, the JIT) call
 // it through callGenerated(), which turns a buffer that cannot be allocated,
 // or a kernel that fails, into an error message instead of an abort.

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Parses the file format of include/gpuopt/Runtime/CudaArtifact.h. The file
+// Parses the file format of runtime/include/gpuopt/Runtime/CudaArtifact.h. The file
 // is untrusted: every count, index, offset and size is checked before use.
 //
 //===----------------------------------------------------------------------===//
@@ -13,7 +13,7 @@
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 
-#include "../Runtime/Json.h"
+#include "../base/Json.h"
 
 #include <cstring>
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 //
 // The contract between `--convert-seg-to-cpu-kernels` and the kernels of
-// lib/Runtime, written once (no MLIR): the activation codes and flag bits
+// runtime, written once (no MLIR): the activation codes and flag bits
 // the kernels take, and a table of every kernel's name and argument kinds
 // made from CpuKernelAbi.def. The lowering checks each call it builds
 // against the table; CpuKernels.h declares the prototypes from the same .def.

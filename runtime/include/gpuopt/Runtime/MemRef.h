@@ -14,7 +14,7 @@
 // as a word vector of any rank over a dense row-major buffer (the model ABI
 // and the JIT, which pass descriptors as `void *`). The compiler side reads
 // the same words by the indices below (lib/Target/Cpu/CpuTarget.cpp,
-// lib/Runtime/MemRefCopy.cpp). No MLIR.
+// runtime/cpu/MemRefCopy.cpp). No MLIR.
 //
 //===----------------------------------------------------------------------===//
 

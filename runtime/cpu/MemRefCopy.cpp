@@ -21,7 +21,7 @@
 
 namespace {
 /// MLIR's unranked memref: a rank and a pointer to a ranked descriptor
-/// (include/gpuopt/Runtime/MemRef.h).
+/// (runtime/include/gpuopt/Runtime/MemRef.h).
 struct UnrankedMemRef {
   int64_t rank;
   void *descriptor;

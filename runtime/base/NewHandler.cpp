@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// BadAllocScope (include/gpuopt/Runtime/Allocator.h) lives in GpuoptRuntime,
+// BadAllocScope (runtime/include/gpuopt/Runtime/Allocator.h) lives in GpuoptRuntime,
 // not next to the allocator in GpuoptCpuKernels: the file readers use it in
 // every tool, and the tools do not link the generated code's allocator.
 //

@@ -120,12 +120,12 @@ const char *gpuopt_cpu_kernel_isa(void) { return getCpuIsaName(); }
 
 } // extern "C"
 
-// lib/Runtime/Allocator.cpp
+// runtime/cpu/Allocator.cpp
 extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t size);
 extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
                                                     uint64_t size);
 extern "C" void _mlir_memref_to_llvm_free(void *p);
-// lib/Runtime/MemRefCopy.cpp
+// runtime/cpu/MemRefCopy.cpp
 extern "C" void memrefCopy(int64_t elemSize, void *src, void *dst);
 
 namespace gpuopt::runtime {

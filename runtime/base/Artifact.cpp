@@ -1,0 +1,173 @@
+//===- Artifact.cpp - verify and print an artifact of any target ----------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The bytes are untrusted: the FlatBuffers verifier proves every offset and
+// length lies inside the buffer before any accessor runs, and the checks
+// below prove what readers of every target then index without a check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/Artifact.h"
+
+#include "flatbuffers/minireflect.h"
+
+#include <limits>
+#include <set>
+
+using namespace gpuopt::runtime;
+namespace fb = gpuopt::artifact;
+
+namespace {
+
+/// Verifier limits: nesting of the schema is at most 6 tables deep; a plan of
+/// ~1M launches and buffers is far beyond any model of the zoo (Rolling-UNet-L
+/// has a few thousand).
+constexpr flatbuffers::uoffset_t kMaxDepth = 32;
+constexpr flatbuffers::uoffset_t kMaxTables = 4u << 20;
+
+Status fail(const std::string &what, const std::string &why) {
+  return Status::error(what + ": invalid gpuopt artifact: " + why);
+}
+
+Status checkType(const std::string &what, const fb::TensorType &type,
+                 const std::string &where) {
+  const auto *shape = type.shape();
+  if (shape->size() > kArtifactMaxRank)
+    return fail(what, where + " has rank " + std::to_string(shape->size()) +
+                          ", more than " + std::to_string(kArtifactMaxRank));
+  if (type.dtype() > fb::DType::MAX)
+    return fail(what, where + " has an unknown dtype");
+  std::vector<int64_t> dims;
+  for (int64_t d : *shape) {
+    if (d < 0)
+      return fail(what, where + " has a negative dimension");
+    dims.push_back(d);
+  }
+  uint64_t bytes = 0;
+  if (!denseByteSize(dims, toDType(type.dtype()), bytes) ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return fail(what, where + " " + formatShape(dims) +
+                          ": its byte size overflows int64");
+  return Status::ok();
+}
+
+Status checkTypes(const std::string &what,
+                  const flatbuffers::Vector<flatbuffers::Offset<fb::TensorType>>
+                      &types,
+                  const char *name) {
+  for (flatbuffers::uoffset_t i = 0; i < types.size(); ++i) {
+    std::string where = std::string(name) + " " + std::to_string(i);
+    if (Status s = checkType(what, *types.Get(i), where); !s)
+      return s;
+    if (types.Get(i)->dtype() != fb::DType::F32)
+      return fail(what, where + " is not f32");
+  }
+  return Status::ok();
+}
+
+/// ToStringVisitor, eliding the long byte vectors (kernel images).
+struct DumpVisitor : flatbuffers::ToStringVisitor {
+  static constexpr size_t kShownBytes = 16;
+  DumpVisitor() : ToStringVisitor("\n", true, "  ", true) {}
+  std::vector<size_t> counts; // elements seen per open vector
+  bool eliding = false;
+
+  void StartVector() override {
+    ToStringVisitor::StartVector();
+    counts.push_back(0);
+  }
+  void Element(size_t i, flatbuffers::ElementaryType type,
+               const flatbuffers::TypeTable *table,
+               const uint8_t *val) override {
+    counts.back() = i + 1;
+    eliding = type == flatbuffers::ET_UCHAR && !table && i >= kShownBytes;
+    if (!eliding)
+      ToStringVisitor::Element(i, type, table, val);
+  }
+  void UChar(uint8_t x, const char *name) override {
+    if (!eliding)
+      ToStringVisitor::UChar(x, name);
+  }
+  void EndVector() override {
+    if (eliding) {
+      s += ", ... (" + std::to_string(counts.back()) + " bytes)";
+      eliding = false;
+    }
+    counts.pop_back();
+    ToStringVisitor::EndVector();
+  }
+};
+
+} // namespace
+
+DType gpuopt::runtime::toDType(fb::DType dtype) {
+  return static_cast<DType>(static_cast<int>(dtype));
+}
+
+fb::DType gpuopt::runtime::toArtifactDType(DType dtype) {
+  return static_cast<fb::DType>(static_cast<int>(dtype));
+}
+
+std::vector<int64_t> gpuopt::runtime::tensorShape(const fb::TensorType &type) {
+  return std::vector<int64_t>(type.shape()->begin(), type.shape()->end());
+}
+
+const char *gpuopt::runtime::artifactTargetName(const fb::Model &model) {
+  switch (model.program_type()) {
+  case fb::Program::CpuProgram:
+    return "cpu";
+  case fb::Program::CudaProgram:
+    return "cuda";
+  default:
+    return "unknown";
+  }
+}
+
+Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
+                                       const std::string &what,
+                                       const fb::Model *&out) {
+  out = nullptr;
+  if (size < 8 || !fb::ModelBufferHasIdentifier(data))
+    return fail(what, "missing the GPOA identifier (not made by "
+                      "gpuopt-compile?)");
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return fail(what, std::to_string(size) + " bytes, more than a FlatBuffer "
+                                             "can address");
+  flatbuffers::Verifier verifier(data, size, kMaxDepth, kMaxTables);
+  if (!fb::VerifyModelBuffer(verifier))
+    return fail(what, "the buffer does not verify against the schema "
+                      "(truncated or damaged)");
+  const fb::Model *model = fb::GetModel(data);
+  if (model->version() != kArtifactVersion)
+    return fail(what, "version " + std::to_string(model->version()) +
+                          ", this runtime reads version " +
+                          std::to_string(kArtifactVersion));
+  if (model->program_type() == fb::Program::NONE || !model->program())
+    return fail(what, "no program (unknown target?)");
+  std::set<std::string> names;
+  for (flatbuffers::uoffset_t i = 0; i < model->params()->size(); ++i) {
+    const fb::Param *p = model->params()->Get(i);
+    std::string name = p->name()->str();
+    if (name.empty())
+      return fail(what, "parameter " + std::to_string(i) + " has no name");
+    if (!names.insert(name).second)
+      return fail(what, "parameter '" + name + "' appears twice");
+    if (Status s = checkType(what, *p->type(), "parameter '" + name + "'"); !s)
+      return s;
+  }
+  if (Status s = checkTypes(what, *model->inputs(), "input"); !s)
+    return s;
+  if (Status s = checkTypes(what, *model->outputs(), "output"); !s)
+    return s;
+  out = model;
+  return Status::ok();
+}
+
+std::string gpuopt::runtime::dumpArtifact(const uint8_t *data) {
+  DumpVisitor visitor;
+  flatbuffers::IterateFlatBuffer(data, fb::ModelTypeTable(), &visitor);
+  return visitor.s + "\n";
+}
