@@ -44,6 +44,7 @@ tools = [
     "gpuopt-compile",
     "gpuopt-cpu-kernels-test",
     "gpuopt-file-io-test",
+    "gpuopt-artifact-test",
     "gpuopt-threads-test",
     "gpuopt-cpu-features-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),

@@ -54,10 +54,10 @@ Status checkType(const std::string &what, const fb::TensorType &type,
   return Status::ok();
 }
 
-Status checkTypes(const std::string &what,
-                  const flatbuffers::Vector<flatbuffers::Offset<fb::TensorType>>
-                      &types,
-                  const char *name) {
+Status checkTypes(
+    const std::string &what,
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorType>> &types,
+    const char *name) {
   for (flatbuffers::uoffset_t i = 0; i < types.size(); ++i) {
     std::string where = std::string(name) + " " + std::to_string(i);
     if (Status s = checkType(what, *types.Get(i), where); !s)
@@ -71,7 +71,7 @@ Status checkTypes(const std::string &what,
 /// ToStringVisitor, eliding the long byte vectors (kernel images).
 struct DumpVisitor : flatbuffers::ToStringVisitor {
   static constexpr size_t kShownBytes = 16;
-  DumpVisitor() : ToStringVisitor("\n", true, "  ", true) {}
+  DumpVisitor() : ToStringVisitor("\n", true, "  ", false) {}
   std::vector<size_t> counts; // elements seen per open vector
   bool eliding = false;
 
@@ -145,8 +145,12 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
     return fail(what, "version " + std::to_string(model->version()) +
                           ", this runtime reads version " +
                           std::to_string(kArtifactVersion));
-  if (model->program_type() == fb::Program::NONE || !model->program())
-    return fail(what, "no program (unknown target?)");
+  if (model->program_type() == fb::Program::NONE ||
+      model->program_type() > fb::Program::MAX || !model->program())
+    return fail(what,
+                "a program of unknown kind " +
+                    std::to_string(static_cast<int>(model->program_type())) +
+                    " (made by a newer gpuopt?)");
   std::set<std::string> names;
   for (flatbuffers::uoffset_t i = 0; i < model->params()->size(); ++i) {
     const fb::Param *p = model->params()->Get(i);
@@ -164,6 +168,15 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
     return s;
   out = model;
   return Status::ok();
+}
+
+std::vector<uint8_t> gpuopt::runtime::packArtifact(const fb::ModelT &model) {
+  flatbuffers::FlatBufferBuilder builder;
+  // Defaults stored too, so that the dump shows every field.
+  builder.ForceDefaults(true);
+  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
 }
 
 std::string gpuopt::runtime::dumpArtifact(const uint8_t *data) {

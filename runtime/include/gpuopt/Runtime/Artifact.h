@@ -55,6 +55,10 @@ artifact::DType toArtifactDType(DType dtype);
 /// The shape of a verified tensor type.
 std::vector<int64_t> tensorShape(const artifact::TensorType &type);
 
+/// Serialises `model` (the writers' one way to make an artifact): every
+/// field is stored, defaults included, so that dumpArtifact shows them all.
+std::vector<uint8_t> packArtifact(const artifact::ModelT &model);
+
 /// The whole artifact as JSON-like text, one field per line, from the
 /// schema's reflection tables (so a new field is dumped without new code);
 /// byte vectors (kernel images) show their first bytes and their size.
