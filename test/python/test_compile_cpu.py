@@ -193,7 +193,7 @@ def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> 
             "-std=c99",
             "-Wall",
             "-Werror",
-            f"-I{REPO_ROOT / 'include'}",
+            f"-I{REPO_ROOT / 'runtime' / 'include'}",
             str(HERE / "model_abi_main.c"),
             str(tiny["so"]),
             f"-Wl,-rpath,{d}",
