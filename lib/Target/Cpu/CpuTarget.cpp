@@ -50,8 +50,8 @@ namespace {
 
 /// The symbols a model library exports (runtime/include/gpuopt/Runtime/ModelAbi.h).
 constexpr const char *kAbiSymbols[] = {"gpuopt_model_abi_version",
+                                       "gpuopt_model_options_init",
                                        "gpuopt_model_create",
-                                       "gpuopt_model_create_with_limits",
                                        "gpuopt_model_destroy",
                                        "gpuopt_model_num_inputs",
                                        "gpuopt_model_num_outputs",
@@ -425,7 +425,8 @@ LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
   llvm::append_range(
       args,
       ArrayRef<std::string>{"-Wl,--end-group", "-Wl,--no-undefined",
-                            "-Wl,--version-script=" + script.path.str().str()});
+                            "-Wl,--version-script=" + script.path.str().str(),
+                            "-Wl,-Bsymbolic"});
   for (const char *flag : kLinkFlags)
     args.push_back(flag);
   SmallVector<StringRef> argRefs(args.begin(), args.end());
