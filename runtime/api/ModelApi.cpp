@@ -294,8 +294,9 @@ rt::ArtifactKind rt::identifyArtifact(const std::string &path) {
   unsigned char magic[8] = {0};
   ssize_t n = readAt(fd, 0, magic, sizeof(magic));
   ::close(fd);
-  if (n >= 4 && std::memcmp(magic, "\x7f"
-                                   "ELF",
+  if (n >= 4 && std::memcmp(magic,
+                            "\x7f"
+                            "ELF",
                             4) == 0)
     return ArtifactKind::ModelLibrary;
   if (n == 8 && (std::memcmp(magic + 4, "GPOA", 4) == 0 ||

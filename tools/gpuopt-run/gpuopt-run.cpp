@@ -171,8 +171,8 @@ FailureOr<func::FuncOp> findEntry(ModuleOp module) {
 /// Runs an artifact made by gpuopt-compile.
 int runCompiled(::gpuopt::CompiledKind kind) {
   bool cuda = kind == ::gpuopt::CompiledKind::Cuda;
-  std::string what = cuda ? " is a compiled CUDA model"
-                          : " is a compiled model library";
+  std::string what =
+      cuda ? " is a compiled CUDA model" : " is a compiled model library";
   if (backend.getNumOccurrences() && (cuda || backend != "cpu"))
     return fail(inputFile + what + "; --backend=" + backend +
                 " does not apply");
