@@ -245,7 +245,7 @@ print("isa", rt.gpuopt_cpu_kernel_isa().decode())
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    assert re.search(r"^isa (avx512|avx2|generic)$", proc.stdout, re.M), proc.stdout
+    assert re.search(r"^isa (avx512|avx2|generic)$", proc.stdout, re.MULTILINE), proc.stdout
     direct, through = np.load(d / "direct.npy"), np.load(d / "runtime.npy")
     assert rel_l2(direct, tiny["expected"]) <= REL_L2
     assert np.array_equal(direct, through)

@@ -54,8 +54,15 @@ def cuda_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("cuda")
     (out / "m.mlir").write_text(MODEL)
     proc = subprocess.run(
-        [str(tool("gpuopt-compile")), str(out / "m.mlir"), "--target=cuda", "--cuda-arch=sm_86",
-         "--cuda-format=ptx", "-o", str(out / "m.gpuopt")],
+        [
+            str(tool("gpuopt-compile")),
+            str(out / "m.mlir"),
+            "--target=cuda",
+            "--cuda-arch=sm_86",
+            "--cuda-format=ptx",
+            "-o",
+            str(out / "m.gpuopt"),
+        ],
         capture_output=True,
         text=True,
         check=False,
