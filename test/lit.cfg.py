@@ -37,6 +37,15 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 if os.path.exists(os.path.join(config.gpuopt_tools_dir, "gpuopt-cuda-run")):
     config.available_features.add("cuda-runtime")
+# Whether an NVIDIA driver can be loaded: the runtime's "no NVIDIA driver"
+# error is tested where it cannot.
+try:
+    import ctypes
+
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
 
 tools = [
     "not",

@@ -1,13 +1,19 @@
 """Run models compiled by ``gpuopt-compile`` from Python (ctypes, no MLIR).
 
-A compiled model is a shared library implementing the C ABI of
-``runtime/include/gpuopt/Runtime/ModelAbi.h``::
+Every artifact speaks the C ABI of ``runtime/include/gpuopt/Runtime/ModelAbi.h``::
 
     from gpuopt.compiled import CompiledModel, compile_model, set_num_threads
 
     so = compile_model("m.mlir", "m.so", pipeline="gpuopt-optimize")
     with CompiledModel(so, "m.safetensors") as model:
         (y,) = model.run(x)            # x: float32 array of model.input_shapes[0]
+
+A CPU model library (``--target=cpu``, ``m.so``) implements the ABI itself and
+is loaded directly. A CUDA artifact (``--target=cuda``, ``m.gpuopt``) runs
+through ``libgpuopt_runtime.so`` (runtime/api/), found at
+``$GPUOPT_RUNTIME_LIBRARY`` or else in the build's ``lib/`` (see
+gpuopt.tools.build_dir); :class:`CompiledModel` has the same methods and
+exceptions for both.
 
 Each library carries its own thread pool; :func:`set_num_threads` sets the
 thread count of every library loaded in this process, now and later.
@@ -38,17 +44,19 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpuopt.tools import run_tool
+from gpuopt.tools import build_dir, run_tool
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 #: The version of ModelAbi.h this module speaks (GPUOPT_MODEL_ABI_VERSION).
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 _ERRLEN = 4096
 _num_threads: int | None = None
 _libraries: weakref.WeakSet[CompiledModel] = weakref.WeakSet()
+_runtime: ctypes.CDLL | None = None
+_runtime_lock = threading.Lock()
 
 
 class CompiledModelError(RuntimeError):
@@ -69,6 +77,19 @@ class ReaderLimits(ctypes.Structure):
         self, max_header_bytes: int = 8 << 20, max_tensors: int = 1 << 16, max_rank: int = 8
     ) -> None:
         super().__init__(max_header_bytes, max_tensors, max_rank)
+
+
+class ModelOptions(ctypes.Structure):
+    """gpuopt_model_options of ModelAbi.h (what gpuopt_model_create loads)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("artifact_path", ctypes.c_char_p),
+        ("weights_path", ctypes.c_char_p),
+        ("strict", ctypes.c_int),
+        ("limits", ctypes.POINTER(ReaderLimits)),
+        ("device", ctypes.c_int),
+    ]
 
 
 # ELF machine numbers of the hosts gpuopt runs on (elf.h).
@@ -218,6 +239,63 @@ def _private_copy(so_path: str | Path) -> str:
     return copy
 
 
+def runtime_library() -> Path:
+    """Where ``libgpuopt_runtime.so`` is looked for: ``$GPUOPT_RUNTIME_LIBRARY``
+    when set, else ``lib/libgpuopt_runtime.so`` of the build directory."""
+    env = os.environ.get("GPUOPT_RUNTIME_LIBRARY")
+    return Path(env) if env else build_dir() / "lib" / "libgpuopt_runtime.so"
+
+
+def is_cuda_artifact(path: str | Path) -> bool:
+    """Whether ``path`` is a CUDA artifact of ``gpuopt-compile --target=cuda``:
+    bytes 4..7 are the FlatBuffers identifier "GPOA" or the file starts with
+    the older "GPUOCUDA" magic (runtime/api/ModelApi.cpp's test); a file that
+    cannot be read counts by its ``.gpuopt`` suffix. Only a regular file is
+    opened."""
+    try:
+        if stat.S_ISREG(os.stat(path).st_mode):
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as f:
+                magic = f.read(8)
+            if magic[:4] == b"\x7fELF":
+                return False
+            if len(magic) == 8 and (magic[4:] == b"GPOA" or magic == b"GPUOCUDA"):
+                return True
+    except OSError:
+        pass
+    return str(path).endswith(".gpuopt")
+
+
+def _load_runtime(artifact: str | Path) -> ctypes.CDLL:
+    """libgpuopt_runtime.so, loaded once per process, for ``artifact``'s
+    error messages."""
+    global _runtime
+    with _runtime_lock:
+        if _runtime is not None:
+            return _runtime
+        path = runtime_library()
+        if not path.is_file():
+            raise CompiledModelError(
+                f"{artifact} is a CUDA artifact, which runs through libgpuopt_runtime.so: {path} "
+                "does not exist (build the gpuopt_runtime target or set GPUOPT_RUNTIME_LIBRARY)"
+            )
+        try:
+            lib = ctypes.CDLL(str(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as e:
+            raise CompiledModelError(f"cannot load {path}: {e}") from None
+        try:
+            _declare(lib)
+        except AttributeError as e:
+            raise CompiledModelError(f"{path} is not a complete gpuopt runtime library ({e})") from None
+        version = lib.gpuopt_model_abi_version()
+        if version != ABI_VERSION:
+            raise CompiledModelError(
+                f"{path} has model ABI version {version}, this module supports version {ABI_VERSION}"
+            )
+        _runtime = lib
+        return lib
+
+
 def set_num_threads(n: int) -> None:
     """Sets the kernels' thread count in every loaded compiled library and in
     those loaded later (values < 1: all cores)."""
@@ -253,11 +331,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     p, i64p, cp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64), ctypes.c_char_p
     signatures: dict[str, tuple[object, list[object]]] = {
         "gpuopt_model_abi_version": (ctypes.c_int, []),
-        "gpuopt_model_create": (p, [cp, ctypes.c_int, cp, ctypes.c_size_t]),
-        "gpuopt_model_create_with_limits": (
-            p,
-            [cp, ctypes.c_int, ctypes.POINTER(ReaderLimits), cp, ctypes.c_size_t],
-        ),
+        "gpuopt_model_options_init": (None, [ctypes.POINTER(ModelOptions)]),
+        "gpuopt_model_create": (p, [ctypes.POINTER(ModelOptions), cp, ctypes.c_size_t]),
         "gpuopt_model_destroy": (None, [p]),
         "gpuopt_model_num_inputs": (ctypes.c_int, [p]),
         "gpuopt_model_num_outputs": (ctypes.c_int, [p]),
@@ -274,14 +349,16 @@ def _declare(lib: ctypes.CDLL) -> None:
 
 
 class CompiledModel:
-    """A model library from ``gpuopt-compile`` with its weights loaded.
+    """A model from ``gpuopt-compile`` with its weights loaded: a CPU model
+    library (``.so``) or a CUDA artifact (``.gpuopt``, through
+    libgpuopt_runtime.so, on GPU ``device``, default 0).
 
     ``strict`` rejects weights files holding tensors the model does not use;
-    ``weights_path`` may be None for a model without parameters; ``limits``
-    bounds the weights file and the model's metadata (default: ReaderLimits()).
-    Loading runs the model's load-time initializer once (e.g. BatchNorm
-    folding); :meth:`run` is one inference. Calls from several threads are
-    serialised (ctypes releases the GIL; the C side also locks).
+    ``weights_path`` may be None for a model library without parameters;
+    ``limits`` bounds the weights file and the model's metadata (default:
+    ReaderLimits()). Loading runs the model's load-time initializer once (e.g.
+    BatchNorm folding); :meth:`run` is one inference. Calls from several
+    threads are serialised (ctypes releases the GIL; the C side also locks).
     """
 
     def __init__(
@@ -290,18 +367,54 @@ class CompiledModel:
         weights_path: str | Path | None,
         strict: bool = False,
         limits: ReaderLimits | None = None,
+        device: int | None = None,
     ) -> None:
         self._model: int | None = None
         self._lock = threading.Lock()
+        #: "cpu" (a model library) or "cuda" (a CUDA artifact).
+        self.target = "cuda" if is_cuda_artifact(so_path) else "cpu"
+        options = ModelOptions()
+        if self.target == "cuda":
+            if device is not None and device < 0:
+                raise ValueError(f"device must be >= 0, got {device}")
+            self._lib = _load_runtime(so_path)
+            self._lib.gpuopt_model_options_init(ctypes.byref(options))
+            options.artifact_path = str(so_path).encode()
+            options.device = 0 if device is None else int(device)
+        else:
+            if device is not None:
+                raise ValueError(f"{so_path} is a CPU model library; device applies to CUDA artifacts")
+            self._lib = self._load_library(so_path)
+            self._lib.gpuopt_model_options_init(ctypes.byref(options))
+        err = ctypes.create_string_buffer(_ERRLEN)
+        limits = limits or ReaderLimits()
+        options.weights_path = None if weights_path is None else str(weights_path).encode()
+        options.strict = int(strict)
+        options.limits = ctypes.pointer(limits)
+        model = self._lib.gpuopt_model_create(ctypes.byref(options), err, _ERRLEN)
+        if not model:
+            raise CompiledModelError(err.value.decode(errors="replace"))
+        self._model = model
+        query = self._lib.gpuopt_model_input_shape
+        self.input_shapes = [self._shape(query, i) for i in range(self._lib.gpuopt_model_num_inputs(model))]
+        query = self._lib.gpuopt_model_output_shape
+        self.output_shapes = [self._shape(query, i) for i in range(self._lib.gpuopt_model_num_outputs(model))]
+        _libraries.add(self)
+        if _num_threads is not None:
+            self._lib.gpuopt_set_num_threads(_num_threads)
+
+    @staticmethod
+    def _load_library(so_path: str | Path) -> ctypes.CDLL:
+        """A checked private copy of the model library ``so_path``, loaded."""
         copy = _private_copy(so_path)
         try:
-            self._lib = ctypes.CDLL(copy, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+            lib = ctypes.CDLL(copy, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as e:
             raise CompiledModelError(f"cannot load {so_path}: {e}") from None
         finally:
             os.unlink(copy)  # Mapped now; nothing else may load it.
         try:
-            abi_version = self._lib.gpuopt_model_abi_version
+            abi_version = lib.gpuopt_model_abi_version
         except AttributeError:
             raise CompiledModelError(
                 f"{so_path} is not a gpuopt model library (it does not define gpuopt_model_abi_version)"
@@ -314,30 +427,19 @@ class CompiledModel:
                 f"{ABI_VERSION}; recompile it with this gpuopt-compile"
             )
         try:
-            _declare(self._lib)
+            _declare(lib)
         except AttributeError as e:
             raise CompiledModelError(f"{so_path} is not a complete gpuopt model library ({e})") from None
-        err = ctypes.create_string_buffer(_ERRLEN)
-        weights = None if weights_path is None else str(weights_path).encode()
-        model = self._lib.gpuopt_model_create_with_limits(
-            weights, int(strict), ctypes.byref(limits or ReaderLimits()), err, _ERRLEN
-        )
-        if not model:
-            raise CompiledModelError(err.value.decode(errors="replace"))
-        self._model = model
-        query = self._lib.gpuopt_model_input_shape
-        self.input_shapes = [self._shape(query, i) for i in range(self._lib.gpuopt_model_num_inputs(model))]
-        query = self._lib.gpuopt_model_output_shape
-        self.output_shapes = [self._shape(query, i) for i in range(self._lib.gpuopt_model_num_outputs(model))]
-        _libraries.add(self)
-        if _num_threads is not None:
-            self._lib.gpuopt_set_num_threads(_num_threads)
+        return lib
 
     @property
     def cpu_isa(self) -> str | None:
         """The instruction set this library's CPU kernels run ("avx512", "avx2",
         "generic": ``GPUOPT_CPU_ISA`` when set, else the best the CPU has);
-        None for a library built before ``gpuopt_cpu_kernel_isa`` existed."""
+        None for a CUDA artifact and for a library built before
+        ``gpuopt_cpu_kernel_isa`` existed."""
+        if self.target != "cpu":
+            return None
         try:
             fn = self._lib.gpuopt_cpu_kernel_isa
         except AttributeError:

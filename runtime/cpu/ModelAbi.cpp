@@ -275,16 +275,43 @@ extern "C" {
 
 int gpuopt_model_abi_version(void) { return GPUOPT_MODEL_ABI_VERSION; }
 
-gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
-                                  char *err, size_t errlen) {
-  return gpuopt_model_create_with_limits(weights_path, strict, nullptr, err,
-                                         errlen);
+void gpuopt_model_options_init(gpuopt_model_options *options) {
+  if (!options)
+    return;
+  *options = gpuopt_model_options();
+  options->struct_size = sizeof(gpuopt_model_options);
 }
 
-gpuopt_model *gpuopt_model_create_with_limits(const char *weights_path,
-                                              int strict,
-                                              const gpuopt_model_limits *limits,
-                                              char *err, size_t errlen) {
+gpuopt_model *gpuopt_model_create(const gpuopt_model_options *options,
+                                  char *err, size_t errlen) {
+  if (!options) {
+    setError(err, errlen, "gpuopt_model_create: options is NULL");
+    return nullptr;
+  }
+  // Every field of this version is read: an older (smaller) struct is not
+  // one of this ABI; a newer caller's added fields are not known here.
+  if (options->struct_size < sizeof(gpuopt_model_options)) {
+    setError(err, errlen,
+             "gpuopt_model_create: options.struct_size is " +
+                 std::to_string(options->struct_size) +
+                 ", this library needs at least " +
+                 std::to_string(sizeof(gpuopt_model_options)) +
+                 " (fill it with gpuopt_model_options_init)");
+    return nullptr;
+  }
+  // The library is the artifact; any other one is loaded by the runtime.
+  if (options->artifact_path) {
+    setError(err, errlen,
+             std::string("gpuopt_model_create: artifact_path is '") +
+                 options->artifact_path +
+                 "', but this is a compiled model library, which loads only "
+                 "itself (artifact_path must be NULL); load other artifacts "
+                 "with libgpuopt_runtime.so");
+    return nullptr;
+  }
+  const char *weights_path = options->weights_path;
+  int strict = options->strict;
+  const gpuopt_model_limits *limits = options->limits;
   rt::SafetensorsLimits readerLimits;
   if (limits) {
     readerLimits.maxHeaderBytes = limits->max_header_bytes;

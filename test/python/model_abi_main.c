@@ -2,11 +2,13 @@
  *
  * Part of the gpuopt project.
  *
- * Uses nothing but runtime/include/gpuopt/Runtime/ModelAbi.h and the model library
- * (test_compile_cpu.py links it against model.so alone and checks that no
- * MLIR or LLVM library is loaded):
+ * Uses nothing but runtime/include/gpuopt/Runtime/ModelAbi.h and one library
+ * implementing it. test_compile_cpu.py links it against model.so alone (and
+ * checks that no MLIR or LLVM library is loaded), and against
+ * libgpuopt_runtime.so, which then loads ARTIFACT:
  *
- *   model_abi_main WEIGHTS.safetensors IN0.bin [IN1.bin ...] OUT0.bin
+ *   model_abi_main [--artifact=ARTIFACT] WEIGHTS.safetensors IN0.bin
+ *                  [IN1.bin ...] OUT0.bin
  *
  * Inputs and output are raw float32 files of the model's shapes.
  *
@@ -16,6 +18,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static size_t numel(const int64_t *shape, int rank) {
   size_t n = 1;
@@ -26,15 +29,39 @@ static size_t numel(const int64_t *shape, int rank) {
 
 int main(int argc, char **argv) {
   char err[1024];
+  const char *artifact = NULL;
+  if (argc > 1 && strncmp(argv[1], "--artifact=", 11) == 0) {
+    artifact = argv[1] + 11;
+    --argc;
+    ++argv;
+  }
   if (argc < 3) {
-    fprintf(stderr, "usage: %s WEIGHTS IN... OUT\n", argv[0]);
+    fprintf(stderr, "usage: %s [--artifact=A] WEIGHTS IN... OUT\n", argv[0]);
     return 2;
   }
   if (gpuopt_model_abi_version() != GPUOPT_MODEL_ABI_VERSION) {
     fprintf(stderr, "ABI version mismatch\n");
     return 1;
   }
-  gpuopt_model *model = gpuopt_model_create(argv[1], 1, err, sizeof(err));
+  gpuopt_model_options options;
+  gpuopt_model_options_init(&options);
+  /* A NULL options or a struct of an older ABI is an error, not a crash. */
+  if (gpuopt_model_create(NULL, err, sizeof(err)) != NULL) {
+    fprintf(stderr, "NULL options were accepted\n");
+    return 1;
+  }
+  printf("NULL options: %s\n", err);
+  options.struct_size = 4;
+  if (gpuopt_model_create(&options, err, sizeof(err)) != NULL) {
+    fprintf(stderr, "a 4-byte options struct was accepted\n");
+    return 1;
+  }
+  printf("small options: %s\n", err);
+  options.struct_size = sizeof(options);
+  options.artifact_path = artifact;
+  options.weights_path = argv[1];
+  options.strict = 1;
+  gpuopt_model *model = gpuopt_model_create(&options, err, sizeof(err));
   if (!model) {
     fprintf(stderr, "error: %s\n", err);
     return 1;

@@ -290,7 +290,7 @@ def test_wrong_abi_version_is_refused_before_loading(model: dict, tmp_path: Path
     struct.pack_into("<I", data, note_offset(data) + 8, 99)
     so = tmp_path / "v99.so"
     so.write_bytes(bytes(data))
-    assert_refused(model, so, f"{so} has model ABI version 99, this runtime supports version 2")
+    assert_refused(model, so, f"{so} has model ABI version 99, this runtime supports version 3")
 
 
 def test_reader_limits_apply_to_the_library(model: dict) -> None:

@@ -12,11 +12,13 @@ proves the runtime needs no MLIR.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +32,14 @@ from torch import nn
 
 import gpuopt
 from gpuopt import models
-from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model, set_num_threads
+from gpuopt.compiled import (
+    CompiledModel,
+    CompiledModelError,
+    ModelOptions,
+    compile_model,
+    runtime_library,
+    set_num_threads,
+)
 from gpuopt.tools import REPO_ROOT, ToolError, tool
 
 REL_L2 = 1e-4
@@ -149,19 +158,97 @@ def abi_functions() -> set[str]:
     return set(re.findall(r"\b(gpuopt_\w+)\s*\(", code))
 
 
+def exported_functions(lib: Path) -> set[str]:
+    nm = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
+    return {line.split()[-1] for line in nm.stdout.splitlines() if " T " in line}
+
+
 def test_library_exports_only_the_abi_and_needs_no_mlir(tiny: dict) -> None:
-    nm = subprocess.run(
-        ["nm", "-D", "--defined-only", str(tiny["so"])], capture_output=True, text=True, check=True
-    )
-    exported = {line.split()[-1] for line in nm.stdout.splitlines() if " T " in line}
+    exported = exported_functions(tiny["so"])
     declared = abi_functions()
-    assert "gpuopt_model_run" in declared, declared
+    assert {"gpuopt_model_run", "gpuopt_model_options_init"} <= declared, declared
     assert exported == declared, (
         f"exported, not in ModelAbi.h: {sorted(exported - declared)}; "
         f"in ModelAbi.h, not exported: {sorted(declared - exported)}"
     )
     ldd = subprocess.run(["ldd", str(tiny["so"])], capture_output=True, text=True, check=True).stdout
     assert "MLIR" not in ldd and "LLVM" not in ldd and "mlir" not in ldd, ldd
+
+
+def test_runtime_library_exports_only_the_abi_and_needs_no_mlir() -> None:
+    """libgpuopt_runtime.so implements the same header for any artifact."""
+    lib = runtime_library()
+    exported = exported_functions(lib)
+    declared = abi_functions()
+    assert exported == declared, (
+        f"exported, not in ModelAbi.h: {sorted(exported - declared)}; "
+        f"in ModelAbi.h, not exported: {sorted(declared - exported)}"
+    )
+    ldd = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, check=True).stdout
+    assert "MLIR" not in ldd and "LLVM" not in ldd and "mlir" not in ldd, ldd
+
+
+def test_model_library_binds_its_own_abi(tiny: dict) -> None:
+    """A model library and libgpuopt_runtime.so define the same names: the
+    library is linked with -Bsymbolic, so its calls among them stay inside
+    it whatever else the process has loaded (no dynamic relocation names a
+    gpuopt_ symbol)."""
+    dynamic = subprocess.run(["readelf", "-d", str(tiny["so"])], capture_output=True, text=True, check=True)
+    assert "SYMBOLIC" in dynamic.stdout, dynamic.stdout
+    relocs = subprocess.run(["readelf", "-r", "-W", str(tiny["so"])], capture_output=True, text=True, check=True)
+    bound = [line for line in relocs.stdout.splitlines() if " gpuopt_" in line]
+    assert not bound, bound
+
+
+def test_model_library_next_to_a_global_runtime(tiny: dict) -> None:
+    """A process with libgpuopt_runtime.so loaded RTLD_GLOBAL runs a model
+    library loaded directly (CompiledModel) and the same library through the
+    runtime (gpuopt_model_create with artifact_path), with the same result."""
+    script = f"""
+import ctypes, os, sys
+import numpy as np
+from gpuopt.compiled import CompiledModel, ModelOptions, ReaderLimits, runtime_library
+rt = ctypes.CDLL(str(runtime_library()), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+x, r = np.load({str(tiny["dir"] / "x.npy")!r}), np.load({str(tiny["dir"] / "r.npy")!r})
+with CompiledModel({str(tiny["so"])!r}, {str(tiny["weights"])!r}, strict=True) as m:
+    (direct,) = m.run(x, r)
+p = ctypes.c_void_p
+rt.gpuopt_model_create.restype = p
+rt.gpuopt_model_create.argtypes = [ctypes.POINTER(ModelOptions), ctypes.c_char_p, ctypes.c_size_t]
+rt.gpuopt_model_run.argtypes = [p, p, p, ctypes.c_char_p, ctypes.c_size_t]
+rt.gpuopt_model_destroy.argtypes = [p]
+rt.gpuopt_cpu_kernel_isa.restype = ctypes.c_char_p
+options = ModelOptions()
+rt.gpuopt_model_options_init(ctypes.byref(options))
+assert options.struct_size == ctypes.sizeof(ModelOptions), options.struct_size
+options.artifact_path = {str(tiny["so"])!r}.encode()
+options.weights_path = {str(tiny["weights"])!r}.encode()
+limits = ReaderLimits()
+options.limits = ctypes.pointer(limits)
+err = ctypes.create_string_buffer(1024)
+model = rt.gpuopt_model_create(ctypes.byref(options), err, 1024)
+assert model, err.value
+y = np.empty_like(direct)
+ins = (p * 2)(x.ctypes.data, r.ctypes.data)
+outs = (p * 1)(y.ctypes.data)
+assert rt.gpuopt_model_run(model, ins, outs, err, 1024) == 0, err.value
+rt.gpuopt_model_destroy(model)
+np.save(sys.argv[1], direct)
+np.save(sys.argv[2], y)
+print("isa", rt.gpuopt_cpu_kernel_isa().decode())
+"""
+    d = tiny["dir"]
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(d / "direct.npy"), str(d / "runtime.npy")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"^isa (avx512|avx2|generic)$", proc.stdout, re.MULTILINE), proc.stdout
+    direct, through = np.load(d / "direct.npy"), np.load(d / "runtime.npy")
+    assert rel_l2(direct, tiny["expected"]) <= REL_L2
+    assert np.array_equal(direct, through)
 
 
 def test_batch_norm_folding_runs_at_load_time(tiny: dict) -> None:
@@ -178,15 +265,8 @@ def test_batch_norm_folding_runs_at_load_time(tiny: dict) -> None:
     assert [a["kind"] for a in meta["forward"]["args"]] == ["input", "input", "derived", "derived"]
 
 
-def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> None:
-    """test/python/model_abi_main.c: plain C, the ABI header and model.so."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
-    d = tiny["dir"]
-    tiny["x"].numpy().tofile(tmp_path / "x.bin")
-    tiny["r"].numpy().tofile(tmp_path / "r.bin")
-    exe = tmp_path / "main"
+def build_abi_main(cc: str, exe: Path, lib: Path) -> Path:
+    """test/python/model_abi_main.c linked against `lib` alone."""
     subprocess.run(
         [
             cc,
@@ -195,8 +275,8 @@ def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> 
             "-Werror",
             f"-I{REPO_ROOT / 'runtime' / 'include'}",
             str(HERE / "model_abi_main.c"),
-            str(tiny["so"]),
-            f"-Wl,-rpath,{d}",
+            str(lib),
+            f"-Wl,-rpath,{lib.parent}",
             "-o",
             str(exe),
         ],
@@ -204,9 +284,25 @@ def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> 
     )
     ldd = subprocess.run(["ldd", str(exe)], capture_output=True, text=True, check=True).stdout
     assert "MLIR" not in ldd and "LLVM" not in ldd, ldd
+    return exe
+
+
+@pytest.mark.parametrize("through", ["model", "runtime"])
+def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path, through: str) -> None:
+    """test/python/model_abi_main.c: plain C, the ABI header and model.so, or
+    libgpuopt_runtime.so loading model.so."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    tiny["x"].numpy().tofile(tmp_path / "x.bin")
+    tiny["r"].numpy().tofile(tmp_path / "r.bin")
+    lib = tiny["so"] if through == "model" else runtime_library()
+    exe = build_abi_main(cc, tmp_path / "main", lib)
+    artifact = [] if through == "model" else [f"--artifact={tiny['so']}"]
     proc = subprocess.run(
         [
             str(exe),
+            *artifact,
             str(tiny["weights"]),
             str(tmp_path / "x.bin"),
             str(tmp_path / "r.bin"),
@@ -217,19 +313,45 @@ def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path) -> 
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+    assert "NULL options: gpuopt_model_create: options is NULL" in proc.stdout
+    needs = "this library needs" if through == "model" else "this runtime needs"
+    assert (
+        f"small options: gpuopt_model_create: options.struct_size is 4, {needs} at least "
+        f"{ctypes.sizeof(ModelOptions)} "
+        "(fill it with gpuopt_model_options_init)" in proc.stdout
+    ), proc.stdout
     assert "NULL inputs: gpuopt_model_run: inputs or outputs is NULL" in proc.stdout
     assert "inputs 2, outputs 1, output 0: [1, 4, 8, 8]" in proc.stdout
     y = np.fromfile(tmp_path / "y.bin", dtype=np.float32).reshape(tiny["expected"].shape)
     assert rel_l2(y, tiny["expected"]) <= REL_L2
     # Errors come back through the ABI too.
     proc = subprocess.run(
-        [str(exe), str(tmp_path / "none.safetensors"), "x", "r", "y"],
+        [str(exe), *artifact, str(tmp_path / "none.safetensors"), "x", "r", "y"],
         capture_output=True,
         text=True,
         check=False,
     )
     assert proc.returncode == 1
     assert "none.safetensors" in proc.stderr
+    # A model library loads only itself; the runtime needs an artifact.
+    proc = subprocess.run(
+        [str(exe), *(["--artifact=other.so"] if through == "model" else []), str(tiny["weights"]), "x", "r", "y"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    if through == "model":
+        assert (
+            "error: gpuopt_model_create: artifact_path is 'other.so', but this is a compiled model "
+            "library, which loads only itself (artifact_path must be NULL); load other artifacts "
+            "with libgpuopt_runtime.so\n" == proc.stderr
+        ), proc.stderr
+    else:
+        assert (
+            "error: gpuopt_model_create: libgpuopt_runtime.so needs options.artifact_path (a model "
+            "library .so or a CUDA artifact .gpuopt)\n" == proc.stderr
+        ), proc.stderr
 
 
 def write_fake_library(path: Path, body: str) -> Path:

@@ -1,12 +1,14 @@
-//===- RunCompiled.h - gpuopt-run on a compiled model library ---*- C++ -*-===//
+//===- RunCompiled.h - gpuopt-run on a compiled model -----------*- C++ -*-===//
 //
 // Part of the gpuopt project.
 //
 //===----------------------------------------------------------------------===//
 //
-// `gpuopt-run model.so ...`: loads a library made by gpuopt-compile with
-// dlopen and runs it through its C ABI (runtime/include/gpuopt/Runtime/ModelAbi.h).
-// No MLIR or LLVM is involved in this path.
+// `gpuopt-run model.so ...` and `gpuopt-run model.gpuopt ...`: runs an
+// artifact of gpuopt-compile (a CPU model library or a CUDA artifact)
+// through the model runtime (runtime/include/gpuopt/Runtime/ModelApi.h, the
+// code of libgpuopt_runtime.so, linked statically). No MLIR or LLVM is
+// involved in this path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +24,9 @@ namespace gpuopt {
 
 /// gpuopt-run's arguments, as far as a compiled model uses them.
 struct CompiledRunArgs {
+  /// The model library or CUDA artifact.
   std::string library;
-  /// Empty when not given (valid for a model without parameters).
+  /// Empty when not given (valid for a model library without parameters).
   std::string weights;
   /// Paths of the .npy inputs and outputs (`@` already stripped).
   std::vector<std::string> inputs, outputs;
@@ -33,11 +36,21 @@ struct CompiledRunArgs {
   /// gpuopt-run's --max-header-bytes, --max-tensors, --max-rank: for the
   /// weights file and the library's own metadata.
   runtime::SafetensorsLimits limits;
+  /// --device: the GPU of a CUDA artifact.
+  int device = 0;
 };
 
-/// Whether `path` names a shared library: ELF magic or a `.so` name (a
-/// corrupt or missing `model.so` gets an error about loading it).
-bool isCompiledModel(const std::string &path);
+/// What kind of compiled model `path` is.
+enum class CompiledKind { None, Library, Cuda };
+
+/// A shared library (ELF magic or a `.so` name: a corrupt or missing
+/// `model.so` gets an error about loading it), a CUDA artifact ("GPOA" at
+/// bytes 4..7, the older "GPUOCUDA" magic, or a `.gpuopt` name), or neither
+/// (an MLIR file).
+CompiledKind getCompiledKind(const std::string &path);
+inline bool isCompiledModel(const std::string &path) {
+  return getCompiledKind(path) != CompiledKind::None;
+}
 
 /// Runs the model; prints errors as `gpuopt-run: error: ...` and returns the
 /// exit code.

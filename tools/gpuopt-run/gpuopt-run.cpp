@@ -9,13 +9,14 @@
 //              [--cpu=native|x86-64-v3|...]
 //              [--strict-weights] [--max-header-bytes=N] [--max-tensors=N]
 //              [--max-rank=N]
-//   gpuopt-run MODEL.so --weights=W.safetensors --input=@x.npy
-//              --output=@y.npy [--runs=N] [--strict-weights]
+//   gpuopt-run MODEL.so|MODEL.gpuopt --weights=W.safetensors --input=@x.npy
+//              --output=@y.npy [--runs=N] [--strict-weights] [--device=N]
 //
 // Parses and verifies the graph, binds the weights, reads the inputs, runs the
-// entry function on the chosen backend and writes the outputs. A library made
-// by gpuopt-compile runs through its C ABI instead (RunCompiled.cpp, no
-// MLIR). Every failure is a located message on stderr and exit code 1.
+// entry function on the chosen backend and writes the outputs. An artifact of
+// gpuopt-compile (a CPU model library or a CUDA artifact) runs through the
+// model runtime instead (RunCompiled.cpp, no MLIR). Every failure is a
+// located message on stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +129,11 @@ llvm::cl::opt<uint64_t>
             llvm::cl::init(rt::SafetensorsLimits().maxRank),
             llvm::cl::cat(category));
 
+llvm::cl::opt<int>
+    device("device",
+           llvm::cl::desc("CUDA artifacts: the ordinal of the GPU to run on"),
+           llvm::cl::init(0), llvm::cl::cat(category));
+
 /// Prints `msg` as a gpuopt-run error and returns the failing exit code.
 int fail(const llvm::Twine &msg) {
   llvm::errs() << "gpuopt-run: error: " << msg << "\n";
@@ -162,14 +168,20 @@ FailureOr<func::FuncOp> findEntry(ModuleOp module) {
   return failure();
 }
 
-/// Runs a library made by gpuopt-compile.
-int runCompiled() {
-  if (backend.getNumOccurrences() && backend != "cpu")
-    return fail(inputFile + " is a compiled model library; --backend=" +
-                backend + " does not apply");
+/// Runs an artifact made by gpuopt-compile.
+int runCompiled(::gpuopt::CompiledKind kind) {
+  bool cuda = kind == ::gpuopt::CompiledKind::Cuda;
+  std::string what =
+      cuda ? " is a compiled CUDA model" : " is a compiled model library";
+  if (backend.getNumOccurrences() && (cuda || backend != "cpu"))
+    return fail(inputFile + what + "; --backend=" + backend +
+                " does not apply");
   if (cpu.getNumOccurrences())
-    return fail(inputFile + " is a compiled model library; --cpu applies to "
-                            "gpuopt-compile");
+    return fail(inputFile + what + "; --cpu applies to gpuopt-compile");
+  if (device.getNumOccurrences() && !cuda)
+    return fail(inputFile + what + "; --device applies to CUDA artifacts");
+  if (device < 0)
+    return fail("--device must be at least 0");
   ::gpuopt::CompiledRunArgs args;
   args.library = inputFile;
   args.weights = weightsFile;
@@ -179,6 +191,7 @@ int runCompiled() {
   args.limits.maxHeaderBytes = maxHeaderBytes;
   args.limits.maxTensors = maxTensors;
   args.limits.maxRank = maxRank;
+  args.device = device;
   for (const std::string &arg : inputArgs) {
     FailureOr<std::string> path = filePath("input", arg);
     if (failed(path))
@@ -218,8 +231,11 @@ int checkFiles() {
 int runMain() {
   if (int rc = checkFiles())
     return rc;
-  if (::gpuopt::isCompiledModel(inputFile))
-    return runCompiled();
+  if (::gpuopt::CompiledKind kind = ::gpuopt::getCompiledKind(inputFile);
+      kind != ::gpuopt::CompiledKind::None)
+    return runCompiled(kind);
+  if (device.getNumOccurrences())
+    return fail("--device applies to CUDA artifacts");
   if (backend != "reference" && backend != "cpu")
     return fail("backend '" + backend +
                 "' is not available in this build (available: reference, cpu)");
@@ -371,7 +387,7 @@ int main(int argc, char **argv) {
       "gpuopt-run: execute a seg graph\n\n"
       "  gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy "
       "--output=@y.npy --backend=reference\n"
-      "  gpuopt-run MODEL.so --weights=W.safetensors --input=@x.npy "
-      "--output=@y.npy\n");
+      "  gpuopt-run MODEL.so|MODEL.gpuopt --weights=W.safetensors "
+      "--input=@x.npy --output=@y.npy\n");
   return runMain();
 }

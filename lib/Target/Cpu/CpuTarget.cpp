@@ -49,18 +49,13 @@ namespace rt = ::gpuopt::runtime;
 namespace {
 
 /// The symbols a model library exports (runtime/include/gpuopt/Runtime/ModelAbi.h).
-constexpr const char *kAbiSymbols[] = {"gpuopt_model_abi_version",
-                                       "gpuopt_model_create",
-                                       "gpuopt_model_create_with_limits",
-                                       "gpuopt_model_destroy",
-                                       "gpuopt_model_num_inputs",
-                                       "gpuopt_model_num_outputs",
-                                       "gpuopt_model_input_shape",
-                                       "gpuopt_model_output_shape",
-                                       "gpuopt_model_run",
-                                       "gpuopt_set_num_threads",
-                                       "gpuopt_get_num_threads",
-                                       "gpuopt_cpu_kernel_isa"};
+constexpr const char *kAbiSymbols[] = {
+    "gpuopt_model_abi_version", "gpuopt_model_options_init",
+    "gpuopt_model_create",      "gpuopt_model_destroy",
+    "gpuopt_model_num_inputs",  "gpuopt_model_num_outputs",
+    "gpuopt_model_input_shape", "gpuopt_model_output_shape",
+    "gpuopt_model_run",         "gpuopt_set_num_threads",
+    "gpuopt_get_num_threads",   "gpuopt_cpu_kernel_isa"};
 
 /// The model runtime's static archives, baked in at configure time.
 constexpr const char *kRuntimeArchives[] = GPUOPT_MODEL_RUNTIME_ARCHIVES;
@@ -425,7 +420,8 @@ LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
   llvm::append_range(
       args,
       ArrayRef<std::string>{"-Wl,--end-group", "-Wl,--no-undefined",
-                            "-Wl,--version-script=" + script.path.str().str()});
+                            "-Wl,--version-script=" + script.path.str().str(),
+                            "-Wl,-Bsymbolic"});
   for (const char *flag : kLinkFlags)
     args.push_back(flag);
   SmallVector<StringRef> argRefs(args.begin(), args.end());

@@ -1,9 +1,17 @@
 /*===- ModelAbi.h - C ABI of a compiled gpuopt model ------------*- C -*-===//
  *
- * A model compiled by `gpuopt-compile MODEL.mlir --target=cpu -o model.so` is
- * a self-contained shared library exporting exactly the functions below. It
- * carries its own weight reader and kernels: using it needs neither MLIR nor
- * LLVM nor the gpuopt build (dlopen + these symbols, or Python's ctypes).
+ * One C ABI for every gpuopt artifact, implemented twice:
+ *
+ *  - A model compiled by `gpuopt-compile MODEL.mlir --target=cpu -o model.so`
+ *    is a self-contained shared library exporting exactly the functions
+ *    below, for itself (options.artifact_path NULL). It carries its own
+ *    weight reader and kernels: using it needs neither MLIR nor LLVM nor the
+ *    gpuopt build (dlopen + these symbols, or Python's ctypes).
+ *  - libgpuopt_runtime.so (runtime/api/) exports the same functions for any
+ *    artifact named by options.artifact_path: a model library (checked, then
+ *    loaded with dlopen and every call forwarded to it) or a CUDA artifact
+ *    of `gpuopt-compile --target=cuda` (model.gpuopt, run on GPU
+ *    options.device; the NVIDIA driver is opened at run time).
  *
  * Tensors are dense, row-major (C order) float32 buffers owned by the caller;
  * their shapes are the static shapes the model was compiled for (query them).
@@ -30,18 +38,10 @@ extern "C" {
 #endif
 
 /* Version of this ABI; bumped on any incompatible change. */
-#define GPUOPT_MODEL_ABI_VERSION 2
+#define GPUOPT_MODEL_ABI_VERSION 3
 int gpuopt_model_abi_version(void);
 
 typedef struct gpuopt_model gpuopt_model;
-
-/* Loads the weights (a safetensors file whose names are the model's seg.param
- * names) and runs the load-time initialisers once. `strict` != 0 turns
- * unused tensors in the file into an error (otherwise they are ignored).
- * `weights_path` may be NULL for a model without parameters.
- * Returns NULL on error. */
-gpuopt_model *gpuopt_model_create(const char *weights_path, int strict,
-                                  char *err, size_t errlen);
 
 /* Limits of the weights reader and of the model's own metadata (gpuopt-run's
  * --max-header-bytes, --max-tensors, --max-rank); exceeding one is an error
@@ -52,11 +52,35 @@ typedef struct gpuopt_model_limits {
   uint64_t max_rank;         /* of any tensor in the file or the model */
 } gpuopt_model_limits;
 
-/* gpuopt_model_create with `limits` (NULL: the defaults, 8 MiB, 65536, 8). */
-gpuopt_model *gpuopt_model_create_with_limits(const char *weights_path,
-                                              int strict,
-                                              const gpuopt_model_limits *limits,
-                                              char *err, size_t errlen);
+/* What gpuopt_model_create loads. Fill it with gpuopt_model_options_init
+ * first: `struct_size` tells the implementation which fields the caller
+ * knows (later versions only add fields at the end). */
+typedef struct gpuopt_model_options {
+  uint32_t struct_size; /* sizeof(gpuopt_model_options) of the caller */
+  /* The artifact to load: NULL inside a model library (which loads itself),
+   * required by libgpuopt_runtime.so (a model library .so or a CUDA artifact
+   * .gpuopt). */
+  const char *artifact_path;
+  /* A safetensors file whose names are the model's seg.param names; NULL for
+   * a model library without parameters. */
+  const char *weights_path;
+  /* != 0: tensors of the weights file the model does not use are an error
+   * (otherwise they are ignored). */
+  int strict;
+  /* NULL: the defaults, 8 MiB, 65536, 8. */
+  const gpuopt_model_limits *limits;
+  /* The CUDA device ordinal of a CUDA artifact (ignored by CPU ones). */
+  int device;
+} gpuopt_model_options;
+
+/* Sets every field to its default (NULL, 0) and `struct_size`. */
+void gpuopt_model_options_init(gpuopt_model_options *options);
+
+/* Loads the artifact, binds the weights (every parameter present, F32, of
+ * its shape) and runs the load-time initialisers once. Returns NULL on
+ * error. */
+gpuopt_model *gpuopt_model_create(const gpuopt_model_options *options,
+                                  char *err, size_t errlen);
 void gpuopt_model_destroy(gpuopt_model *model);
 
 /* Static interface of the compiled entry function. */
@@ -77,10 +101,13 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
 /* The instruction set the library's CPU kernels run ("avx512", "avx2" or
  * "generic"): GPUOPT_CPU_ISA when set, else the best this CPU has. NULL when
  * GPUOPT_CPU_ISA names a path this CPU cannot run or an unknown one
- * (gpuopt_model_create then fails with the reason). */
+ * (gpuopt_model_create then fails with the reason). libgpuopt_runtime.so
+ * answers for the model library it loaded last (NULL before the first). */
 const char *gpuopt_cpu_kernel_isa(void);
 
-/* Threads used by the kernels (default: GPUOPT_NUM_THREADS or all cores). */
+/* Threads used by the kernels (default: GPUOPT_NUM_THREADS or all cores;
+ * values < 1: the default). In libgpuopt_runtime.so: of every model library
+ * it has loaded or will load. */
 void gpuopt_set_num_threads(int num_threads);
 int gpuopt_get_num_threads(void);
 
