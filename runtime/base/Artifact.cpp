@@ -40,6 +40,9 @@ Status fail(const std::string &what, const std::string &why) {
 Status checkType(const std::string &what, const fb::TensorType &type,
                  const std::string &where) {
   const auto *shape = type.shape();
+  // The verifier aligns a vector's length, not its 8-byte elements.
+  if (reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0)
+    return fail(what, where + " has a misaligned shape");
   if (shape->size() > kArtifactMaxRank)
     return fail(what, where + " has rank " + std::to_string(shape->size()) +
                           ", more than " + std::to_string(kArtifactMaxRank));

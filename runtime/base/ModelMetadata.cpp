@@ -33,6 +33,9 @@ Status metadataError(const std::string &what) {
 /// only the parameters, inputs and outputs).
 Status parseShape(const fb::TensorType &type, const std::string &where,
                   std::vector<int64_t> &shape) {
+  // The verifier aligns a vector's length, not its 8-byte elements.
+  if (reinterpret_cast<uintptr_t>(type.shape()->data()) % alignof(int64_t) != 0)
+    return metadataError(where + " has a misaligned shape");
   if (type.dtype() != fb::DType::F32)
     return metadataError(where + " is not f32");
   if (type.shape()->size() > kArtifactMaxRank)
