@@ -372,6 +372,23 @@ def test_metadata_size_beyond_its_section_is_refused(model: dict, tmp_path: Path
     assert message in proc.stderr, proc.stderr
 
 
+def test_another_metadata_version_is_refused(model: dict, tmp_path: Path) -> None:
+    """A note of metadata version 1 (JSON text, before the artifact schema):
+    the dump, which reads the bytes itself, names both versions; the
+    library, whose own code wrote version 2, refuses its edited note."""
+    data = bytearray(Path(model["so"]).read_bytes())
+    struct.pack_into("<I", data, note_offset(bytes(data)) + 12, 1)
+    so = tmp_path / "md1.so"
+    so.write_bytes(bytes(data))
+    proc = run_dump(so)
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        f"gpuopt-run: error: {so} has model metadata version 1, this runtime reads version 2; "
+        "recompile it with this gpuopt-compile\n" == proc.stderr
+    ), proc.stderr
+    assert_refused(model, so, "corrupt model metadata: it does not match the checksum")
+
+
 def test_wrong_abi_version_is_refused_before_loading(model: dict, tmp_path: Path) -> None:
     data = bytearray(Path(model["so"]).read_bytes())
     struct.pack_into("<I", data, note_offset(data) + 8, 99)
