@@ -4,18 +4,24 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Feeds arbitrary bytes to parseModelMetadata, the parser of the metadata a
-// compiled model library carries (runtime/include/gpuopt/Runtime/CompiledModel.h).
-// Its hash is checked before parsing in a real library, but the parser must
-// not depend on that: any outcome but an error Status or a description whose
-// indices and sizes the runtime may use unchecked is a finding.
+// Feeds arbitrary bytes to parseModelMetadata, the reader of the metadata a
+// compiled model library carries (runtime/include/gpuopt/Runtime/
+// CompiledModel.h): an artifact FlatBuffer (Artifact.fbs), verified by
+// verifyArtifact before the CPU-specific checks. Its hash is checked before
+// parsing in a real library, but the reader must not depend on that: any
+// outcome but an error Status or a description whose indices and sizes the
+// runtime may use unchecked is a finding. The seeds are the metadata of
+// compiled models (fuzz/seeds-model-metadata).
 //
 //===----------------------------------------------------------------------===//
 
 #include "../runtime/base/ModelMetadata.h"
 
+#include "gpuopt/Runtime/Artifact.h"
+
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 using namespace gpuopt::runtime;
 
@@ -26,9 +32,18 @@ namespace {
   std::abort();
 }
 
+void checkShape(const std::vector<int64_t> &shape) {
+  if (shape.size() > kArtifactMaxRank)
+    finding("a shape of too high a rank");
+  for (int64_t d : shape)
+    if (d < 0)
+      finding("a negative dimension");
+}
+
 void checkFunction(const ModelMetadata &md, const ModelFunction &fn,
                    bool isInit, size_t &inputs) {
   for (const ModelArg &arg : fn.args) {
+    checkShape(arg.shape);
     uint64_t bytes;
     if (!denseByteSize(arg.shape, DType::F32, bytes))
       finding("an argument shape whose byte size overflows");
@@ -51,6 +66,7 @@ void checkFunction(const ModelMetadata &md, const ModelFunction &fn,
     }
   }
   for (const std::vector<int64_t> &shape : fn.results) {
+    checkShape(shape);
     uint64_t bytes;
     if (!denseByteSize(shape, DType::F32, bytes))
       finding("a result shape whose byte size overflows");
@@ -60,9 +76,10 @@ void checkFunction(const ModelMetadata &md, const ModelFunction &fn,
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // libFuzzer passes a heap copy of exactly `size` bytes: aligned as the
+  // library's copy is (16 bytes), and any read past its end is reported.
   ModelMetadata md;
-  Status status =
-      parseModelMetadata(reinterpret_cast<const char *>(data), size, md);
+  Status status = parseModelMetadata(data, size, md);
   if (!status) {
     if (status.message().rfind("corrupt model metadata: ", 0) != 0) {
       std::fprintf(stderr, "unexpected error: %s\n", status.message().c_str());
@@ -75,6 +92,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   checkFunction(md, md.forward, /*isInit=*/false, inputs);
   if (inputs != md.inputs.size())
     finding("an input table that does not match the arguments");
+  for (const ModelParam &p : md.params)
+    checkShape(p.shape);
+  // What was accepted is a verified artifact: printing it must not crash.
+  (void)dumpArtifact(data);
   // The limits must decide without a crash either way.
   SafetensorsLimits tight;
   tight.maxTensors = 2;

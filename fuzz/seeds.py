@@ -10,7 +10,10 @@ OUT_DIR/npy/         files written by numpy: float32 arrays of every rank, the
                      dtypes and layouts gpuopt rejects, format versions 1-3
 OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
                      copies of fuzz/seeds-model-metadata/ and
-                     fuzz/seeds-cuda-artifact/: the metadata and launch plans
+                     fuzz/seeds-cuda-artifact/: the metadata (artifact
+                     FlatBuffers: the gpuopt_model section of a library after
+                     its 32-byte note, `llvm-objcopy --dump-section
+                     gpuopt_model=S m.so && tail -c +33 S`) and launch plans
                      of a Conv-BN-ReLU, UNet and UNeXt compiled at 1x3x32x32
                      (checked in: making them needs gpuopt-compile and
                      ptxas; the plans' images are cut to the fuzz target's
@@ -133,7 +136,7 @@ def npy_seeds(out: Path) -> int:
 def artifact_seeds(out: Path, name: str) -> int:
     """Copies the checked-in seeds of fuzz/seeds-NAME/ to OUT/NAME/."""
     out.mkdir(parents=True, exist_ok=True)
-    sources = sorted((REPO / "fuzz" / f"seeds-{name}").glob("*.json"))
+    sources = sorted(p for p in (REPO / "fuzz" / f"seeds-{name}").iterdir() if p.is_file())
     for path in sources:
         shutil.copyfile(path, out / path.name)
     return len(sources)

@@ -11,11 +11,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/Artifact.h"
+#include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/ModelLibrary.h"
 
 #include "flatbuffers/minireflect.h"
 
+#include <cstring>
+#include <elf.h>
 #include <limits>
 #include <set>
+#include <unistd.h>
 
 using namespace gpuopt::runtime;
 namespace fb = gpuopt::artifact;
@@ -35,6 +40,9 @@ Status fail(const std::string &what, const std::string &why) {
 Status checkType(const std::string &what, const fb::TensorType &type,
                  const std::string &where) {
   const auto *shape = type.shape();
+  // The verifier aligns a vector's length, not its 8-byte elements.
+  if (reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0)
+    return fail(what, where + " has a misaligned shape");
   if (shape->size() > kArtifactMaxRank)
     return fail(what, where + " has rank " + std::to_string(shape->size()) +
                           ", more than " + std::to_string(kArtifactMaxRank));
@@ -65,6 +73,23 @@ Status checkTypes(
     if (types.Get(i)->dtype() != fb::DType::F32)
       return fail(what, where + " is not f32");
   }
+  return Status::ok();
+}
+
+/// Largest whole-file artifact (.gpuopt) read.
+constexpr uint64_t kMaxArtifactFileBytes = 1ull << 30;
+
+/// The first bytes of `path` (fewer when it is shorter), from a regular file.
+Status readHead(const std::string &path, uint8_t (&head)[8], size_t &n) {
+  int fd;
+  uint64_t size;
+  if (Status s = openRegularFile(path, UINT64_MAX, fd, size); !s)
+    return Status::error("cannot read " + s.message());
+  ssize_t got = readAt(fd, 0, head, sizeof(head));
+  ::close(fd);
+  if (got < 0)
+    return Status::error("cannot read " + path);
+  n = static_cast<size_t>(got);
   return Status::ok();
 }
 
@@ -183,4 +208,24 @@ std::string gpuopt::runtime::dumpArtifact(const uint8_t *data) {
   DumpVisitor visitor;
   flatbuffers::IterateFlatBuffer(data, fb::ModelTypeTable(), &visitor);
   return visitor.s + "\n";
+}
+
+Status gpuopt::runtime::readArtifactFile(const std::string &path,
+                                         std::vector<uint8_t> &bytes) {
+  bytes.clear();
+  uint8_t head[8];
+  size_t n = 0;
+  if (Status s = readHead(path, head, n); !s)
+    return s;
+  if (n >= SELFMAG && std::memcmp(head, ELFMAG, SELFMAG) == 0)
+    return readModelLibraryArtifact(path, bytes);
+  // A FlatBuffer starts with its root offset, then the file identifier.
+  if (n == sizeof(head) &&
+      std::memcmp(head + 4, fb::ModelIdentifier(), 4) == 0) {
+    if (Status s = readFileBytes(path, bytes, kMaxArtifactFileBytes); !s)
+      return Status::error("cannot read " + s.message());
+    return Status::ok();
+  }
+  return Status::error(path + " is neither a gpuopt model library nor a "
+                              "gpuopt artifact");
 }

@@ -6,12 +6,14 @@
 //
 // Reads only the ELF header, the program and section header tables, the
 // section names and the gpuopt_model note, each bounded by the file's size:
-// a multi-gigabyte or hostile file costs a few megabytes at most.
+// a multi-gigabyte or hostile file costs a few megabytes at most (and, for
+// readModelLibraryArtifact, the metadata the note describes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/ModelLibrary.h"
 
+#include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/ModelAbi.h"
@@ -64,17 +66,13 @@ std::string truncated(const std::string &what, uint64_t offset, uint64_t size,
          std::to_string(fileSize) + " bytes";
 }
 
-} // namespace
-
-Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
+/// checkModelLibrary on the open `file` of `size` bytes; on success `found`
+/// holds the note and where its section lies.
+Status checkLibrary(const std::string &path, const Fd &file, uint64_t size,
+                    ModelLibraryNote &found) {
   auto cannot = [&](const std::string &why) {
     return Status::error("cannot load " + path + ": " + why);
   };
-  // Only headers are read, so any size is accepted here.
-  Fd file;
-  uint64_t size;
-  if (Status s = openRegularFile(path, UINT64_MAX, file.fd, size); !s)
-    return Status::error("cannot load " + s.message());
 
   Elf64_Ehdr eh;
   if (size < sizeof(eh) || !readExactly(file.fd, 0, &eh, sizeof(eh)) ||
@@ -157,5 +155,81 @@ Status gpuopt::runtime::checkModelLibrary(const std::string &path) {
                          ", this runtime supports version " +
                          std::to_string(GPUOPT_MODEL_ABI_VERSION) +
                          "; recompile it with this gpuopt-compile");
+  found.note = note;
+  found.sectionOffset = noteSection->sh_offset;
+  found.sectionSize = noteSection->sh_size;
+  return Status::ok();
+}
+
+/// Opens `path` for checkLibrary; only headers are read, so any size is
+/// accepted here.
+Status openLibrary(const std::string &path, Fd &file, uint64_t &size) {
+  if (Status s = openRegularFile(path, UINT64_MAX, file.fd, size); !s)
+    return Status::error("cannot load " + s.message());
+  return Status::ok();
+}
+
+} // namespace
+
+Status gpuopt::runtime::checkModelLibrary(const std::string &path,
+                                          ModelLibraryNote *found) {
+  Fd file;
+  uint64_t size;
+  if (Status s = openLibrary(path, file, size); !s)
+    return s;
+  ModelLibraryNote note;
+  if (Status s = checkLibrary(path, file, size, note); !s)
+    return s;
+  if (found)
+    *found = note;
+  return Status::ok();
+}
+
+Status gpuopt::runtime::readModelLibraryArtifact(const std::string &path,
+                                                 std::vector<uint8_t> &bytes) {
+  bytes.clear();
+  Fd file;
+  uint64_t size;
+  if (Status s = openLibrary(path, file, size); !s)
+    return s;
+  ModelLibraryNote found;
+  if (Status s = checkLibrary(path, file, size, found); !s)
+    return s;
+  const gpuopt_model_note &note = found.note;
+  auto corrupt = [&](const std::string &why) {
+    return Status::error(path + ": corrupt model metadata: " + why);
+  };
+  // A library of another metadata version still runs (its own runtime reads
+  // its metadata), but this reader cannot show it.
+  if (note.metadata_version != GPUOPT_COMPILED_METADATA_VERSION)
+    return Status::error(path + " has model metadata version " +
+                         std::to_string(note.metadata_version) +
+                         ", this runtime reads version " +
+                         std::to_string(GPUOPT_COMPILED_METADATA_VERSION) +
+                         "; recompile it with this gpuopt-compile");
+  // checkLibrary proved the section inside the file and at least a note long.
+  uint64_t room = found.sectionSize - sizeof(note);
+  if (note.metadata_size > room)
+    return corrupt("its note gives " + std::to_string(note.metadata_size) +
+                   " bytes, the " + GPUOPT_MODEL_NOTE_SECTION +
+                   " section holds " + std::to_string(room) +
+                   " after the note");
+  if (note.metadata_size > kMaxModelMetadataBytes)
+    return corrupt(std::to_string(note.metadata_size) +
+                   " bytes, more than the limit of " +
+                   std::to_string(kMaxModelMetadataBytes));
+  if (!tryAllocate([&] { bytes.resize(note.metadata_size); }))
+    return Status::error(path + ": cannot allocate " +
+                         std::to_string(note.metadata_size) +
+                         " bytes to read its model metadata");
+  if (!readExactly(file.fd, found.sectionOffset + sizeof(note), bytes.data(),
+                   bytes.size()))
+    return Status::error("cannot load " + path +
+                         ": cannot read the model metadata");
+  if (gpuopt_fnv1a64(reinterpret_cast<const char *>(bytes.data()),
+                     bytes.size()) != note.metadata_hash)
+    return corrupt("it does not match the checksum compiled into the "
+                   "library's code (the file was modified after "
+                   "gpuopt-compile)");
   return Status::ok();
 }

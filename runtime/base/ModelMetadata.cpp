@@ -4,22 +4,23 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The metadata is compiled into the library next to a hash of it, which
-// ModelAbi.cpp checks before parsing; the parser still treats the text as
-// untrusted (the fuzz target feeds it any bytes), so that every index the
-// runtime later uses without a check is proven in range here.
+// The metadata is an artifact (runtime/include/gpuopt/Runtime/Artifact.fbs)
+// compiled into the library next to a hash of it, which ModelAbi.cpp checks
+// before parsing; the parser still treats the bytes as untrusted (the fuzz
+// target feeds it any bytes): verifyArtifact proves the buffer well formed,
+// and the checks below prove in range every index the runtime later uses
+// without a check.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ModelMetadata.h"
 
-#include "Json.h"
-#include "gpuopt/Runtime/CompiledModel.h"
+#include "gpuopt/Runtime/Artifact.h"
 
 #include <limits>
-#include <set>
 
 using namespace gpuopt::runtime;
+namespace fb = gpuopt::artifact;
 
 namespace {
 
@@ -27,16 +28,24 @@ Status metadataError(const std::string &what) {
   return Status::error("corrupt model metadata: " + what);
 }
 
-Status parseShape(const json::Value *v, std::vector<int64_t> &shape) {
-  if (!v || v->kind != json::Kind::Array)
-    return metadataError("expected a shape");
-  shape.clear();
-  for (const json::Value &dim : v->elements) {
-    int64_t d = 0;
-    if (!dim.getInt64(d) || d < 0)
-      return metadataError("bad dimension");
-    shape.push_back(d);
-  }
+/// The shape of a function's argument or result: f32, of rank at most
+/// kArtifactMaxRank, of a byte size that fits in int64 (verifyArtifact checks
+/// only the parameters, inputs and outputs).
+Status parseShape(const fb::TensorType &type, const std::string &where,
+                  std::vector<int64_t> &shape) {
+  // The verifier aligns a vector's length, not its 8-byte elements.
+  if (reinterpret_cast<uintptr_t>(type.shape()->data()) % alignof(int64_t) != 0)
+    return metadataError(where + " has a misaligned shape");
+  if (type.dtype() != fb::DType::F32)
+    return metadataError(where + " is not f32");
+  if (type.shape()->size() > kArtifactMaxRank)
+    return metadataError(where + " has rank " +
+                         std::to_string(type.shape()->size()) + ", more than " +
+                         std::to_string(kArtifactMaxRank));
+  shape = tensorShape(type);
+  for (int64_t d : shape)
+    if (d < 0)
+      return metadataError(where + " has a negative dimension");
   // The runtime allocates and describes f32 buffers of these shapes.
   uint64_t bytes = 0;
   if (!denseByteSize(shape, DType::F32, bytes) ||
@@ -46,87 +55,79 @@ Status parseShape(const json::Value *v, std::vector<int64_t> &shape) {
   return Status::ok();
 }
 
-Status parseFunction(const json::Value *v, ModelFunction &fn) {
-  if (!v || v->kind != json::Kind::Object)
-    return metadataError("expected a function");
-  const json::Value *args = v->find("args");
-  const json::Value *results = v->find("results");
-  if (!args || args->kind != json::Kind::Array || !results ||
-      results->kind != json::Kind::Array)
-    return metadataError("expected 'args' and 'results'");
-  for (const json::Value &a : args->elements) {
-    const json::Value *kind = a.find("kind");
-    const json::Value *index = a.find("index");
+Status parseFunction(const fb::CpuFunction &fn, const std::string &name,
+                     ModelFunction &out) {
+  for (flatbuffers::uoffset_t i = 0; i < fn.args()->size(); ++i) {
+    const fb::FunctionArg &a = *fn.args()->Get(i);
+    std::string where = name + " argument " + std::to_string(i);
     ModelArg arg;
-    uint64_t i = 0;
-    if (!kind || kind->kind != json::Kind::String || !index ||
-        !index->getUInt64(i))
-      return metadataError("bad argument");
-    if (kind->string == "input")
+    switch (a.kind()) {
+    case fb::ArgKind::Input:
       arg.kind = ModelArgKind::Input;
-    else if (kind->string == "param")
+      break;
+    case fb::ArgKind::Param:
       arg.kind = ModelArgKind::Param;
-    else if (kind->string == "derived")
+      break;
+    case fb::ArgKind::Derived:
       arg.kind = ModelArgKind::Derived;
-    else
-      return metadataError("argument kind '" + kind->string + "'");
-    arg.index = i;
-    if (Status s = parseShape(a.find("shape"), arg.shape); !s)
+      break;
+    default:
+      return metadataError(where + " has an unknown kind (" +
+                           std::to_string(static_cast<int>(a.kind())) + ")");
+    }
+    arg.index = a.index();
+    if (Status s = parseShape(*a.type(), where, arg.shape); !s)
       return s;
-    fn.args.push_back(std::move(arg));
+    out.args.push_back(std::move(arg));
   }
-  for (const json::Value &r : results->elements) {
-    fn.results.emplace_back();
-    if (Status s = parseShape(&r, fn.results.back()); !s)
+  for (flatbuffers::uoffset_t i = 0; i < fn.results()->size(); ++i) {
+    out.results.emplace_back();
+    if (Status s = parseShape(*fn.results()->Get(i),
+                              name + " result " + std::to_string(i),
+                              out.results.back());
+        !s)
       return s;
   }
   return Status::ok();
 }
 
+/// Whether the model's inputs or outputs are exactly `shapes`.
+bool sameShapes(
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorType>> &types,
+    const std::vector<std::vector<int64_t>> &shapes) {
+  if (types.size() != shapes.size())
+    return false;
+  for (flatbuffers::uoffset_t i = 0; i < types.size(); ++i)
+    if (tensorShape(*types.Get(i)) != shapes[i])
+      return false;
+  return true;
+}
+
 } // namespace
 
-Status gpuopt::runtime::parseModelMetadata(const char *text, size_t size,
+Status gpuopt::runtime::parseModelMetadata(const uint8_t *data, size_t size,
                                            ModelMetadata &md) {
-  json::Value root;
-  if (Status s = json::parse(text, size, root); !s)
-    return metadataError(s.message());
-  if (root.kind != json::Kind::Object)
-    return metadataError("expected an object");
-  int64_t version = 0;
-  const json::Value *v = root.find("version");
-  if (!v || !v->getInt64(version) ||
-      version != GPUOPT_COMPILED_METADATA_VERSION)
-    return metadataError("unsupported version");
-  if (const json::Value *cpu = root.find("cpu");
-      cpu && cpu->kind == json::Kind::String)
-    md.cpu = cpu->string;
-  if (const json::Value *features = root.find("cpu_features")) {
-    if (features->kind != json::Kind::Array)
-      return metadataError("expected 'cpu_features' to be an array");
-    for (const json::Value &f : features->elements) {
-      if (f.kind != json::Kind::String)
-        return metadataError("expected CPU feature names");
-      md.cpuFeatures.push_back(f.string);
-    }
-  }
-  const json::Value *params = root.find("params");
-  if (!params || params->kind != json::Kind::Array)
-    return metadataError("expected 'params'");
-  std::set<std::string> names;
-  for (const json::Value &p : params->elements) {
-    const json::Value *name = p.find("name");
-    if (!name || name->kind != json::Kind::String)
-      return metadataError("parameter without a name");
-    if (!names.insert(name->string).second)
-      return metadataError("parameter '" + name->string + "' appears twice");
-    ModelParam param{name->string, {}};
-    if (Status s = parseShape(p.find("shape"), param.shape); !s)
-      return s;
-    md.params.push_back(std::move(param));
-  }
-  if (Status s = parseFunction(root.find("init"), md.init); !s)
+  // Every message of the verifier starts with "corrupt model metadata: ".
+  const fb::Model *model = nullptr;
+  if (Status s = verifyArtifact(data, size, "corrupt model metadata", model);
+      !s)
     return s;
-  if (Status s = parseFunction(root.find("forward"), md.forward); !s)
+  const fb::CpuProgram *program = model->program_as_CpuProgram();
+  if (!program)
+    return metadataError(std::string("the artifact's program is for ") +
+                         artifactTargetName(*model) + ", not cpu");
+  md.cpu = program->cpu()->str();
+  for (const flatbuffers::String *feature : *program->cpu_features())
+    md.cpuFeatures.push_back(feature->str());
+  for (const fb::Param *p : *model->params()) {
+    // verifyArtifact checked the name and the shape.
+    if (p->type()->dtype() != fb::DType::F32)
+      return metadataError("parameter '" + p->name()->str() + "' is not f32");
+    md.params.push_back({p->name()->str(), tensorShape(*p->type())});
+  }
+  if (Status s = parseFunction(*program->init(), "init", md.init); !s)
+    return s;
+  if (Status s = parseFunction(*program->forward(), "forward", md.forward); !s)
     return s;
   // Cross-check the indices so that binding can index without checks.
   for (const ModelFunction *fn : {&md.init, &md.forward}) {
@@ -151,6 +152,14 @@ Status gpuopt::runtime::parseModelMetadata(const char *text, size_t size,
       }
     }
   }
+  // The model's interface, which every target's reader shows, is the forward
+  // function's.
+  if (!sameShapes(*model->inputs(), md.inputs))
+    return metadataError("the model's inputs differ from the forward "
+                         "function's");
+  if (!sameShapes(*model->outputs(), md.forward.results))
+    return metadataError("the model's outputs differ from the forward "
+                         "function's results");
   return Status::ok();
 }
 

@@ -5,8 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The parsed GPUOPT_COMPILED_METADATA of runtime/include/gpuopt/Runtime/
-// CompiledModel.h. Internal to the runtime (ModelAbi.cpp and its fuzz
-// target); no MLIR, no LLVM.
+// CompiledModel.h: an artifact (Artifact.fbs) whose program is a CpuProgram.
+// Internal to the runtime (ModelAbi.cpp and its fuzz target); no MLIR, no
+// LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +51,14 @@ struct ModelMetadata {
   std::vector<std::vector<int64_t>> inputs;
 };
 
-/// Parses and cross-checks `size` bytes of metadata text (untrusted: a
-/// successful parse guarantees that every index is in range, that the inputs
-/// are numbered 0..n-1 and that every shape's f32 byte size fits in int64).
-Status parseModelMetadata(const char *text, size_t size, ModelMetadata &out);
+/// Verifies (verifyArtifact) and cross-checks `size` bytes of metadata
+/// (untrusted: a successful parse guarantees that the program is a
+/// CpuProgram, that every index is in range, that the inputs are numbered
+/// 0..n-1 and agree with the model's inputs, that the forward function's
+/// results are the model's outputs, and that every tensor is f32 of rank <=
+/// kArtifactMaxRank with a byte size that fits in int64). Every error starts
+/// with "corrupt model metadata: ".
+Status parseModelMetadata(const uint8_t *data, size_t size, ModelMetadata &out);
 
 /// The reader limits applied to the metadata itself: parameter count
 /// (maxTensors) and every rank (maxRank).

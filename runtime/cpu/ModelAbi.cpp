@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements runtime/include/gpuopt/Runtime/ModelAbi.h over the model-specific part
-// that gpuopt-compile emits (runtime/include/gpuopt/Runtime/CompiledModel.h): reads
-// the metadata once, binds the weights by name, runs the load-time
+// Implements runtime/include/gpuopt/Runtime/ModelAbi.h over the model-specific
+// part that gpuopt-compile emits
+// (runtime/include/gpuopt/Runtime/CompiledModel.h): reads the metadata (the
+// model's artifact) once, binds the weights by name, runs the load-time
 // initializer at create time and the forward function per run. Linked into
 // every compiled model library; no MLIR, no LLVM.
 //
@@ -32,8 +33,12 @@
 #include <new>
 
 extern "C" {
-extern const char gpuopt_compiled_metadata[];
+extern const uint8_t gpuopt_compiled_metadata[];
 extern const gpuopt_model_note gpuopt_compiled_note;
+// The end of the note's section (GPUOPT_MODEL_NOTE_SECTION), defined by the
+// linker: the metadata's bytes end there at the latest, whatever size an
+// edited note claims.
+extern const uint8_t __stop_gpuopt_model[];
 extern const int64_t gpuopt_compiled_ranks[];
 int gpuopt_compiled_init(void **descriptors);
 int gpuopt_compiled_forward(void **descriptors);
@@ -108,15 +113,19 @@ Status checkRanks(const Metadata &md) {
 /// describe the buffers the code was compiled for.
 Status parseMetadata(Metadata &md) {
   const gpuopt_model_note &note = gpuopt_compiled_note;
-  // strnlen: a metadata whose NUL was overwritten is not read past the
-  // length the note promises.
-  size_t size = strnlen(gpuopt_compiled_metadata, note.metadata_size + 1);
-  if (size != note.metadata_size ||
-      gpuopt_fnv1a64(gpuopt_compiled_metadata, size) != note.metadata_hash)
+  // A size edited beyond the section is not read past its end.
+  size_t room = reinterpret_cast<uintptr_t>(__stop_gpuopt_model) -
+                reinterpret_cast<uintptr_t>(gpuopt_compiled_metadata);
+  if (note.metadata_version != GPUOPT_COMPILED_METADATA_VERSION ||
+      note.metadata_size > room ||
+      gpuopt_fnv1a64(reinterpret_cast<const char *>(gpuopt_compiled_metadata),
+                     note.metadata_size) != note.metadata_hash)
     return Status::error(
         "corrupt model metadata: it does not match the checksum compiled into "
         "the library's code (the file was modified after gpuopt-compile)");
-  if (Status s = rt::parseModelMetadata(gpuopt_compiled_metadata, size, md); !s)
+  if (Status s = rt::parseModelMetadata(gpuopt_compiled_metadata,
+                                        note.metadata_size, md);
+      !s)
     return s;
   return checkRanks(md);
 }

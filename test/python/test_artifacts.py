@@ -160,15 +160,45 @@ def test_library_not_a_regular_file(model: dict, tmp_path: Path, kind: str) -> N
     assert_refused(model, so, f"cannot load {so}: not a regular file")
 
 
-def metadata_span(data: bytes) -> tuple[int, int]:
-    """Start and end of the metadata text in a library."""
-    key = data.index(b'"forward":{"args"')
-    return data.rindex(b"\0", 0, key) + 1, data.index(b"\0", key)
+NOTE_SIZE = 32  # sizeof(gpuopt_model_note), CompiledModel.h
 
 
 def note_offset(data: bytes) -> int:
-    assert data.count(b"GPUOPTMD") == 1, "expected one gpuopt model note"
-    return data.index(b"GPUOPTMD")
+    """File offset of the gpuopt_model note: the start of the section of that
+    name, found through the ELF section headers as the loaders find it."""
+    shoff = struct.unpack_from("<Q", data, 40)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
+    sections = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names_offset = sections[shstrndx][4]
+    found = []
+    for sh_name, _, _, _, sh_offset, _ in sections:
+        start = names_offset + sh_name
+        if data[start : data.index(b"\0", start)] == b"gpuopt_model":
+            found.append(sh_offset)
+    assert len(found) == 1, f"expected one gpuopt_model section, found {len(found)}"
+    assert data[found[0] : found[0] + 8] == b"GPUOPTMD", "no gpuopt model note"
+    return found[0]
+
+
+def metadata_span(data: bytes) -> tuple[int, int]:
+    """Start and end of the metadata (the artifact FlatBuffer) in a library:
+    the bytes after the note, as many as the note gives."""
+    note = note_offset(data)
+    size = struct.unpack_from("<Q", data, note + 16)[0]
+    return note + NOTE_SIZE, note + NOTE_SIZE + size
+
+
+def run_dump(path: Path | str) -> subprocess.CompletedProcess:
+    """``gpuopt-run --dump`` of a library or artifact."""
+    cmd = [str(tool("gpuopt-run")), "--dump", str(path)]
+    return subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=HANG)
+
+
+def dump(path: Path | str) -> dict:
+    """run_dump's output, parsed (the dump is JSON text)."""
+    proc = run_dump(path)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
 
 
 def fnv1a64(text: bytes) -> int:
@@ -180,21 +210,50 @@ def fnv1a64(text: bytes) -> int:
 
 def rehash_metadata(data: bytes) -> bytes:
     """``data`` with the note's metadata hash recomputed for its metadata
-    text (of unchanged length): an edit the checksum alone cannot catch."""
+    (of unchanged length): an edit the checksum alone cannot catch."""
     start, end = metadata_span(data)
-    note = note_offset(data)
-    assert struct.unpack_from("<Q", data, note + 16)[0] == end - start
     patched = bytearray(data)
-    struct.pack_into("<Q", patched, note + 24, fnv1a64(data[start:end]))
+    struct.pack_into("<Q", patched, note_offset(data) + 24, fnv1a64(data[start:end]))
     return bytes(patched)
+
+
+def shape_vector(shape: list[int]) -> bytes:
+    """A FlatBuffers vector of int64 as stored: its uint32 length, then the
+    elements (8-aligned, so with no padding between)."""
+    return struct.pack(f"<I{len(shape)}q", len(shape), *shape)
+
+
+def edit_input_shape(data: bytes, edit: object) -> bytes:
+    """``data`` with ``edit(bytearray, offset)`` applied to both records of
+    the input shape [1, 3, 8, 8] in the metadata: Model.inputs[0] and the
+    forward function's argument 0 (the checks require them to agree)."""
+    start, end = metadata_span(data)
+    meta = dump_bytes(data)
+    assert meta["inputs"] == [{"dtype": "F32", "shape": [1, 3, 8, 8]}], meta["inputs"]
+    vector = shape_vector([1, 3, 8, 8])
+    patched = bytearray(data)
+    at = [i for i in range(start, end - len(vector) + 1) if data[i : i + len(vector)] == vector]
+    assert len(at) == 2, f"expected the input shape twice in the metadata, found it {len(at)} times"
+    for offset in at:
+        edit(patched, offset)
+    return bytes(patched)
+
+
+def dump_bytes(data: bytes) -> dict:
+    """dump() of a library given as bytes."""
+    with tempfile.TemporaryDirectory() as d:
+        so = Path(d) / "m.so"
+        so.write_bytes(data)
+        return dump(so)
 
 
 def shrink_input(data: bytes) -> bytes:
     """The recorded input shape [1, 3, 8, 8] edited to [1, 3, 4, 8] (same length)."""
-    start, end = metadata_span(data)
-    text = data[start:end]
-    assert text.count(b"[1,3,8,8]") == 1, text
-    return data[:start] + text.replace(b"[1,3,8,8]", b"[1,3,4,8]") + data[end:]
+
+    def shrink(patched: bytearray, offset: int) -> None:
+        struct.pack_into("<q", patched, offset + 4 + 2 * 8, 4)
+
+    return edit_input_shape(data, shrink)
 
 
 class Plain(nn.Module):
@@ -261,28 +320,73 @@ def test_metadata_disagreeing_with_code_is_refused(model: dict, tmp_path: Path) 
 
 
 def test_metadata_with_another_rank_is_refused(model: dict, tmp_path: Path) -> None:
-    """The input's recorded shape [1, 3, 8, 8] edited to [1, 3, 8, 8, 1] (the
-    informative "cpu" name shortened to keep the length) and the hash patched:
-    the sizes the code compares still match, its strides would be read from
-    the wrong words. The ranks compiled into the code refuse it."""
-    data = Path(model["so"]).read_bytes()
-    start, end = metadata_span(data)
-    text = data[start:end]
-    cpu = json.loads(text)["cpu"].encode()
-    assert len(cpu) >= 2 and text.count(b"[1,3,8,8]") == 1, text
-    text = text.replace(b"[1,3,8,8]", b"[1,3,8,8,1]").replace(
-        b'"cpu":"' + cpu + b'"', b'"cpu":"' + cpu[:-2] + b'"'
-    )
-    assert len(text) == end - start
-    so = tmp_path / "rank5.so"
-    so.write_bytes(rehash_metadata(data[:start] + text + data[end:]))
-    x = tmp_path / "rank5.npy"
-    np.save(x, np.load(model["x"])[..., None])
+    """The input's recorded shape [1, 3, 8, 8] edited to [1, 3, 8] (its
+    vectors' lengths set to 3, in place) and the hash patched: a descriptor
+    of rank 3 would put its strides where the code reads sizes. The ranks
+    compiled into the code refuse it before any descriptor is built."""
+    so = tmp_path / "rank3.so"
+
+    def rank3(patched: bytearray, offset: int) -> None:
+        struct.pack_into("<I", patched, offset, 3)
+
+    so.write_bytes(rehash_metadata(edit_input_shape(Path(model["so"]).read_bytes(), rank3)))
+    assert dump(so)["inputs"] == [{"dtype": "F32", "shape": [1, 3, 8]}]
+    x = tmp_path / "rank3.npy"
+    np.save(x, np.load(model["x"])[:, :, 0, :])
     assert_refused(
         model | {"x": x},
         so,
-        "the model metadata's \"forward\" descriptor 0 has rank 5, the library's code was compiled for rank 4",
+        "the model metadata's \"forward\" descriptor 0 has rank 3, the library's code was compiled for rank 4",
     )
+
+
+def test_metadata_failing_verification_is_refused(model: dict, tmp_path: Path) -> None:
+    """A metadata the FlatBuffers verifier rejects (its root offset pointing
+    past its end), with the hash patched: the library verifies its artifact
+    before reading any field."""
+    data = bytearray(Path(model["so"]).read_bytes())
+    start, end = metadata_span(bytes(data))
+    struct.pack_into("<I", data, start, end - start + 8)
+    so = tmp_path / "unverified.so"
+    so.write_bytes(rehash_metadata(bytes(data)))
+    assert_refused(
+        model,
+        so,
+        "corrupt model metadata: invalid gpuopt artifact: the buffer does not verify against the schema "
+        "(truncated or damaged)",
+    )
+
+
+def test_metadata_size_beyond_its_section_is_refused(model: dict, tmp_path: Path) -> None:
+    """A note claiming more metadata than its section holds: the library
+    hashes no byte beyond the section (a read past it could fault), and the
+    dump names the sizes."""
+    data = bytearray(Path(model["so"]).read_bytes())
+    struct.pack_into("<Q", data, note_offset(bytes(data)) + 16, 1 << 40)
+    so = tmp_path / "oversized.so"
+    so.write_bytes(bytes(data))
+    assert_refused(model, so, "corrupt model metadata: it does not match the checksum")
+    proc = run_dump(so)
+    assert proc.returncode == 1, proc.stderr
+    message = f"{so}: corrupt model metadata: its note gives {1 << 40} bytes, the gpuopt_model section holds"
+    assert message in proc.stderr, proc.stderr
+
+
+def test_another_metadata_version_is_refused(model: dict, tmp_path: Path) -> None:
+    """A note of metadata version 1 (JSON text, before the artifact schema):
+    the dump, which reads the bytes itself, names both versions; the
+    library, whose own code wrote version 2, refuses its edited note."""
+    data = bytearray(Path(model["so"]).read_bytes())
+    struct.pack_into("<I", data, note_offset(bytes(data)) + 12, 1)
+    so = tmp_path / "md1.so"
+    so.write_bytes(bytes(data))
+    proc = run_dump(so)
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        f"gpuopt-run: error: {so} has model metadata version 1, this runtime reads version 2; "
+        "recompile it with this gpuopt-compile\n" == proc.stderr
+    ), proc.stderr
+    assert_refused(model, so, "corrupt model metadata: it does not match the checksum")
 
 
 def test_wrong_abi_version_is_refused_before_loading(model: dict, tmp_path: Path) -> None:

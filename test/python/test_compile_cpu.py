@@ -12,11 +12,10 @@ proves the runtime needs no MLIR.
 
 from __future__ import annotations
 
-import ctypes
-import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 import torch
 from conftest import rel_l2
 from safetensors.numpy import load_file, save_file
-from test_artifacts import rehash_metadata
+from test_artifacts import dump, metadata_span, rehash_metadata
 from test_export import randomize
 from torch import nn
 
@@ -255,14 +254,12 @@ def test_batch_norm_folding_runs_at_load_time(tiny: dict) -> None:
     """The metadata the object carries (runtime/include/gpuopt/Runtime/CompiledModel.h):
     the initializer reads the six conv/BN parameters and returns the folded
     weight and bias; the forward function reads only those and the inputs."""
-    data = tiny["so"].read_bytes()
-    # The root object of the JSON string (keys are sorted; no braces before
-    # "entry" but the root's own).
-    start = data.rindex(b"{", 0, data.index(b'"entry":"forward"'))
-    meta = json.loads(data[start : data.index(b"\0", start)])
-    assert [a["kind"] for a in meta["init"]["args"]] == ["param"] * 6
-    assert meta["init"]["results"] == [[4, 3, 3, 3], [4]]
-    assert [a["kind"] for a in meta["forward"]["args"]] == ["input", "input", "derived", "derived"]
+    meta = dump(tiny["so"])
+    assert meta["entry"] == "forward"
+    program = meta["program"]
+    assert [a["kind"] for a in program["init"]["args"]] == ["Param"] * 6
+    assert [r["shape"] for r in program["init"]["results"]] == [[4, 3, 3, 3], [4]]
+    assert [a["kind"] for a in program["forward"]["args"]] == ["Input", "Input", "Derived", "Derived"]
 
 
 def build_abi_main(cc: str, exe: Path, lib: Path) -> Path:
@@ -508,16 +505,17 @@ def test_library_records_and_checks_cpu_features(tiny: dict, tmp_path: Path) -> 
     of dying with SIGILL). Patched here: one recorded name replaced by a name
     of the same length that no runtime knows."""
     data = Path(tiny["so"]).read_bytes()
-    match = re.search(rb'"cpu_features":\[([^\]]*)\]', data)
-    assert match, "no cpu_features in the model metadata"
-    features = [f.strip(b'"') for f in match.group(1).split(b",") if f]
+    features = [f.encode() for f in dump(tiny["so"])["program"]["cpu_features"]]
     assert b"sse4.2" in features or not features, features
     if not features:
         pytest.skip("the build machine records no checkable CPU feature")
-    victim = b'"' + features[0] + b'"'
-    fake = b'"' + b"z" * len(features[0]) + b'"'
+    # A FlatBuffers string as stored: its uint32 length, the bytes, a NUL.
+    victim = struct.pack("<I", len(features[0])) + features[0] + b"\0"
+    fake = struct.pack("<I", len(features[0])) + b"z" * len(features[0]) + b"\0"
+    start, end = metadata_span(data)
+    assert data[start:end].count(victim) == 1, features[0]
     patched = tmp_path / "patched.so"
     # With the metadata hash fixed up, as a library compiled for that feature.
-    patched.write_bytes(rehash_metadata(data.replace(victim, fake, 1)))
+    patched.write_bytes(rehash_metadata(data[:start] + data[start:end].replace(victim, fake) + data[end:]))
     with pytest.raises(CompiledModelError, match="needs CPU feature 'z+', which this runtime cannot check"):
         CompiledModel(patched, tiny["weights"])

@@ -13,7 +13,6 @@ when it checks a library (it can only hide extensions, never add one).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -23,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
-from test_artifacts import metadata_span
+from test_artifacts import dump
 from test_export import randomize
 from torch import nn
 
@@ -93,10 +92,9 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def recorded(so: Path) -> dict:
-    """The library's metadata (JSON)."""
-    data = so.read_bytes()
-    start, end = metadata_span(data)
-    return json.loads(data[start:end])
+    """The library's CpuProgram ("cpu", "cpu_features", ...), from its
+    metadata as `gpuopt-run --dump` prints it."""
+    return dump(so)["program"]
 
 
 def gpuopt_run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

@@ -11,12 +11,15 @@
 //              [--max-rank=N]
 //   gpuopt-run MODEL.so|MODEL.gpuopt --weights=W.safetensors --input=@x.npy
 //              --output=@y.npy [--runs=N] [--strict-weights] [--device=N]
+//   gpuopt-run --dump MODEL.so|MODEL.gpuopt
 //
 // Parses and verifies the graph, binds the weights, reads the inputs, runs the
 // entry function on the chosen backend and writes the outputs. An artifact of
 // gpuopt-compile (a CPU model library or a CUDA artifact) runs through the
-// model runtime instead (RunCompiled.cpp, no MLIR). Every failure is a
-// located message on stderr and exit code 1.
+// model runtime instead (RunCompiled.cpp, no MLIR). --dump prints the artifact
+// of a compiled model of any target (runtime/include/gpuopt/Runtime/
+// Artifact.h) as text, after verifying it, without loading or running
+// anything. Every failure is a located message on stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +30,7 @@
 #include "gpuopt/InitAll.h"
 #include "gpuopt/MlirSource.h"
 #include "gpuopt/Reference/Interpreter.h"
+#include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -133,6 +137,12 @@ llvm::cl::opt<int>
     device("device",
            llvm::cl::desc("CUDA artifacts: the ordinal of the GPU to run on"),
            llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<bool>
+    dump("dump",
+         llvm::cl::desc("print the artifact of a compiled model (a library of "
+                        "--target=cpu or a .gpuopt file of --target=cuda) as "
+                        "text, after verifying it; runs nothing"),
+         llvm::cl::init(false), llvm::cl::cat(category));
 
 /// Prints `msg` as a gpuopt-run error and returns the failing exit code.
 int fail(const llvm::Twine &msg) {
@@ -228,7 +238,30 @@ int checkFiles() {
   return 0;
 }
 
+/// --dump: reads, verifies and prints the artifact of `inputFile`.
+int dumpArtifactFile() {
+  if (weightsFile.getNumOccurrences() || !inputArgs.empty() ||
+      !outputArgs.empty() || backend.getNumOccurrences() ||
+      cpu.getNumOccurrences() || runs.getNumOccurrences() ||
+      device.getNumOccurrences())
+    return fail("--dump prints the artifact and runs nothing; it takes no "
+                "--weights, --input, --output, --backend, --cpu, --runs or "
+                "--device");
+  std::vector<uint8_t> bytes;
+  if (rt::Status s = rt::readArtifactFile(inputFile, bytes); !s)
+    return fail(s.message());
+  const ::gpuopt::artifact::Model *model = nullptr;
+  if (rt::Status s =
+          rt::verifyArtifact(bytes.data(), bytes.size(), inputFile, model);
+      !s)
+    return fail(s.message());
+  llvm::outs() << rt::dumpArtifact(bytes.data());
+  return 0;
+}
+
 int runMain() {
+  if (dump)
+    return dumpArtifactFile();
   if (int rc = checkFiles())
     return rc;
   if (::gpuopt::CompiledKind kind = ::gpuopt::getCompiledKind(inputFile);
@@ -388,6 +421,7 @@ int main(int argc, char **argv) {
       "  gpuopt-run MODEL.mlir --weights=W.safetensors --input=@x.npy "
       "--output=@y.npy --backend=reference\n"
       "  gpuopt-run MODEL.so|MODEL.gpuopt --weights=W.safetensors "
-      "--input=@x.npy --output=@y.npy\n");
+      "--input=@x.npy --output=@y.npy\n"
+      "  gpuopt-run --dump MODEL.so|MODEL.gpuopt\n");
   return runMain();
 }

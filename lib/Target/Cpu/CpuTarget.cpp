@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // seg → (--seg-split-load-time) → --gpuopt-cpu-lowering → LLVM IR + the
-// model-specific glue of runtime/include/gpuopt/Runtime/CompiledModel.h → host object
+// model-specific glue of runtime/include/gpuopt/Runtime/CompiledModel.h → host
+// object
 // (-O3) → `c++ -shared` with the model runtime archives.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
 #include "gpuopt/Pipelines/Pipelines.h"
+#include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CompiledModel.h"
 #include "gpuopt/Runtime/CpuFeatures.h"
 #include "gpuopt/Runtime/MemRef.h"
@@ -33,7 +35,6 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -45,6 +46,7 @@
 
 using namespace mlir;
 namespace rt = ::gpuopt::runtime;
+namespace fb = ::gpuopt::artifact;
 
 namespace {
 
@@ -70,23 +72,24 @@ FailureOr<SmallVector<int64_t>> staticF32Shape(Type type) {
   return llvm::to_vector(tensor.getShape());
 }
 
-llvm::json::Array shapeJson(ArrayRef<int64_t> shape) {
-  llvm::json::Array a;
-  for (int64_t d : shape)
-    a.push_back(d);
-  return a;
+/// An f32 TensorType of the artifact schema.
+std::unique_ptr<fb::TensorTypeT> tensorType(ArrayRef<int64_t> shape) {
+  auto type = std::make_unique<fb::TensorTypeT>();
+  type->dtype = fb::DType::F32;
+  type->shape.assign(shape.begin(), shape.end());
+  return type;
 }
 
 /// Describes @<entry>_init and @<entry> (after --seg-split-load-time and
-/// seg.param binding) in the metadata schema of CompiledModel.h, and drops
-/// the argument attributes LLVM does not know.
-FailureOr<std::string>
+/// seg.param binding) as an artifact::Model with a CpuProgram
+/// (runtime/include/gpuopt/Runtime/Artifact.fbs), serialized, and drops the
+/// argument attributes LLVM does not know.
+FailureOr<std::vector<uint8_t>>
 collectMetadata(func::FuncOp init, func::FuncOp entry,
                 const mlir::gpuopt::CpuLevelTarget &cpu) {
-  llvm::json::Array params;
+  fb::ModelT model;
   llvm::StringMap<std::pair<unsigned, Type>> paramIndex;
-  auto describe = [&](func::FuncOp fn) -> FailureOr<llvm::json::Object> {
-    llvm::json::Array args, results;
+  auto describe = [&](func::FuncOp fn, fb::CpuFunctionT &out) -> LogicalResult {
     unsigned numInputs = 0;
     for (auto [i, type] : llvm::enumerate(fn.getArgumentTypes())) {
       FailureOr<SmallVector<int64_t>> shape = staticF32Shape(type);
@@ -94,29 +97,36 @@ collectMetadata(func::FuncOp init, func::FuncOp entry,
         return fn.emitError("the CPU target takes statically shaped f32 "
                             "tensors; argument ")
                << i << " of @" << fn.getSymName() << " is " << type;
-      llvm::json::Object arg{{"shape", shapeJson(*shape)}};
+      auto arg = std::make_unique<fb::FunctionArgT>();
+      arg->type = tensorType(*shape);
       if (auto name = fn.getArgAttrOfType<StringAttr>(i, "seg.param")) {
         auto [it, inserted] = paramIndex.try_emplace(
-            name.getValue(), std::make_pair(params.size(), type));
-        if (inserted)
-          params.push_back(llvm::json::Object{{"name", name.getValue()},
-                                              {"shape", shapeJson(*shape)}});
-        else if (it->second.second != type)
+            name.getValue(), std::make_pair(model.params.size(), type));
+        if (inserted) {
+          auto param = std::make_unique<fb::ParamT>();
+          param->name = name.getValue().str();
+          param->type = tensorType(*shape);
+          model.params.push_back(std::move(param));
+        } else if (it->second.second != type) {
           return fn.emitError("parameter '")
                  << name.getValue()
                  << "' is used with two types: " << it->second.second << " and "
                  << type;
-        arg["kind"] = "param";
-        arg["index"] = it->second.first;
+        }
+        arg->kind = fb::ArgKind::Param;
+        arg->index = it->second.first;
       } else if (auto derived =
                      fn.getArgAttrOfType<IntegerAttr>(i, "seg.derived")) {
-        arg["kind"] = "derived";
-        arg["index"] = derived.getInt();
+        arg->kind = fb::ArgKind::Derived;
+        arg->index = derived.getInt();
       } else {
-        arg["kind"] = "input";
-        arg["index"] = numInputs++;
+        arg->kind = fb::ArgKind::Input;
+        arg->index = numInputs++;
+        // The model's inputs are the forward function's.
+        if (fn == entry)
+          model.inputs.push_back(tensorType(*shape));
       }
-      args.push_back(std::move(arg));
+      out.args.push_back(std::move(arg));
       fn.removeArgAttr(i, "seg.param");
       fn.removeArgAttr(i, "seg.derived");
     }
@@ -126,34 +136,32 @@ collectMetadata(func::FuncOp init, func::FuncOp entry,
         return fn.emitError("the CPU target returns statically shaped f32 "
                             "tensors; result ")
                << i << " of @" << fn.getSymName() << " is " << type;
-      results.push_back(shapeJson(*shape));
+      out.results.push_back(tensorType(*shape));
+      if (fn == entry)
+        model.outputs.push_back(tensorType(*shape));
     }
-    return llvm::json::Object{{"args", std::move(args)},
-                              {"results", std::move(results)}};
+    return success();
   };
-  FailureOr<llvm::json::Object> initJson = describe(init);
-  if (failed(initJson))
+  fb::CpuProgramT program;
+  program.init = std::make_unique<fb::CpuFunctionT>();
+  program.forward = std::make_unique<fb::CpuFunctionT>();
+  if (failed(describe(init, *program.init)) ||
+      failed(describe(entry, *program.forward)))
     return failure();
-  FailureOr<llvm::json::Object> entryJson = describe(entry);
-  if (failed(entryJson))
-    return failure();
+  program.cpu = cpu.level == "native" ? cpu.llvmCpu : cpu.level;
   // List the instruction-set extensions the code may use, so that loading
   // the library on a CPU without them is an error, not SIGILL.
-  llvm::json::Array cpuFeatures;
-  for (const std::string &feature : cpu.required)
-    cpuFeatures.push_back(feature);
-  llvm::json::Object root{
-      {"version", GPUOPT_COMPILED_METADATA_VERSION},
-      {"entry", entry.getSymName()},
-      {"cpu", cpu.level == "native" ? cpu.llvmCpu : cpu.level},
-      {"cpu_features", std::move(cpuFeatures)},
-      {"params", std::move(params)},
-      {"init", std::move(*initJson)},
-      {"forward", std::move(*entryJson)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::json::Value(std::move(root));
-  return text;
+  program.cpu_features = cpu.required;
+  model.version = rt::kArtifactVersion;
+  model.entry = entry.getSymName().str();
+  model.program.Set(std::move(program));
+  flatbuffers::FlatBufferBuilder builder;
+  // Every field written, defaults too: `gpuopt-run --dump` shows each
+  // argument's kind and index and each type's dtype.
+  builder.ForceDefaults(true);
+  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
+  return std::vector<uint8_t>(builder.GetBufferPointer(),
+                              builder.GetBufferPointer() + builder.GetSize());
 }
 
 /// Static shapes of a function's arguments then results, in descriptor order.
@@ -271,31 +279,42 @@ void addRanks(llvm::Module &module, const DescriptorShapes &init,
                            GPUOPT_COMPILED_RANKS);
 }
 
-/// Adds GPUOPT_COMPILED_METADATA and the note describing it
-/// (CompiledModel.h), in its own section so that loaders find it before
-/// dlopen.
-void addMetadata(llvm::Module &module, StringRef metadata) {
+/// Adds the note and the artifact it describes (CompiledModel.h): one
+/// global, the note then the bytes, in its own section so that loaders find
+/// both before dlopen; GPUOPT_COMPILED_NOTE names the global and
+/// GPUOPT_COMPILED_METADATA the bytes.
+void addMetadata(llvm::Module &module, ArrayRef<uint8_t> metadata) {
   llvm::LLVMContext &ctx = module.getContext();
-  llvm::Constant *text = llvm::ConstantDataArray::getString(ctx, metadata);
-  new llvm::GlobalVariable(module, text->getType(), /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage, text,
-                           GPUOPT_COMPILED_METADATA);
   llvm::Type *i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
-  llvm::Constant *fields[] = {
+  llvm::Constant *noteFields[] = {
       llvm::ConstantDataArray::getString(ctx, GPUOPT_MODEL_NOTE_MAGIC,
                                          /*AddNull=*/false),
       llvm::ConstantInt::get(i32, GPUOPT_MODEL_ABI_VERSION),
       llvm::ConstantInt::get(i32, GPUOPT_COMPILED_METADATA_VERSION),
       llvm::ConstantInt::get(i64, metadata.size()),
-      llvm::ConstantInt::get(i64,
-                             gpuopt_fnv1a64(metadata.data(), metadata.size()))};
-  llvm::Constant *note = llvm::ConstantStruct::getAnon(ctx, fields);
+      llvm::ConstantInt::get(
+          i64, gpuopt_fnv1a64(reinterpret_cast<const char *>(metadata.data()),
+                              metadata.size()))};
+  llvm::Constant *note = llvm::ConstantStruct::getAnon(ctx, noteFields);
+  llvm::Constant *fields[] = {note,
+                              llvm::ConstantDataArray::get(ctx, metadata)};
+  auto *noteAndBytes = llvm::ConstantStruct::getAnon(ctx, fields,
+                                                     /*Packed=*/true);
   auto *global = new llvm::GlobalVariable(
-      module, note->getType(), /*isConstant=*/true,
-      llvm::GlobalValue::ExternalLinkage, note, GPUOPT_COMPILED_NOTE);
+      module, noteAndBytes->getType(), /*isConstant=*/true,
+      llvm::GlobalValue::ExternalLinkage, noteAndBytes, GPUOPT_COMPILED_NOTE);
   global->setSection(GPUOPT_MODEL_NOTE_SECTION);
-  global->setAlignment(llvm::Align(8));
+  // The FlatBuffer's scalars are at most 8 bytes wide and aligned relative to
+  // its start, which the 32-byte note keeps aligned.
+  global->setAlignment(llvm::Align(16));
+  llvm::Type *i8 = llvm::Type::getInt8Ty(ctx);
+  llvm::Constant *bytes = llvm::ConstantExpr::getInBoundsGetElementPtr(
+      noteAndBytes->getType(), global,
+      ArrayRef<llvm::Constant *>{llvm::ConstantInt::get(i32, 0),
+                                 llvm::ConstantInt::get(i32, 1)});
+  llvm::GlobalAlias::create(i8, 0, llvm::GlobalValue::ExternalLinkage,
+                            GPUOPT_COMPILED_METADATA, bytes, &module);
 }
 
 FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(
@@ -508,7 +527,7 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
     return failure();
   auto init = module.lookupSymbol<func::FuncOp>(options.entry + "_init");
   entry = module.lookupSymbol<func::FuncOp>(options.entry);
-  FailureOr<std::string> metadata = collectMetadata(init, entry, *cpu);
+  FailureOr<std::vector<uint8_t>> metadata = collectMetadata(init, entry, *cpu);
   if (failed(metadata))
     return failure();
   FailureOr<DescriptorShapes> initShapes = descriptorShapes(init);

@@ -11,13 +11,18 @@
 // library (its version script exports only gpuopt_model_* and
 // gpuopt_*_num_threads), so several models can be loaded in one process.
 //
-// GPUOPT_COMPILED_METADATA is a NUL-terminated JSON string:
+// GPUOPT_COMPILED_METADATA is the model's artifact: a FlatBuffer of the
+// schema runtime/include/gpuopt/Runtime/Artifact.fbs (root gpuopt.artifact.
+// Model, identifier "GPOA") whose program is a CpuProgram; `gpuopt-run
+// --dump model.so` prints it:
 //
-//   {"version": 1, "entry": "forward",
-//    "cpu": "x86-64-v3", "cpu_features": ["cx16", "sahf", ..., "xsave"],
-//    "params": [{"name": "enc.0.weight", "shape": [16, 3, 3, 3]}, ...],
-//    "init":    {"args": [ARG, ...], "results": [[4, 3, 3, 3], ...]},
-//    "forward": {"args": [ARG, ...], "results": [[1, 1, 32, 32], ...]}}
+//   Model.entry            "forward"
+//   Model.params           [{name: "enc.0.weight", type: [16, 3, 3, 3]}, ...]
+//   Model.inputs/outputs   the forward function's model inputs and results
+//   CpuProgram.cpu         "x86-64-v3"
+//   CpuProgram.cpu_features ["cx16", "sahf", ..., "xsave"]
+//   CpuProgram.init        {args: [ARG, ...], results: [[4, 3, 3, 3], ...]}
+//   CpuProgram.forward     {args: [ARG, ...], results: [[1, 1, 32, 32], ...]}
 //
 // "cpu" is the `--cpu=` level the code was compiled for (x86-64,
 // x86-64-v2, x86-64-v3, x86-64-v4) or, for --cpu=native, the build host's
@@ -26,8 +31,8 @@
 // CpuFeatures.def): exactly the level's, or the build host's for native.
 // gpuopt_model_create refuses a CPU without one of them, naming the levels
 // to rebuild with.
-// ARG = {"kind": "input" | "param" | "derived", "index": i, "shape": [...]}:
-// model input i, parameter i of "params", or result i of the initializer.
+// ARG = FunctionArg{kind: Input | Param | Derived, index: i, type}: model
+// input i, Model.params[i], or result i of the initializer.
 // Every tensor is f32 and dense. GPUOPT_COMPILED_INIT and
 // GPUOPT_COMPILED_FORWARD take an array of pointers to ranked memref
 // descriptors ({allocated, aligned, offset, sizes[rank], strides[rank]}):
@@ -42,12 +47,16 @@
 // function as compiled; the runtime compares the metadata with it before it
 // builds a descriptor.
 //
-// GPUOPT_COMPILED_NOTE is a gpuopt_model_note in the section
-// GPUOPT_MODEL_NOTE_SECTION, so that a loader can find it through the ELF
-// section headers before dlopen (runtime/base/ModelLibrary.cpp): the ABI
-// version, and the length and FNV-1a hash of the metadata text, which the
-// runtime recomputes after loading (a metadata edited after compilation is
-// refused instead of describing buffers the code does not expect).
+// GPUOPT_COMPILED_NOTE is one global in the section GPUOPT_MODEL_NOTE_SECTION
+// (16-byte aligned): a gpuopt_model_note immediately followed by the
+// metadata's bytes (GPUOPT_COMPILED_METADATA points at them), so that a
+// loader finds both through the ELF section headers before dlopen
+// (runtime/base/ModelLibrary.cpp; readArtifactFile of Artifact.h). The note
+// holds the ABI version, the metadata version, and the length and FNV-1a
+// hash of the metadata's bytes, which the runtime recomputes after loading
+// (a metadata edited after compilation is refused instead of describing
+// buffers the code does not expect); the length is also bounded by the end
+// of the section (the linker's __stop_gpuopt_model).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,8 +71,9 @@
 #define GPUOPT_COMPILED_INIT "gpuopt_compiled_init"
 #define GPUOPT_COMPILED_FORWARD "gpuopt_compiled_forward"
 #define GPUOPT_COMPILED_RANKS "gpuopt_compiled_ranks"
-/* Version of the metadata schema above. */
-#define GPUOPT_COMPILED_METADATA_VERSION 1
+/* Version of the metadata's encoding: 1 was JSON text, 2 is the artifact
+ * FlatBuffer above (whose own version is Model.version). */
+#define GPUOPT_COMPILED_METADATA_VERSION 2
 
 /* The ELF section holding the note, and the note's first 8 bytes. */
 #define GPUOPT_MODEL_NOTE_SECTION "gpuopt_model"
@@ -74,7 +84,7 @@ typedef struct gpuopt_model_note {
   char magic[8];
   uint32_t abi_version;      /* GPUOPT_MODEL_ABI_VERSION of the compiler */
   uint32_t metadata_version; /* GPUOPT_COMPILED_METADATA_VERSION */
-  uint64_t metadata_size;    /* bytes of the metadata text, without the NUL */
+  uint64_t metadata_size;    /* bytes of the metadata, after the note */
   uint64_t metadata_hash;    /* gpuopt_fnv1a64 of those bytes */
 } gpuopt_model_note;
 
