@@ -11,16 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/Artifact.h"
-#include "gpuopt/Runtime/FileIO.h"
-#include "gpuopt/Runtime/ModelLibrary.h"
 
-#include "flatbuffers/minireflect.h"
-
-#include <cstring>
-#include <elf.h>
 #include <limits>
 #include <set>
-#include <unistd.h>
 
 using namespace gpuopt::runtime;
 namespace fb = gpuopt::artifact;
@@ -37,30 +30,34 @@ Status fail(const std::string &what, const std::string &why) {
   return Status::error(what + ": invalid gpuopt artifact: " + why);
 }
 
-Status checkType(const std::string &what, const fb::TensorType &type,
-                 const std::string &where) {
+} // namespace
+
+Status gpuopt::runtime::checkTensorType(const fb::TensorType &type,
+                                        const std::string &where) {
   const auto *shape = type.shape();
   // The verifier aligns a vector's length, not its 8-byte elements.
   if (reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0)
-    return fail(what, where + " has a misaligned shape");
+    return Status::error(where + " has a misaligned shape");
   if (shape->size() > kArtifactMaxRank)
-    return fail(what, where + " has rank " + std::to_string(shape->size()) +
-                          ", more than " + std::to_string(kArtifactMaxRank));
+    return Status::error(where + " has rank " + std::to_string(shape->size()) +
+                         ", more than " + std::to_string(kArtifactMaxRank));
   if (type.dtype() > fb::DType::MAX)
-    return fail(what, where + " has an unknown dtype");
+    return Status::error(where + " has an unknown dtype");
   std::vector<int64_t> dims;
   for (int64_t d : *shape) {
     if (d < 0)
-      return fail(what, where + " has a negative dimension");
+      return Status::error(where + " has a negative dimension");
     dims.push_back(d);
   }
   uint64_t bytes = 0;
   if (!denseByteSize(dims, toDType(type.dtype()), bytes) ||
       bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return fail(what, where + " " + formatShape(dims) +
-                          ": its byte size overflows int64");
+    return Status::error(where + " " + formatShape(dims) +
+                         ": its byte size overflows int64");
   return Status::ok();
 }
+
+namespace {
 
 Status checkTypes(
     const std::string &what,
@@ -68,63 +65,13 @@ Status checkTypes(
     const char *name) {
   for (flatbuffers::uoffset_t i = 0; i < types.size(); ++i) {
     std::string where = std::string(name) + " " + std::to_string(i);
-    if (Status s = checkType(what, *types.Get(i), where); !s)
-      return s;
+    if (Status s = checkTensorType(*types.Get(i), where); !s)
+      return fail(what, s.message());
     if (types.Get(i)->dtype() != fb::DType::F32)
       return fail(what, where + " is not f32");
   }
   return Status::ok();
 }
-
-/// Largest whole-file artifact (.gpuopt) read.
-constexpr uint64_t kMaxArtifactFileBytes = 1ull << 30;
-
-/// The first bytes of `path` (fewer when it is shorter), from a regular file.
-Status readHead(const std::string &path, uint8_t (&head)[8], size_t &n) {
-  int fd;
-  uint64_t size;
-  if (Status s = openRegularFile(path, UINT64_MAX, fd, size); !s)
-    return Status::error("cannot read " + s.message());
-  ssize_t got = readAt(fd, 0, head, sizeof(head));
-  ::close(fd);
-  if (got < 0)
-    return Status::error("cannot read " + path);
-  n = static_cast<size_t>(got);
-  return Status::ok();
-}
-
-/// ToStringVisitor, eliding the long byte vectors (kernel images).
-struct DumpVisitor : flatbuffers::ToStringVisitor {
-  static constexpr size_t kShownBytes = 16;
-  DumpVisitor() : ToStringVisitor("\n", true, "  ", false) {}
-  std::vector<size_t> counts; // elements seen per open vector
-  bool eliding = false;
-
-  void StartVector() override {
-    ToStringVisitor::StartVector();
-    counts.push_back(0);
-  }
-  void Element(size_t i, flatbuffers::ElementaryType type,
-               const flatbuffers::TypeTable *table,
-               const uint8_t *val) override {
-    counts.back() = i + 1;
-    eliding = type == flatbuffers::ET_UCHAR && !table && i >= kShownBytes;
-    if (!eliding)
-      ToStringVisitor::Element(i, type, table, val);
-  }
-  void UChar(uint8_t x, const char *name) override {
-    if (!eliding)
-      ToStringVisitor::UChar(x, name);
-  }
-  void EndVector() override {
-    if (eliding) {
-      s += ", ... (" + std::to_string(counts.back()) + " bytes)";
-      eliding = false;
-    }
-    counts.pop_back();
-    ToStringVisitor::EndVector();
-  }
-};
 
 } // namespace
 
@@ -184,8 +131,8 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
       return fail(what, "parameter " + std::to_string(i) + " has no name");
     if (!names.insert(name).second)
       return fail(what, "parameter '" + name + "' appears twice");
-    if (Status s = checkType(what, *p->type(), "parameter '" + name + "'"); !s)
-      return s;
+    if (Status s = checkTensorType(*p->type(), "parameter '" + name + "'"); !s)
+      return fail(what, s.message());
   }
   if (Status s = checkTypes(what, *model->inputs(), "input"); !s)
     return s;
@@ -193,39 +140,4 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
     return s;
   out = model;
   return Status::ok();
-}
-
-std::vector<uint8_t> gpuopt::runtime::packArtifact(const fb::ModelT &model) {
-  flatbuffers::FlatBufferBuilder builder;
-  // Defaults stored too, so that the dump shows every field.
-  builder.ForceDefaults(true);
-  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
-}
-
-std::string gpuopt::runtime::dumpArtifact(const uint8_t *data) {
-  DumpVisitor visitor;
-  flatbuffers::IterateFlatBuffer(data, fb::ModelTypeTable(), &visitor);
-  return visitor.s + "\n";
-}
-
-Status gpuopt::runtime::readArtifactFile(const std::string &path,
-                                         std::vector<uint8_t> &bytes) {
-  bytes.clear();
-  uint8_t head[8];
-  size_t n = 0;
-  if (Status s = readHead(path, head, n); !s)
-    return s;
-  if (n >= SELFMAG && std::memcmp(head, ELFMAG, SELFMAG) == 0)
-    return readModelLibraryArtifact(path, bytes);
-  // A FlatBuffer starts with its root offset, then the file identifier.
-  if (n == sizeof(head) &&
-      std::memcmp(head + 4, fb::ModelIdentifier(), 4) == 0) {
-    if (Status s = readFileBytes(path, bytes, kMaxArtifactFileBytes); !s)
-      return Status::error("cannot read " + s.message());
-    return Status::ok();
-  }
-  return Status::error(path + " is neither a gpuopt model library nor a "
-                              "gpuopt artifact");
 }

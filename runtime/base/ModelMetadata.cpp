@@ -28,30 +28,16 @@ Status metadataError(const std::string &what) {
   return Status::error("corrupt model metadata: " + what);
 }
 
-/// The shape of a function's argument or result: f32, of rank at most
-/// kArtifactMaxRank, of a byte size that fits in int64 (verifyArtifact checks
-/// only the parameters, inputs and outputs).
+/// The shape of a function's argument or result: f32 and what
+/// checkTensorType proves (verifyArtifact checks only the parameters, inputs
+/// and outputs).
 Status parseShape(const fb::TensorType &type, const std::string &where,
                   std::vector<int64_t> &shape) {
-  // The verifier aligns a vector's length, not its 8-byte elements.
-  if (reinterpret_cast<uintptr_t>(type.shape()->data()) % alignof(int64_t) != 0)
-    return metadataError(where + " has a misaligned shape");
+  if (Status s = checkTensorType(type, where); !s)
+    return metadataError(s.message());
   if (type.dtype() != fb::DType::F32)
     return metadataError(where + " is not f32");
-  if (type.shape()->size() > kArtifactMaxRank)
-    return metadataError(where + " has rank " +
-                         std::to_string(type.shape()->size()) + ", more than " +
-                         std::to_string(kArtifactMaxRank));
   shape = tensorShape(type);
-  for (int64_t d : shape)
-    if (d < 0)
-      return metadataError(where + " has a negative dimension");
-  // The runtime allocates and describes f32 buffers of these shapes.
-  uint64_t bytes = 0;
-  if (!denseByteSize(shape, DType::F32, bytes) ||
-      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    return metadataError("the byte size of shape " + formatShape(shape) +
-                         " overflows int64");
   return Status::ok();
 }
 

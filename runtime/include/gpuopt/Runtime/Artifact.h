@@ -45,6 +45,14 @@ constexpr size_t kArtifactMaxRank = 8;
 Status verifyArtifact(const uint8_t *data, size_t size, const std::string &what,
                       const artifact::Model *&out);
 
+/// The check verifyArtifact applies to the model's own tensor types, for the
+/// ones of each target's program (function arguments, buffers): 8-aligned
+/// shape (the verifier aligns only a vector's length), rank, dims >= 0, known
+/// dtype, byte size within int64. The message starts with `where` (the
+/// value's name); callers prefix their own context.
+Status checkTensorType(const artifact::TensorType &type,
+                       const std::string &where);
+
 /// The artifact's program kind as text ("cpu", "cuda"), for messages.
 const char *artifactTargetName(const artifact::Model &model);
 
