@@ -45,7 +45,7 @@ Status readHead(const std::string &path, uint8_t (&head)[8], size_t &n) {
 /// ToStringVisitor, eliding the long byte vectors (kernel images).
 struct DumpVisitor : flatbuffers::ToStringVisitor {
   static constexpr size_t kShownBytes = 16;
-  DumpVisitor() : ToStringVisitor("\n", true, "  ", false) {}
+  DumpVisitor() : ToStringVisitor("\n", true, "  ", true) {}
   std::vector<size_t> counts; // elements seen per open vector
   bool eliding = false;
 
