@@ -12,6 +12,7 @@ proves the runtime needs no MLIR.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
