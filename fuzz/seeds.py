@@ -10,11 +10,15 @@ OUT_DIR/npy/         files written by numpy: float32 arrays of every rank, the
                      dtypes and layouts gpuopt rejects, format versions 1-3
 OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
                      copies of fuzz/seeds-model-metadata/ and
-                     fuzz/seeds-cuda-artifact/: the metadata and launch plans
-                     of a Conv-BN-ReLU, UNet and UNeXt compiled at 1x3x32x32
-                     (checked in: making them needs gpuopt-compile and
-                     ptxas; the plans' images are cut to the fuzz target's
-                     1024-byte payload)
+                     fuzz/seeds-cuda-artifact/ (checked in: making them needs
+                     gpuopt-compile and ptxas): the metadata of a Conv-BN-ReLU,
+                     UNet and UNeXt compiled at 1x3x32x32, and whole CUDA
+                     artifacts: test/Target/Cuda/gpuopt-compile-cuda.mlir
+                     (--pipeline=gpuopt-optimize, fatbins for sm_90 and
+                     sm_86) as compiled, and UNet (cubin sm_90) and UNeXt
+                     (optimized, PTX sm_86) at 1x3x32x32 with each image cut
+                     to its first 64 bytes (cuda_artifact.rewrite of
+                     test/python)
 
 The zoo exports are kept when they exist already (they take seconds each).
 """
@@ -133,7 +137,7 @@ def npy_seeds(out: Path) -> int:
 def artifact_seeds(out: Path, name: str) -> int:
     """Copies the checked-in seeds of fuzz/seeds-NAME/ to OUT/NAME/."""
     out.mkdir(parents=True, exist_ok=True)
-    sources = sorted((REPO / "fuzz" / f"seeds-{name}").glob("*.json"))
+    sources = sorted(p for p in (REPO / "fuzz" / f"seeds-{name}").iterdir() if p.is_file())
     for path in sources:
         shutil.copyfile(path, out / path.name)
     return len(sources)

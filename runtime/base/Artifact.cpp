@@ -40,6 +40,11 @@ Status checkType(const std::string &what, const fb::TensorType &type,
                           ", more than " + std::to_string(kArtifactMaxRank));
   if (type.dtype() > fb::DType::MAX)
     return fail(what, where + " has an unknown dtype");
+  // The verifier aligns a vector's length, not its 8-byte elements: a
+  // writer aligns them, a damaged buffer may not (reading them would be a
+  // misaligned load).
+  if (!isAlignedShape(*shape))
+    return fail(what, where + " has a misaligned shape (damaged buffer)");
   std::vector<int64_t> dims;
   for (int64_t d : *shape) {
     if (d < 0)

@@ -65,6 +65,8 @@ Status readType(const std::string &path, const fb::TensorType &type,
     return fail(path, where + ": unknown dtype " +
                           std::to_string(static_cast<int>(type.dtype())));
   dtype = toDType(type.dtype());
+  if (!isAlignedShape(*type.shape()))
+    return fail(path, where + ": misaligned 'shape' (damaged buffer)");
   if (type.shape()->size() > kArtifactMaxRank)
     return fail(path, where + ": 'shape' must be an array of rank <= " +
                           std::to_string(kArtifactMaxRank));

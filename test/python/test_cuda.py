@@ -225,18 +225,16 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
     assert "images: fatbin sm_90" in proc.stdout and "fatbin sm_86" in proc.stdout
     data = good.read_bytes()
     # Bytes that are no artifact, or a damaged one: the schema verifier.
+    damaged = "the buffer does not verify against the schema (truncated or damaged)"
     root = int.from_bytes(data[:4], "little")
     cases: dict[str, tuple[bytes, str]] = {
         "identifier": (data[:4] + b"XXXX" + data[8:], "missing the GPOA identifier"),
         "short": (data[:6], "missing the GPOA identifier"),
-        "truncated": (data[:20], "does not verify against the schema (truncated or damaged)"),
-        "half": (data[: len(data) // 2], "does not verify against the schema (truncated or damaged)"),
-        "root": ((len(data) + 4).to_bytes(4, "little") + data[4:], "does not verify against the schema"),
+        "truncated": (data[:20], damaged),
+        "half": (data[: len(data) // 2], damaged),
+        "root": ((len(data) + 4).to_bytes(4, "little") + data[4:], damaged),
         # The root table's vtable offset, pointing outside the buffer.
-        "vtable": (
-            data[:root] + (1 << 30).to_bytes(4, "little", signed=True) + data[root + 4 :],
-            "does not verify against the schema",
-        ),
+        "vtable": (data[:root] + (1 << 30).to_bytes(4, "little", signed=True) + data[root + 4 :], damaged),
     }
     for case, (blob, message) in cases.items():
         bad = tmp_path / f"{case}.gpuopt"
