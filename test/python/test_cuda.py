@@ -312,6 +312,52 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
             lambda m: m["program"]["images"][0].__setitem__("chip", "gfx90a"),
             "images[0] must give chip sm_NN and format fatbin|cubin|ptx",
         ),
+        "format": (
+            lambda m: m["program"]["images"][0].__setitem__("format", 3),
+            "images[0] must give chip sm_NN and format fatbin|cubin|ptx",
+        ),
+        "kind": (set_buffer("kind", 5), f"buffers[{arg}]: unknown kind 5"),
+        "dtype": (
+            lambda m: m["program"]["buffers"][arg]["type"].__setitem__("dtype", 10),
+            f"buffers[{arg}]: unknown dtype 10",
+        ),
+        "rank": (
+            lambda m: m["program"]["buffers"][arg]["type"].__setitem__("shape", [1] * 9),
+            f"buffers[{arg}]: 'shape' must be an array of rank <= 8",
+        ),
+        "negative-dim": (
+            lambda m: m["program"]["buffers"][arg]["type"].__setitem__("shape", [-1]),
+            f"buffers[{arg}]: negative dimension",
+        ),
+        "param-unnamed": (
+            lambda m: m["program"]["buffers"][param].__setitem__("name", ""),
+            f"buffers[{param}]: a param buffer needs a 'name'",
+        ),
+        "input-index": (
+            lambda m: m["program"].__setitem__("inputs", [len(plan["buffers"])]),
+            "'inputs' and 'outputs' must index 'buffers'",
+        ),
+        "kernel-name": (
+            lambda m: m["program"]["kernels"][0].__setitem__("name", ""),
+            "kernels[0] must give a 'name' and 'args'",
+        ),
+        "kernel-dtype": (
+            lambda m: m["program"]["kernels"][0]["args"][0].__setitem__("dtype", 200),
+            "'): argument 0 has an unknown dtype",
+        ),
+        "step-kind": (set_step("kind", 9), f"run[{step}]: unknown step kind 9"),
+        "cpu-program": (
+            lambda m: m.update(
+                program_type="CpuProgram",
+                program={
+                    "cpu": "x86-64",
+                    "cpu_features": [],
+                    "init": {"args": [], "results": []},
+                    "forward": {"args": [], "results": []},
+                },
+            ),
+            "a cpu artifact, not a CUDA one",
+        ),
     }
     for case, (edit, message) in edits.items():
         bad = rewrite(good, tmp_path / f"{case}.gpuopt", edit)
