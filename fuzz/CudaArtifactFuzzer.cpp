@@ -4,27 +4,27 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Feeds arbitrary bytes as the JSON header (the launch plan) of a CUDA
-// artifact (runtime/include/gpuopt/Runtime/CudaArtifact.h) followed by a fixed
-// payload that images may address, to parseCudaArtifact. Any outcome but an
-// error naming the file or a plan whose launches the runtime may pass to the
-// driver unchecked is a finding.
+// Feeds arbitrary bytes as a whole CUDA artifact (a FlatBuffer of
+// runtime/include/gpuopt/Runtime/Artifact.fbs, CudaArtifact.h) to
+// parseCudaArtifact, which runs the schema verifier (verifyArtifact) before
+// reading anything. Any outcome but an error naming the file or a plan whose
+// launches the runtime may pass to the driver unchecked is a finding. The
+// seeds (fuzz/seeds-cuda-artifact) are real artifacts of small models.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
 #include "gpuopt/Runtime/CudaModel.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 using namespace gpuopt::runtime;
 
 namespace {
-
-/// Bytes after the header: the "images" of the seeds lie inside it.
-constexpr size_t kPayloadBytes = 1024;
 
 [[noreturn]] void finding(const std::string &what) {
   std::fprintf(stderr, "accepted a plan with %s\n", what.c_str());
@@ -54,12 +54,12 @@ void checkSteps(const CudaArtifact &art, const std::vector<CudaStep> &steps) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  std::vector<uint8_t> file(16 + size + kPayloadBytes, 0x5a);
-  std::memcpy(file.data(), kCudaArtifactMagic, 8);
-  for (int i = 0; i < 8; ++i)
-    file[8 + i] = static_cast<uint8_t>(uint64_t(size) >> (8 * i));
-  if (size)
-    std::memcpy(file.data() + 16, data, size);
+  // A copy of exactly `size` bytes, so that ASan sees any read past the end.
+  std::vector<uint8_t> file(data, data + size);
+  // `gpuopt-cuda-run --dump` prints whatever the verifier accepts.
+  const gpuopt::artifact::Model *model = nullptr;
+  if (verifyArtifact(file.data(), file.size(), "fuzz", model))
+    (void)dumpArtifact(file.data());
   CudaArtifact art;
   Status status = parseCudaArtifact(file.data(), file.size(), "fuzz", art);
   if (!status) {
@@ -73,8 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (const CudaImage &image : art.images)
     imageBytes += image.bytes.size();
   // A PTX image gets a NUL appended; nothing else may come from nowhere.
-  if (imageBytes > art.images.size() * (kPayloadBytes + 1))
-    finding("images larger than the payload");
+  if (imageBytes > size + art.images.size())
+    finding("images larger than the file");
   for (const CudaBuffer &b : art.buffers) {
     uint64_t bytes;
     if (!denseByteSize(b.shape, b.dtype, bytes) || bytes != b.bytes)
@@ -83,12 +83,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         b.bytes > art.arenaBytes - b.offset)
       finding("a buffer outside the arena");
   }
+  for (const CudaBuffer &b : art.buffers)
+    if (b.kind == "param" && b.name.empty())
+      finding("a param buffer without a name");
   for (unsigned id : art.inputs)
-    if (id >= art.buffers.size())
-      finding("an input outside 'buffers'");
+    if (id >= art.buffers.size() || art.buffers[id].kind != "input" ||
+        art.buffers[id].dtype != DType::F32)
+      finding("an input that is not an f32 input buffer");
   for (unsigned id : art.outputs)
-    if (id >= art.buffers.size())
-      finding("an output outside 'buffers'");
+    if (id >= art.buffers.size() || art.buffers[id].kind != "output" ||
+        art.buffers[id].dtype != DType::F32)
+      finding("an output that is not an f32 output buffer");
   checkSteps(art, art.init);
   checkSteps(art, art.run);
   (void)selectCudaImage(art, 90);

@@ -13,11 +13,14 @@ OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
                      fuzz/seeds-cuda-artifact/: the metadata (artifact
                      FlatBuffers: the gpuopt_model section of a library after
                      its 32-byte note, `llvm-objcopy --dump-section
-                     gpuopt_model=S m.so && tail -c +33 S`) and launch plans
-                     of a Conv-BN-ReLU, UNet and UNeXt compiled at 1x3x32x32
-                     (checked in: making them needs gpuopt-compile and
-                     ptxas; the plans' images are cut to the fuzz target's
-                     1024-byte payload)
+                     gpuopt_model=S m.so && tail -c +33 S`) and whole CUDA
+                     artifacts (checked in: making them needs gpuopt-compile
+                     and ptxas): test/Target/Cuda/gpuopt-compile-cuda.mlir
+                     (--pipeline=gpuopt-optimize, fatbins for sm_90 and
+                     sm_86) as compiled, and UNet (cubin sm_90) and UNeXt
+                     (optimized, PTX sm_86) at 1x3x32x32 with each image cut
+                     to its first 64 bytes (cuda_artifact.rewrite of
+                     test/python)
 
 The zoo exports are kept when they exist already (they take seconds each).
 """

@@ -3,10 +3,14 @@
 # toolkit here, no GPU needed): exports the zoo models, compiles every
 # benchmark row for the GPU with gpuopt-compile and records the cost model's
 # counts, so that benchmarks/gpu/run.sh needs no LLVM on the GPU machine.
+# It also copies the FlatBuffers headers (ARTIFACT_DIR/include/flatbuffers,
+# the build's GPUOPT_FLATBUFFERS_INCLUDE_DIR): the runtime reads the artifact
+# schema with them, and the GPU machine has no Debian packages.
 #   benchmarks/gpu/prepare.sh [ARTIFACT_DIR]     (default benchmarks/gpu/artifacts)
 # Environment: BUILD_DIR (default build), CUDA_ARCH (default sm_90),
-# PYTHON (default .venv/bin/python). Weights are not kept: run.sh makes them
-# on the GPU machine from the same seeded zoo constructors.
+# PYTHON (default .venv/bin/python), ROWS_ONLY (space-separated row names:
+# prepare only these, e.g. ROWS_ONLY=unext). Weights are not kept: run.sh
+# makes them on the GPU machine from the same seeded zoo constructors.
 set -euo pipefail
 ART=$(realpath -m "${1:-$(dirname "$0")/artifacts}")
 cd "$(dirname "$0")/../.."
@@ -19,8 +23,14 @@ for t in "$COMPILE" "$OPT"; do
   [ -x "$t" ] || { echo "prepare: error: $t is not built (make build)" >&2; exit 1; }
 done
 [ -x /usr/local/cuda/bin/ptxas ] || { echo "prepare: error: no CUDA toolkit (/usr/local/cuda/bin/ptxas)" >&2; exit 1; }
+# The headers the runtime build (cmake -S runtime) is configured with here.
+FB_INCLUDE=$(sed -n 's/^GPUOPT_FLATBUFFERS_INCLUDE_DIR:PATH=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
+FB_INCLUDE=${FB_INCLUDE:-/usr/include}
+[ -f "$FB_INCLUDE/flatbuffers/flatbuffers.h" ] || {
+  echo "prepare: error: no $FB_INCLUDE/flatbuffers/flatbuffers.h (install libflatbuffers-dev)" >&2; exit 1; }
 rm -rf "$ART"
-mkdir -p "$ART"
+mkdir -p "$ART/include"
+cp -r "$FB_INCLUDE/flatbuffers" "$ART/include/flatbuffers"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -44,6 +54,9 @@ echo '[' > "$ART/manifest.json"
 first=1
 while IFS='|' read -r row model shape pipeline; do
   [ -n "$row" ] || continue
+  if [ -n "${ROWS_ONLY:-}" ] && [[ " $ROWS_ONLY " != *" $row "* ]]; then
+    continue
+  fi
   src=$WORK/$model-${shape//,/x}.mlir
   if [ ! -f "$src" ]; then
     "$PY" -m gpuopt.export "zoo:$model" -o "$src" --weights "$WORK/w.safetensors" \

@@ -3,9 +3,11 @@
 # cmake, ninja and Python 3.12 with torch (no LLVM/MLIR, no network):
 #   benchmarks/gpu/run.sh OUTDIR [ARTIFACT_DIR]
 # ARTIFACT_DIR (default benchmarks/gpu/artifacts) comes from prepare.sh on
-# the build machine. Builds the CUDA runtime from runtime/cuda, makes the
-# weights from the seeded zoo, checks every gpuopt row against PyTorch on the
-# GPU, measures the ceilings and times the rows; writes results.md,
+# the build machine, with the FlatBuffers headers the runtime builds with
+# (ARTIFACT_DIR/include/flatbuffers: no Debian packages here). Builds the
+# CUDA runtime from runtime/cuda, makes the weights from the seeded zoo,
+# checks every gpuopt row against PyTorch on the GPU, measures the ceilings
+# and times the rows; writes results.md,
 # results.json, roofline.png and bench.log (at most 8 files) to OUTDIR.
 # Hard budget: BENCH_BUDGET_S (default 290 s) for everything after the build;
 # rows that no longer fit are skipped and listed as such.
@@ -36,10 +38,15 @@ if [ ! -f "$ART/manifest.json" ]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$LOG"
 
+if [ ! -f "$ART/include/flatbuffers/flatbuffers.h" ]; then
+  say "error: $ART/include/flatbuffers/flatbuffers.h missing: run benchmarks/gpu/prepare.sh again and carry $ART"
+  exit 1
+fi
 say "building the CUDA runtime (runtime/cuda, no LLVM)"
 BUILD=${BENCH_BUILD_DIR:-/tmp/gpuopt-cuda-runtime}
 export PATH=/usr/local/cuda/bin:$PATH
-if ! timeout 120 cmake -G Ninja -S runtime -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >> "$LOG" 2>&1 \
+if ! timeout 120 cmake -G Ninja -S runtime -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+       "-DGPUOPT_FLATBUFFERS_INCLUDE_DIR=$ART/include" >> "$LOG" 2>&1 \
    || ! timeout 180 ninja -C "$BUILD" >> "$LOG" 2>&1; then
   say "error: building the runtime failed (see $LOG)"
   exit 1

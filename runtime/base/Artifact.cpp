@@ -35,14 +35,17 @@ Status fail(const std::string &what, const std::string &why) {
 Status gpuopt::runtime::checkTensorType(const fb::TensorType &type,
                                         const std::string &where) {
   const auto *shape = type.shape();
-  // The verifier aligns a vector's length, not its 8-byte elements.
-  if (reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t) != 0)
-    return Status::error(where + " has a misaligned shape");
+  // The verifier aligns a vector's length, not its 8-byte elements: a
+  // writer aligns them, a damaged buffer may not (reading them would be a
+  // misaligned load).
+  if (!isAlignedShape(*shape))
+    return Status::error(where + " has a misaligned shape (damaged buffer)");
   if (shape->size() > kArtifactMaxRank)
     return Status::error(where + " has rank " + std::to_string(shape->size()) +
                          ", more than " + std::to_string(kArtifactMaxRank));
   if (type.dtype() > fb::DType::MAX)
-    return Status::error(where + " has an unknown dtype");
+    return Status::error(where + " has an unknown dtype " +
+                         std::to_string(static_cast<int>(type.dtype())));
   std::vector<int64_t> dims;
   for (int64_t d : *shape) {
     if (d < 0)

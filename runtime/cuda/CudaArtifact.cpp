@@ -4,99 +4,113 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Parses the file format of runtime/include/gpuopt/Runtime/CudaArtifact.h. The file
-// is untrusted: every count, index, offset and size is checked before use.
+// Reads the CudaProgram of an artifact (runtime/include/gpuopt/Runtime/
+// Artifact.fbs, CudaArtifact.h) into a CudaArtifact. The file is untrusted:
+// verifyArtifact proves the buffer well formed against the schema first,
+// then every enum, index, offset and size of the launch plan is checked
+// here before anything uses it, each step against its kernel's signature.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/CudaArtifact.h"
+#include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 
-#include "../base/Json.h"
-
-#include <cstring>
+#include <map>
 
 using namespace gpuopt::runtime;
+namespace fb = gpuopt::artifact;
 
 namespace {
-
-/// Header bytes accepted (a plan of ~100k launches).
-constexpr uint64_t kMaxHeaderBytes = 64ull << 20;
 
 Status fail(const std::string &path, const std::string &what) {
   return Status::error(path + ": invalid CUDA artifact: " + what);
 }
 
-bool getUInt(const json::Value *v, uint64_t &out) {
-  return v && v->getUInt64(out);
-}
-
-bool getString(const json::Value *v, std::string &out) {
-  if (!v || v->kind != json::Kind::String)
-    return false;
-  out = v->string;
-  return true;
-}
-
-bool parseDType(const std::string &name, DType &out) {
-  static const DType all[] = {DType::F16, DType::BF16, DType::F32, DType::F64,
-                              DType::I8,  DType::I16,  DType::I32, DType::I64,
-                              DType::U8,  DType::BOOL};
-  for (DType d : all)
-    if (name == dtypeName(d)) {
-      out = d;
-      return true;
-    }
-  return false;
-}
-
-/// Reads an array of unsigned integers below `limit`.
-bool getIndices(const json::Value *v, uint64_t limit,
-                std::vector<unsigned> &out) {
-  if (!v || v->kind != json::Kind::Array)
-    return false;
-  for (const json::Value &e : v->elements) {
-    uint64_t x;
-    if (!e.getUInt64(x) || x >= limit)
-      return false;
-    out.push_back(static_cast<unsigned>(x));
+const char *bufferKindName(fb::BufferKind kind) {
+  switch (kind) {
+  case fb::BufferKind::Input:
+    return "input";
+  case fb::BufferKind::Output:
+    return "output";
+  case fb::BufferKind::Param:
+    return "param";
+  case fb::BufferKind::Constant:
+    return "constant";
+  case fb::BufferKind::Temp:
+    return "temp";
   }
-  return true;
+  return nullptr;
 }
 
-Status parseSteps(const std::string &path, const json::Value *v,
-                  const char *field, const CudaArtifact &art,
-                  std::vector<CudaStep> &out) {
-  if (!v || v->kind != json::Kind::Array)
-    return fail(path, std::string("'") + field + "' must be an array");
-  for (size_t i = 0; i < v->elements.size(); ++i) {
-    const json::Value &s = v->elements[i];
+const char *imageFormatName(fb::ImageFormat format) {
+  switch (format) {
+  case fb::ImageFormat::Fatbin:
+    return "fatbin";
+  case fb::ImageFormat::Cubin:
+    return "cubin";
+  case fb::ImageFormat::Ptx:
+    return "ptx";
+  }
+  return nullptr;
+}
+
+/// The dtype and shape of a tensor type of the plan, with the checks
+/// verifyArtifact makes for the model's own types (checkTensorType).
+Status readType(const std::string &path, const fb::TensorType &type,
+                const std::string &where, DType &dtype,
+                std::vector<int64_t> &shape) {
+  if (Status s = checkTensorType(type, where); !s)
+    return fail(path, s.message());
+  dtype = toDType(type.dtype());
+  shape = tensorShape(type);
+  return Status::ok();
+}
+
+Status
+readSteps(const std::string &path,
+          const flatbuffers::Vector<flatbuffers::Offset<fb::CudaStep>> &steps,
+          const char *field, const CudaArtifact &art,
+          std::vector<CudaStep> &out) {
+  for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
+    const fb::CudaStep &s = *steps.Get(i);
     std::string where = std::string(field) + "[" + std::to_string(i) + "]";
+    if (s.kind() == fb::StepKind::Library)
+      return fail(path, where +
+                            ": library steps are not supported by this "
+                            "runtime" +
+                            (s.library() ? " ('" + s.library()->str() + "')"
+                                         : std::string()));
+    if (s.kind() != fb::StepKind::Kernel)
+      return fail(path, where + ": unknown step kind " +
+                            std::to_string(static_cast<int>(s.kind())));
     CudaStep step;
-    uint64_t kernel;
-    if (s.kind != json::Kind::Object || !getUInt(s.find("kernel"), kernel) ||
-        kernel >= art.kernels.size())
+    if (s.kernel() >= art.kernels.size())
       return fail(path, where + ": 'kernel' must index 'kernels'");
-    step.kernel = static_cast<unsigned>(kernel);
+    step.kernel = s.kernel();
     for (const char *dimField : {"grid", "block"}) {
-      const json::Value *d = s.find(dimField);
-      if (!d || d->kind != json::Kind::Array || d->elements.size() != 3)
+      const fb::Dim3 *d = dimField[0] == 'g' ? s.grid() : s.block();
+      if (!d)
         return fail(path, where + ": '" + dimField + "' must be [x, y, z]");
-      for (int k = 0; k < 3; ++k) {
-        uint64_t x;
-        if (!d->elements[k].getUInt64(x) || x < 1 || x > 0x7fffffffu)
+      unsigned *dims = dimField[0] == 'g' ? step.grid : step.block;
+      dims[0] = d->x();
+      dims[1] = d->y();
+      dims[2] = d->z();
+      for (int k = 0; k < 3; ++k)
+        if (dims[k] < 1 || dims[k] > 0x7fffffffu)
           return fail(path, where + ": '" + dimField +
                                 "' sizes must be in [1, 2^31)");
-        (dimField[0] == 'g' ? step.grid : step.block)[k] =
-            static_cast<unsigned>(x);
-      }
     }
     if (uint64_t(step.block[0]) * step.block[1] * step.block[2] > 1024)
       return fail(path, where + ": more than 1024 threads per block");
-    if (!getIndices(s.find("args"), art.buffers.size(), step.args))
-      return fail(path, where + ": 'args' must index 'buffers'");
-    getString(s.find("loc"), step.loc);
+    for (uint32_t a : *s.args()) {
+      if (a >= art.buffers.size())
+        return fail(path, where + ": 'args' must index 'buffers'");
+      step.args.push_back(a);
+    }
+    if (s.loc())
+      step.loc = s.loc()->str();
     // The driver takes one pointer per kernel parameter and cannot tell a
     // missing or wrong one: check the plan against the kernel's signature.
     const CudaKernel &k = art.kernels[step.kernel];
@@ -122,6 +136,37 @@ Status parseSteps(const std::string &path, const json::Value *v,
   return Status::ok();
 }
 
+/// The plan's input or output buffers: `ids` index f32 buffers of `kind`,
+/// one per tensor of the model's `types`, of the same shapes and in order.
+Status readEndpoints(
+    const std::string &path, const flatbuffers::Vector<uint32_t> &ids,
+    const flatbuffers::Vector<flatbuffers::Offset<fb::TensorType>> &types,
+    const char *field, const std::string &kind, const CudaArtifact &art,
+    std::vector<unsigned> &out) {
+  std::string what = kind == "input" ? "inputs" : "outputs";
+  if (ids.size() != types.size())
+    return fail(path, "'" + what + "' names " + std::to_string(ids.size()) +
+                          " buffers, the model has " +
+                          std::to_string(types.size()) + " " + what);
+  for (flatbuffers::uoffset_t i = 0; i < ids.size(); ++i) {
+    uint32_t id = ids.Get(i);
+    if (id >= art.buffers.size())
+      return fail(path, "'inputs' and 'outputs' must index 'buffers'");
+    const CudaBuffer &b = art.buffers[id];
+    if (b.kind != kind || b.dtype != DType::F32)
+      return fail(path, "'" + what + "' must name f32 " + kind + " buffers");
+    std::vector<int64_t> shape = tensorShape(*types.Get(i));
+    if (b.shape != shape)
+      return fail(path, std::string(field) + " " + std::to_string(i) +
+                            " is buffers[" + std::to_string(id) +
+                            "] of shape " + formatShape(b.shape) +
+                            ", the model's " + field + " " + std::to_string(i) +
+                            " is " + formatShape(shape));
+    out.push_back(id);
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status gpuopt::runtime::readCudaArtifact(const std::string &path,
@@ -132,135 +177,117 @@ Status gpuopt::runtime::readCudaArtifact(const std::string &path,
   return parseCudaArtifact(bytes.data(), bytes.size(), path, art);
 }
 
-Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t fileSize,
+Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
                                           const std::string &path,
                                           CudaArtifact &art) {
-  if (fileSize < 16 || std::memcmp(data, kCudaArtifactMagic, 8) != 0)
-    return fail(path, "missing the GPUOCUDA magic (not made by "
-                      "gpuopt-compile --target=cuda?)");
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i)
-    n = (n << 8) | data[8 + i];
-  if (n > kMaxHeaderBytes || n > fileSize - 16)
-    return fail(path, "header length " + std::to_string(n) +
-                          " exceeds the file or the limit");
-  json::Value root;
-  if (Status s =
-          json::parse(reinterpret_cast<const char *>(data) + 16, n, root);
-      !s)
-    return fail(path, "header: " + s.message());
-  if (root.kind != json::Kind::Object)
-    return fail(path, "header must be a JSON object");
-  uint64_t version;
-  if (!getUInt(root.find("version"), version) ||
-      version != static_cast<uint64_t>(kCudaArtifactVersion))
-    return fail(path, "unsupported version (expected " +
-                          std::to_string(kCudaArtifactVersion) + ")");
-  getString(root.find("entry"), art.entry);
+  const fb::Model *model = nullptr;
+  if (Status s = verifyArtifact(data, size, path, model); !s)
+    return s;
+  const fb::CudaProgram *program = model->program_as_CudaProgram();
+  if (!program)
+    return fail(path, std::string("a ") + artifactTargetName(*model) +
+                          " artifact, not a CUDA one (compiled without "
+                          "--target=cuda?)");
+  art.entry = model->entry()->str();
 
-  const json::Value *images = root.find("images");
-  uint64_t payload = fileSize - 16 - n;
-  if (!images || images->kind != json::Kind::Array)
-    return fail(path, "'images' must be an array");
-  for (size_t i = 0; i < images->elements.size(); ++i) {
-    const json::Value &im = images->elements[i];
+  for (flatbuffers::uoffset_t i = 0; i < program->images()->size(); ++i) {
+    const fb::CudaImage &im = *program->images()->Get(i);
     CudaImage image;
-    uint64_t off, size;
-    if (im.kind != json::Kind::Object ||
-        !getString(im.find("chip"), image.chip) ||
-        !getString(im.find("format"), image.format) ||
-        (image.format != "cubin" && image.format != "ptx" &&
-         image.format != "fatbin") ||
-        image.computeCapability() < 0 || !getUInt(im.find("offset"), off) ||
-        !getUInt(im.find("size"), size) || off > payload ||
-        size > payload - off)
+    image.chip = im.chip()->str();
+    const char *format = imageFormatName(im.format());
+    if (!format || image.computeCapability() < 0)
       return fail(path, "images[" + std::to_string(i) +
-                            "] must give chip sm_NN, format "
-                            "fatbin|cubin|ptx and an offset and size inside "
-                            "the payload");
-    const uint8_t *base = data + 16 + n + off;
-    image.bytes.assign(base, base + size);
-    if (image.format == "ptx")
+                            "] must give chip sm_NN and format "
+                            "fatbin|cubin|ptx");
+    image.format = format;
+    image.bytes.assign(im.data()->begin(), im.data()->end());
+    if (im.format() == fb::ImageFormat::Ptx)
       image.bytes.push_back(0); // the driver reads PTX as a C string
     art.images.push_back(std::move(image));
   }
 
-  if (!getUInt(root.find("arena_bytes"), art.arenaBytes))
-    return fail(path, "'arena_bytes' must be an unsigned integer");
-  const json::Value *buffers = root.find("buffers");
-  if (!buffers || buffers->kind != json::Kind::Array)
-    return fail(path, "'buffers' must be an array");
-  for (size_t i = 0; i < buffers->elements.size(); ++i) {
-    const json::Value &b = buffers->elements[i];
+  // The model's parameters by name, for the param buffers' bindings.
+  std::map<std::string, const fb::Param *> params;
+  for (const fb::Param *p : *model->params())
+    params[p->name()->str()] = p;
+
+  art.arenaBytes = program->arena_bytes();
+  for (flatbuffers::uoffset_t i = 0; i < program->buffers()->size(); ++i) {
+    const fb::CudaBuffer &b = *program->buffers()->Get(i);
     std::string where = "buffers[" + std::to_string(i) + "]";
     CudaBuffer buf;
-    std::string dtype;
-    if (b.kind != json::Kind::Object || !getString(b.find("kind"), buf.kind) ||
-        !getString(b.find("dtype"), dtype) || !parseDType(dtype, buf.dtype) ||
-        !getUInt(b.find("bytes"), buf.bytes) ||
-        !getUInt(b.find("offset"), buf.offset))
-      return fail(path, where + ": needs kind, dtype, shape, bytes, offset");
-    if (buf.kind != "input" && buf.kind != "output" && buf.kind != "param" &&
-        buf.kind != "constant" && buf.kind != "temp")
-      return fail(path, where + ": unknown kind '" + buf.kind + "'");
-    getString(b.find("name"), buf.name);
-    const json::Value *shape = b.find("shape");
-    if (!shape || shape->kind != json::Kind::Array ||
-        shape->elements.size() > 8)
-      return fail(path, where + ": 'shape' must be an array of rank <= 8");
-    for (const json::Value &d : shape->elements) {
-      int64_t x;
-      if (!d.getInt64(x) || x < 0)
-        return fail(path, where + ": negative or non-integer dimension");
-      buf.shape.push_back(x);
-    }
+    const char *kind = bufferKindName(b.kind());
+    if (!kind)
+      return fail(path, where + ": unknown kind " +
+                            std::to_string(static_cast<int>(b.kind())));
+    buf.kind = kind;
+    if (b.name())
+      buf.name = b.name()->str();
+    if (Status s = readType(path, *b.type(), where, buf.dtype, buf.shape); !s)
+      return s;
+    buf.bytes = b.bytes();
+    buf.offset = b.offset();
     uint64_t expect;
     if (!denseByteSize(buf.shape, buf.dtype, expect) || expect != buf.bytes)
       return fail(path, where + ": 'bytes' does not match shape and dtype");
     if (buf.offset % kCudaArenaAlignment != 0 || buf.offset > art.arenaBytes ||
         buf.bytes > art.arenaBytes - buf.offset)
       return fail(path, where + ": misaligned or outside the arena");
-    if (buf.kind == "param" && buf.name.empty())
-      return fail(path, where + ": a param buffer needs a 'name'");
+    if (buf.kind == "param") {
+      if (buf.name.empty())
+        return fail(path, where + ": a param buffer needs a 'name'");
+      auto it = params.find(buf.name);
+      if (it == params.end())
+        return fail(path, where + ": parameter '" + buf.name +
+                              "' is not among the model's params");
+      const fb::TensorType &type = *it->second->type();
+      if (toDType(type.dtype()) != buf.dtype || tensorShape(type) != buf.shape)
+        return fail(path, where + ": parameter '" + buf.name + "' is " +
+                              dtypeName(buf.dtype) + " " +
+                              formatShape(buf.shape) +
+                              ", the model's params "
+                              "give " +
+                              dtypeName(toDType(type.dtype())) + " " +
+                              formatShape(tensorShape(type)));
+    }
     art.buffers.push_back(std::move(buf));
   }
-  if (!getIndices(root.find("inputs"), art.buffers.size(), art.inputs) ||
-      !getIndices(root.find("outputs"), art.buffers.size(), art.outputs))
-    return fail(path, "'inputs' and 'outputs' must index 'buffers'");
-  for (unsigned id : art.inputs)
-    if (art.buffers[id].kind != "input" || art.buffers[id].dtype != DType::F32)
-      return fail(path, "'inputs' must name f32 input buffers");
-  for (unsigned id : art.outputs)
-    if (art.buffers[id].kind != "output" || art.buffers[id].dtype != DType::F32)
-      return fail(path, "'outputs' must name f32 output buffers");
-  const json::Value *kernels = root.find("kernels");
-  if (!kernels || kernels->kind != json::Kind::Array)
-    return fail(path, "'kernels' must be an array");
-  for (size_t i = 0; i < kernels->elements.size(); ++i) {
-    const json::Value &k = kernels->elements[i];
+  if (Status s = readEndpoints(path, *program->inputs(), *model->inputs(),
+                               "input", "input", art, art.inputs);
+      !s)
+    return s;
+  if (Status s = readEndpoints(path, *program->outputs(), *model->outputs(),
+                               "output", "output", art, art.outputs);
+      !s)
+    return s;
+
+  for (flatbuffers::uoffset_t i = 0; i < program->kernels()->size(); ++i) {
+    const fb::CudaKernel &k = *program->kernels()->Get(i);
     std::string where = "kernels[" + std::to_string(i) + "]";
     CudaKernel kernel;
-    const json::Value *args = k.find("args");
-    if (k.kind != json::Kind::Object ||
-        !getString(k.find("name"), kernel.name) || kernel.name.empty() ||
-        !args || args->kind != json::Kind::Array)
+    kernel.name = k.name()->str();
+    if (kernel.name.empty())
       return fail(path, where + " must give a 'name' and 'args'");
-    for (const json::Value &a : args->elements) {
-      CudaKernelArg arg;
-      std::string dtype;
-      if (a.kind != json::Kind::Object || !getString(a.find("dtype"), dtype) ||
-          !parseDType(dtype, arg.dtype) || !getUInt(a.find("bytes"), arg.bytes))
-        return fail(path, where + " ('" + kernel.name +
-                              "'): each of 'args' needs a dtype and bytes");
-      kernel.args.push_back(arg);
+    // Every launch passes 0 bytes of dynamic shared memory.
+    if (k.shared_bytes() != 0)
+      return fail(path, where + " ('" + kernel.name + "') needs " +
+                            std::to_string(k.shared_bytes()) +
+                            " bytes of dynamic shared memory, which this "
+                            "runtime does not provide");
+    for (flatbuffers::uoffset_t a = 0; a < k.args()->size(); ++a) {
+      const fb::KernelArg &arg = *k.args()->Get(a);
+      if (arg.dtype() > fb::DType::MAX)
+        return fail(path, where + " ('" + kernel.name + "'): argument " +
+                              std::to_string(a) + " has an unknown dtype");
+      kernel.args.push_back({toDType(arg.dtype()), arg.bytes()});
     }
     art.kernels.push_back(std::move(kernel));
   }
   if (!art.kernels.empty() && art.images.empty())
     return fail(path, "kernels but no image");
-  if (Status s = parseSteps(path, root.find("init"), "init", art, art.init); !s)
+  if (Status s = readSteps(path, *program->init(), "init", art, art.init); !s)
     return s;
-  return parseSteps(path, root.find("run"), "run", art, art.run);
+  return readSteps(path, *program->run(), "run", art, art.run);
 }
 
 int CudaImage::computeCapability() const {

@@ -22,6 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import cuda_artifact
 import numpy as np
 import pytest
 import torch
@@ -437,19 +438,13 @@ def assert_cuda_refused(model: dict, artifact: Path, message: str) -> None:
 
 
 def rewrite_plan(artifact: Path, out: Path, edit: object) -> Path:
-    data = artifact.read_bytes()
-    (n,) = struct.unpack_from("<Q", data, 8)
-    header = json.loads(data[16 : 16 + n])
-    edit(header)
-    text = json.dumps(header).encode()
-    out.write_bytes(data[:8] + struct.pack("<Q", len(text)) + text + data[16 + n :])
-    return out
+    """A copy of the CUDA artifact with `edit(plan)` applied to its CudaProgram."""
+    return cuda_artifact.rewrite(artifact, out, lambda model: edit(cuda_artifact.program(model)))
 
 
 @needs_cuda
 def test_cuda_plan_checked_against_kernel_signatures(model: dict, cuda_model: Path, tmp_path: Path) -> None:
-    data = cuda_model.read_bytes()
-    header = json.loads(data[16 : 16 + struct.unpack_from("<Q", data, 8)[0]])
+    header = cuda_artifact.program(cuda_artifact.to_json(cuda_model))
     index, step = next((i, s) for i, s in enumerate(header["run"]) if len(s["args"]) >= 2)
     kernel = header["kernels"][step["kernel"]]
     assert len(kernel["args"]) == len(step["args"]), (kernel, step)

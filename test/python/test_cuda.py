@@ -12,10 +12,8 @@ present and is skipped, with the reason, elsewhere.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import rel_l2
+from cuda_artifact import images, program, rewrite, to_json
 
 from gpuopt import models
 from gpuopt.tools import build_dir
@@ -78,33 +77,39 @@ FATBIN_MAGIC = b"\x50\xed\x55\xba"
 
 
 def read_artifact(path: Path) -> tuple[dict, dict[str, bytes]]:
-    """The JSON header and the kernel images (by chip) of a CUDA artifact."""
-    data = path.read_bytes()
-    assert data[:8] == b"GPUOCUDA"
-    (n,) = struct.unpack("<Q", data[8:16])
-    header = json.loads(data[16 : 16 + n])
-    payload = data[16 + n :]
-    return header, {i["chip"]: payload[i["offset"] : i["offset"] + i["size"]] for i in header["images"]}
+    """The launch plan (CudaProgram, with the model's inputs and outputs) and
+    the kernel images (by chip) of a CUDA artifact."""
+    model = to_json(path)
+    plan = dict(program(model), model_inputs=model["inputs"], model_outputs=model["outputs"])
+    return plan, images(model)
 
 
 def check_plan(header: dict) -> None:
-    """Launches index known kernels and buffers; live buffers never overlap."""
+    """Launches index known kernels and buffers; live buffers never overlap;
+    the plan's inputs and outputs are the model's."""
     buffers = header["buffers"]
     assert header["kernels"], "no kernels"
     for step in header["init"] + header["run"]:
+        assert step["kind"] == "Kernel"
         assert 0 <= step["kernel"] < len(header["kernels"])
         assert all(0 <= a < len(buffers) for a in step["args"])
-        assert step["block"][0] * step["block"][1] * step["block"][2] <= 1024
+        assert step["block"]["x"] * step["block"]["y"] * step["block"]["z"] <= 1024
     for b in buffers:
         assert b["offset"] % 256 == 0 and b["offset"] + b["bytes"] <= header["arena_bytes"]
-    persistent = [b for b in buffers if b["kind"] != "temp"]
+    for ids, types, kind in (
+        (header["inputs"], header["model_inputs"], "Input"),
+        (header["outputs"], header["model_outputs"], "Output"),
+    ):
+        assert [buffers[i]["kind"] for i in ids] == [kind] * len(types)
+        assert [buffers[i]["type"]["shape"] for i in ids] == [t["shape"] for t in types]
+    persistent = [b for b in buffers if b["kind"] != "Temp"]
     spans = sorted((b["offset"], b["offset"] + b["bytes"]) for b in persistent)
     assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), "persistent buffers overlap"
     # Temporaries whose live ranges intersect must not share bytes.
     live: dict[int, tuple[int, int]] = {}
     for i, step in enumerate(header["run"]):
         for a in step["args"]:
-            if buffers[a]["kind"] == "temp":
+            if buffers[a]["kind"] == "Temp":
                 first, _ = live.get(a, (i, i))
                 live[a] = (first, i)
     temps = list(live)
@@ -166,7 +171,7 @@ def test_zoo_compiles_for_sm90_and_sm86(
         pytest.skip("exported Rolling-UNet-M/-L take minutes to compile: set GPUOPT_SLOW_TESTS=1")
     header, images = read_artifact(zoo_artifact(name, optimized))
     assert sorted(images) == ["sm_86", "sm_90"]
-    assert all(i["format"] == "fatbin" for i in header["images"])
+    assert all(i["format"] == "Fatbin" for i in header["images"])
     assert all(image[:4] == FATBIN_MAGIC for image in images.values())
     check_plan(header)
 
@@ -179,11 +184,12 @@ def test_cubin_and_ptx_formats(arch: str, zoo_exports: dict[str, tuple[Path, Pat
     out = tmp_path / "cubin.gpuopt"
     assert compile_cuda(mlir, out, f"--cuda-arch={arch}", "--cuda-format=cubin").returncode == 0
     header, images = read_artifact(out)
-    assert header["images"][0]["format"] == "cubin" and images[arch][:4] == b"\x7fELF"
+    assert header["images"][0]["format"] == "Cubin" and images[arch][:4] == b"\x7fELF"
     out = tmp_path / "ptx.gpuopt"
     assert compile_cuda(mlir, out, f"--cuda-arch={arch}", "--cuda-format=ptx").returncode == 0
-    _, images = read_artifact(out)
-    assert f".target {arch}".encode() in images[arch]
+    header, images = read_artifact(out)
+    assert header["images"][0]["format"] == "Ptx" and f".target {arch}".encode() in images[arch]
+    assert not images[arch].endswith(b"\0"), "the schema's PTX has no terminating NUL"
     (tmp_path / "k.ptx").write_bytes(images[arch])
     res = subprocess.run(
         [PTXAS, f"-arch={arch}", tmp_path / "k.ptx", "-o", tmp_path / "k.cubin"],
@@ -201,7 +207,7 @@ def test_rolling_unet_launches_and_buffers(zoo_artifact: Callable[[str, bool], P
     moves the BatchNorm folding to load time."""
     plans = [read_artifact(zoo_artifact("rolling_unet_s", optimized))[0] for optimized in (False, True)]
     exported, optimized = plans
-    temps = [sum(b["kind"] == "temp" for b in p["buffers"]) for p in plans]
+    temps = [sum(b["kind"] == "Temp" for b in p["buffers"]) for p in plans]
     assert len(exported["run"]) < 400, len(exported["run"])
     assert len(optimized["run"]) < len(exported["run"])
     assert temps[1] * 5 < temps[0], temps
@@ -218,25 +224,178 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
     assert proc.returncode == 0, proc.stderr
     assert "images: fatbin sm_90" in proc.stdout and "fatbin sm_86" in proc.stdout
     data = good.read_bytes()
-    header_len = struct.unpack("<Q", data[8:16])[0]
-    cases = {
-        "magic": (b"XXXXXXXX" + data[8:], "missing the GPUOCUDA magic"),
-        "truncated": (data[:20], "exceeds the file"),
-        "json": (data[:16] + b"{" * header_len + data[16 + header_len :], "header:"),
+    # Bytes that are no artifact, or a damaged one: the schema verifier.
+    damaged = "the buffer does not verify against the schema (truncated or damaged)"
+    root = int.from_bytes(data[:4], "little")
+    cases: dict[str, tuple[bytes, str]] = {
+        "identifier": (data[:4] + b"XXXX" + data[8:], "missing the GPOA identifier"),
+        "short": (data[:6], "missing the GPOA identifier"),
+        "truncated": (data[:20], damaged),
+        "half": (data[: len(data) // 2], damaged),
+        "root": ((len(data) + 4).to_bytes(4, "little") + data[4:], damaged),
+        # The root table's vtable offset, pointing outside the buffer.
+        "vtable": (data[:root] + (1 << 30).to_bytes(4, "little", signed=True) + data[root + 4 :], damaged),
     }
-    header = json.loads(data[16 : 16 + header_len])
-    header["run"][0]["args"] = [10**6]
-    text = json.dumps(header).encode()
-    cases["args"] = (
-        data[:8] + struct.pack("<Q", len(text)) + text + data[16 + header_len :],
-        "'args' must index",
-    )
     for case, (blob, message) in cases.items():
         bad = tmp_path / f"{case}.gpuopt"
         bad.write_bytes(blob)
         proc = subprocess.run([CUDA_RUN, bad, "--inspect"], capture_output=True, text=True, check=False)
         assert proc.returncode == 1, case
-        assert message in proc.stderr, (case, proc.stderr)
+        assert f"{bad}: invalid gpuopt artifact: {message}" in proc.stderr, (case, proc.stderr)
+
+    # Well-formed FlatBuffers whose plan is wrong: the CUDA reader's checks.
+    plan = program(to_json(good))
+    step = next(i for i, s in enumerate(plan["run"]) if s["args"])
+    arg = plan["run"][step]["args"][0]
+
+    def set_step(field: str, value: object) -> object:
+        return lambda m: m["program"]["run"][step].__setitem__(field, value)
+
+    def set_buffer(field: str, value: object) -> object:
+        return lambda m: m["program"]["buffers"][arg].__setitem__(field, value)
+
+    param = next(i for i, b in enumerate(plan["buffers"]) if b["kind"] == "Param")
+    edits = {
+        "version": (lambda m: m.__setitem__("version", 99), "version 99, this runtime reads version 1"),
+        "args": (set_step("args", [10**6]), f"run[{step}]: 'args' must index 'buffers'"),
+        "kernel": (set_step("kernel", len(plan["kernels"])), f"run[{step}]: 'kernel' must index 'kernels'"),
+        "grid": (
+            set_step("grid", {"x": 2**31, "y": 1, "z": 1}),
+            f"run[{step}]: 'grid' sizes must be in [1, 2^31)",
+        ),
+        "grid-zero": (set_step("grid", {"x": 1, "y": 0, "z": 1}), "'grid' sizes must be in [1, 2^31)"),
+        "threads": (
+            set_step("block", {"x": 1024, "y": 2, "z": 1}),
+            f"run[{step}]: more than 1024 threads per block",
+        ),
+        "library": (
+            set_step("kind", "Library"),
+            f"run[{step}]: library steps are not supported by this runtime",
+        ),
+        "misaligned": (
+            set_buffer("offset", plan["buffers"][arg]["offset"] + 16),
+            f"buffers[{arg}]: misaligned or outside the arena",
+        ),
+        "bytes": (
+            set_buffer("bytes", plan["buffers"][arg]["bytes"] + 4),
+            f"buffers[{arg}]: 'bytes' does not match shape and dtype",
+        ),
+        "param-name": (
+            lambda m: m["program"]["buffers"][param].__setitem__("name", "no.such.weight"),
+            f"buffers[{param}]: parameter 'no.such.weight' is not among the model's params",
+        ),
+        "param-type": (
+            lambda m: m["params"][0]["type"].__setitem__("shape", [*m["params"][0]["type"]["shape"], 2]),
+            "the model's params give F32",
+        ),
+        "input-shape": (
+            lambda m: m["inputs"][0].__setitem__("shape", [2, 3, 32, 32]),
+            "input 0 is buffers[",
+        ),
+        "outputs": (
+            lambda m: m["program"].__setitem__("outputs", []),
+            "'outputs' names 0 buffers, the model has 1 outputs",
+        ),
+        "output-kind": (
+            lambda m: m["program"].__setitem__("outputs", m["program"]["inputs"]),
+            "'outputs' must name f32 output buffers",
+        ),
+        "shared-memory": (
+            lambda m: m["program"]["kernels"][0].__setitem__("shared_bytes", 1024),
+            "bytes of dynamic shared memory, which this runtime does not provide",
+        ),
+        "no-image": (
+            lambda m: m["program"].__setitem__("images", []),
+            "kernels but no image",
+        ),
+        "chip": (
+            lambda m: m["program"]["images"][0].__setitem__("chip", "gfx90a"),
+            "images[0] must give chip sm_NN and format fatbin|cubin|ptx",
+        ),
+        "format": (
+            lambda m: m["program"]["images"][0].__setitem__("format", 3),
+            "images[0] must give chip sm_NN and format fatbin|cubin|ptx",
+        ),
+        "kind": (set_buffer("kind", 5), f"buffers[{arg}]: unknown kind 5"),
+        "dtype": (
+            lambda m: m["program"]["buffers"][arg]["type"].__setitem__("dtype", 10),
+            f"buffers[{arg}] has an unknown dtype 10",
+        ),
+        "rank": (
+            lambda m: m["program"]["buffers"][arg]["type"].__setitem__("shape", [1] * 9),
+            f"buffers[{arg}] has rank 9, more than 8",
+        ),
+        "negative-dim": (
+            lambda m: m["program"]["buffers"][arg]["type"].__setitem__("shape", [-1]),
+            f"buffers[{arg}] has a negative dimension",
+        ),
+        "param-unnamed": (
+            lambda m: m["program"]["buffers"][param].__setitem__("name", ""),
+            f"buffers[{param}]: a param buffer needs a 'name'",
+        ),
+        "input-index": (
+            lambda m: m["program"].__setitem__("inputs", [len(plan["buffers"])]),
+            "'inputs' and 'outputs' must index 'buffers'",
+        ),
+        "kernel-name": (
+            lambda m: m["program"]["kernels"][0].__setitem__("name", ""),
+            "kernels[0] must give a 'name' and 'args'",
+        ),
+        "kernel-dtype": (
+            lambda m: m["program"]["kernels"][0]["args"][0].__setitem__("dtype", 200),
+            "'): argument 0 has an unknown dtype",
+        ),
+        "step-kind": (set_step("kind", 9), f"run[{step}]: unknown step kind 9"),
+        "cpu-program": (
+            lambda m: m.update(
+                program_type="CpuProgram",
+                program={
+                    "cpu": "x86-64",
+                    "cpu_features": [],
+                    "init": {"args": [], "results": []},
+                    "forward": {"args": [], "results": []},
+                },
+            ),
+            "a cpu artifact, not a CUDA one",
+        ),
+    }
+    for case, (edit, message) in edits.items():
+        bad = rewrite(good, tmp_path / f"{case}.gpuopt", edit)
+        proc = subprocess.run([CUDA_RUN, bad, "--inspect"], capture_output=True, text=True, check=False)
+        assert proc.returncode == 1, (case, proc.stdout)
+        assert message in proc.stderr and proc.stderr.startswith(f"gpuopt-cuda-run: error: {bad}: "), (
+            case,
+            proc.stderr,
+        )
+    # The rewriting itself keeps a good artifact good.
+    same = rewrite(good, tmp_path / "same.gpuopt", lambda m: None)
+    proc = subprocess.run([CUDA_RUN, same, "--inspect"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+@needs_ptxas
+@needs_runtime
+def test_runtime_dumps_artifacts(zoo_artifact: Callable[[str, bool], Path], tmp_path: Path) -> None:
+    """--dump prints the whole artifact as text once it verifies: every
+    field of the plan, the images elided after 16 bytes."""
+    good = zoo_artifact("unext", False)
+    model = to_json(good)
+    plan = program(model)
+    proc = subprocess.run([CUDA_RUN, good, "--dump"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    for image in plan["images"]:
+        assert f"... ({len(image['data'])} bytes)" in text
+    assert f'"arena_bytes": {plan["arena_bytes"]}' in text
+    assert text.count('"kernel": ') == len(plan["init"]) + len(plan["run"])
+    for kernel in plan["kernels"]:
+        assert f'"name": "{kernel["name"]}"' in text
+    assert len(text) < sum(len(i["data"]) for i in plan["images"]), "the images are not elided"
+    bad = tmp_path / "bad.gpuopt"
+    bad.write_bytes(good.read_bytes()[:100])
+    proc = subprocess.run([CUDA_RUN, bad, "--dump"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and not proc.stdout
+    assert f"{bad}: invalid gpuopt artifact: the buffer does not verify" in proc.stderr, proc.stderr
 
 
 @needs_ptxas

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import struct
 import subprocess
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import rel_l2
+from cuda_artifact import program, to_json
 
 from gpuopt.tools import run_graph, save_weights, tool
 
@@ -154,9 +154,7 @@ def test_cuda_init_steps_are_the_fold_of_parameters(model: dict) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
-    data = out.read_bytes()
-    (n,) = struct.unpack("<Q", data[8:16])
-    header = json.loads(data[16 : 16 + n])
+    header = program(to_json(out))
     line = lambda step: int(step["loc"].rsplit(":", 2)[1])
     assert header["init"], "the fold of parameters has no load-time launch"
     assert {line(s) for s in header["init"]} == {PARAM_FOLD_LINE}
@@ -165,8 +163,8 @@ def test_cuda_init_steps_are_the_fold_of_parameters(model: dict) -> None:
     buffers = header["buffers"]
     # Load-time steps write only persistent buffers; the forward reads them.
     for step in header["init"]:
-        assert all(buffers[a]["kind"] in ("param", "constant") for a in step["args"])
-    params = [b for b in buffers if b["kind"] == "param"]
+        assert all(buffers[a]["kind"] in ("Param", "Constant") for a in step["args"])
+    params = [b for b in buffers if b["kind"] == "Param"]
     assert sorted(b["name"] for b in params) == sorted(model["weights"])
 
 

@@ -8,12 +8,18 @@
 //       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph] [--profile]
 //       [--device=I] [--strict-weights] [--json=FILE]
 //   gpuopt-cuda-run MODEL.gpuopt --inspect      (no GPU needed)
+//   gpuopt-cuda-run MODEL.gpuopt --dump         (no GPU needed)
+//
+// --inspect reads and checks the launch plan and summarizes it; --dump prints
+// the whole artifact (runtime/include/gpuopt/Runtime/Artifact.fbs) as text
+// once it verifies against the schema, kernel images elided after 16 bytes.
 //
 // Builds with a C++ compiler and the CUDA headers only (no MLIR, no LLVM).
 // Exit status: 0 on success, 1 on bad input, 2 when no usable GPU or driver.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -36,7 +42,8 @@ void usage() {
       "--input=@x.npy [--output=@y.npy]\n"
       "         [--runs=N] [--warmup=N] [--graph] [--profile] [--device=I]\n"
       "         [--strict-weights] [--json=FILE]\n"
-      "       gpuopt-cuda-run MODEL.gpuopt --inspect\n");
+      "       gpuopt-cuda-run MODEL.gpuopt --inspect\n"
+      "       gpuopt-cuda-run MODEL.gpuopt --dump\n");
 }
 
 int fail(const std::string &message, int code = 1) {
@@ -88,7 +95,8 @@ int main(int argc, char **argv) {
   std::string model, weights, jsonPath;
   std::vector<std::string> inputs, outputs;
   int runs = 0, warmup = 3, device = 0;
-  bool graph = false, profile = false, strict = false, inspect = false;
+  bool graph = false, profile = false, strict = false, inspect = false,
+       dump = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -120,6 +128,8 @@ int main(int argc, char **argv) {
       strict = true;
     } else if (a == "--inspect") {
       inspect = true;
+    } else if (a == "--dump") {
+      dump = true;
     } else if (a == "--help" || a == "-h") {
       usage();
       return 0;
@@ -145,6 +155,21 @@ int main(int argc, char **argv) {
   for (const NamedPath &sink : sinks)
     if (Status s = checkOutputIsNotInput(sink, sources); !s)
       return fail(s.message());
+  if (inspect && dump)
+    return fail("--inspect and --dump are exclusive");
+  if (dump) {
+    std::vector<uint8_t> bytes;
+    if (Status s = readFileBytes(model, bytes, kMaxCudaArtifactBytes); !s)
+      return fail(s.message());
+    const gpuopt::artifact::Model *root = nullptr;
+    if (Status s = verifyArtifact(bytes.data(), bytes.size(), model, root); !s)
+      return fail(s.message());
+    std::string text = dumpArtifact(bytes.data());
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() ||
+        std::fflush(stdout) != 0)
+      return fail("cannot write the dump to standard output");
+    return 0;
+  }
   if (inspect) {
     CudaArtifact art;
     if (Status s = readCudaArtifact(model, art); !s)

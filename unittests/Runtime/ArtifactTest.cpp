@@ -166,7 +166,7 @@ static void testRefused() {
       [](fb::ModelT &m) {
         m.params[0]->type->dtype = static_cast<fb::DType>(200);
       },
-      "parameter 'conv.weight' has an unknown dtype");
+      "parameter 'conv.weight' has an unknown dtype 200");
 }
 
 static void testDamaged() {

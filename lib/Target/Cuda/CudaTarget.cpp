@@ -19,7 +19,10 @@
 #include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
 
 #include "gpuopt/Pipelines/GpuPipeline.h"
+#include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
+#include "gpuopt/Runtime/CudaModel.h"
+#include "gpuopt/Runtime/FileIO.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,8 +36,7 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -42,6 +44,7 @@
 using namespace mlir;
 using namespace mlir::gpuopt;
 namespace rt = ::gpuopt::runtime;
+namespace fb = ::gpuopt::artifact;
 
 namespace {
 
@@ -68,7 +71,7 @@ struct Plan {
   std::vector<std::string> kernels;
   /// Per kernel, the dtype and byte size of each (memref) parameter: the
   /// runtime checks every launch against it.
-  std::vector<SmallVector<std::pair<std::string, uint64_t>>> kernelArgs;
+  std::vector<SmallVector<std::pair<rt::DType, uint64_t>>> kernelArgs;
   std::vector<Step> init, run;
   uint64_t arenaBytes = 0;
 };
@@ -78,23 +81,23 @@ uint64_t alignUp(uint64_t v) {
          rt::kCudaArenaAlignment;
 }
 
-/// Safetensors spelling of an element type, or "" when the runtime has none.
-std::string dtypeName(Type t) {
+/// The runtime's dtype of an element type, if it has one.
+std::optional<rt::DType> toRuntimeDType(Type t) {
   if (t.isF32())
-    return "F32";
+    return rt::DType::F32;
   if (t.isF16())
-    return "F16";
+    return rt::DType::F16;
   if (t.isBF16())
-    return "BF16";
+    return rt::DType::BF16;
   if (t.isF64())
-    return "F64";
+    return rt::DType::F64;
   if (t.isInteger(64))
-    return "I64";
+    return rt::DType::I64;
   if (t.isInteger(32))
-    return "I32";
+    return rt::DType::I32;
   if (t.isInteger(8))
-    return "I8";
-  return "";
+    return rt::DType::I8;
+  return std::nullopt;
 }
 
 std::string formatLoc(Location loc) {
@@ -146,8 +149,8 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
       return at->emitOpError("needs buffers of static shape and identity "
                              "layout in the CUDA launch plan, got ")
              << v.getType();
-    std::string dtype = dtypeName(type.getElementType());
-    if (dtype.empty() || (kind != "temp" && dtype != "F32"))
+    std::optional<rt::DType> dtype = toRuntimeDType(type.getElementType());
+    if (!dtype || (kind != "temp" && *dtype != rt::DType::F32))
       return at->emitOpError("has a ")
              << kind << " buffer of element type " << type.getElementType()
              << " that the CUDA runtime cannot bind";
@@ -288,13 +291,14 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
         auto &signature = plan.kernelArgs.emplace_back();
         for (Type t : kernel.getArgumentTypes()) {
           auto type = dyn_cast<MemRefType>(t);
-          std::string dtype = type ? dtypeName(type.getElementType()) : "";
-          if (!type || !type.hasStaticShape() || dtype.empty())
+          std::optional<rt::DType> dtype =
+              type ? toRuntimeDType(type.getElementType()) : std::nullopt;
+          if (!type || !type.hasStaticShape() || !dtype)
             return launch.emitOpError("launches a kernel with a parameter of "
                                       "type ")
                    << t << ", which the CUDA launch plan cannot pass";
-          signature.emplace_back(dtype, type.getNumElements() *
-                                            type.getElementTypeBitWidth() / 8);
+          signature.emplace_back(*dtype, type.getNumElements() *
+                                             type.getElementTypeBitWidth() / 8);
         }
       }
       step.kernel = it->second;
@@ -413,77 +417,93 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
 
 /// One kernel object of the artifact.
 struct Image {
-  std::string chip, format;
+  std::string chip;
+  fb::ImageFormat format;
   std::string bytes;
 };
 
-std::string planToJson(const Plan &plan, const CudaCompileOptions &options,
-                       ArrayRef<Image> images) {
-  using llvm::json::Array;
-  using llvm::json::Object;
-  auto ids = [](ArrayRef<unsigned> v) {
-    Array a;
-    for (unsigned x : v)
-      a.push_back(static_cast<int64_t>(x));
-    return a;
-  };
-  Array buffers;
-  for (const Buffer &b : plan.buffers) {
-    Array shape;
-    for (int64_t d : b.type.getShape())
-      shape.push_back(d);
-    Object o{{"kind", b.kind},
-             {"dtype", dtypeName(b.type.getElementType())},
-             {"shape", std::move(shape)},
-             {"bytes", static_cast<int64_t>(b.bytes)},
-             {"offset", static_cast<int64_t>(b.offset)}};
-    if (!b.name.empty())
-      o["name"] = b.name;
-    buffers.push_back(std::move(o));
+std::unique_ptr<fb::TensorTypeT> tensorType(MemRefType type) {
+  auto t = std::make_unique<fb::TensorTypeT>();
+  t->dtype = rt::toArtifactDType(*toRuntimeDType(type.getElementType()));
+  t->shape.assign(type.getShape().begin(), type.getShape().end());
+  return t;
+}
+
+fb::BufferKind bufferKind(StringRef kind) {
+  return llvm::StringSwitch<fb::BufferKind>(kind)
+      .Case("input", fb::BufferKind::Input)
+      .Case("output", fb::BufferKind::Output)
+      .Case("param", fb::BufferKind::Param)
+      .Case("constant", fb::BufferKind::Constant)
+      .Default(fb::BufferKind::Temp);
+}
+
+/// The artifact (Artifact.fbs, program CudaProgram) of the plan and images.
+fb::ModelT planToArtifact(const Plan &plan, const CudaCompileOptions &options,
+                          ArrayRef<Image> images) {
+  fb::ModelT model;
+  model.version = rt::kArtifactVersion;
+  model.entry = options.entry;
+  auto program = std::make_unique<fb::CudaProgramT>();
+  for (const Image &image : images) {
+    auto im = std::make_unique<fb::CudaImageT>();
+    im->chip = image.chip;
+    im->format = image.format;
+    im->data.assign(image.bytes.begin(), image.bytes.end());
+    program->images.push_back(std::move(im));
   }
-  auto steps = [&](const std::vector<Step> &list) {
-    Array a;
-    for (const Step &s : list)
-      a.push_back(Object{{"kernel", static_cast<int64_t>(s.kernel)},
-                         {"grid", Array{s.grid[0], s.grid[1], s.grid[2]}},
-                         {"block", Array{s.block[0], s.block[1], s.block[2]}},
-                         {"args", ids(s.args)},
-                         {"loc", s.loc}});
-    return a;
-  };
-  Array kernels;
+  program->arena_bytes = plan.arenaBytes;
+  for (const Buffer &b : plan.buffers) {
+    auto buf = std::make_unique<fb::CudaBufferT>();
+    buf->kind = bufferKind(b.kind);
+    buf->name = b.name;
+    buf->type = tensorType(b.type);
+    buf->bytes = b.bytes;
+    buf->offset = b.offset;
+    program->buffers.push_back(std::move(buf));
+    if (b.kind == "param") {
+      auto param = std::make_unique<fb::ParamT>();
+      param->name = b.name;
+      param->type = tensorType(b.type);
+      model.params.push_back(std::move(param));
+    }
+  }
+  program->inputs.assign(plan.inputs.begin(), plan.inputs.end());
+  program->outputs.assign(plan.outputs.begin(), plan.outputs.end());
+  for (unsigned id : plan.inputs)
+    model.inputs.push_back(tensorType(plan.buffers[id].type));
+  for (unsigned id : plan.outputs)
+    model.outputs.push_back(tensorType(plan.buffers[id].type));
   for (auto [name, signature] :
        llvm::zip_equal(plan.kernels, plan.kernelArgs)) {
-    Array args;
-    for (const auto &[dtype, bytes] : signature)
-      args.push_back(
-          Object{{"dtype", dtype}, {"bytes", static_cast<int64_t>(bytes)}});
-    kernels.push_back(Object{{"name", name}, {"args", std::move(args)}});
+    auto kernel = std::make_unique<fb::CudaKernelT>();
+    kernel->name = name;
+    for (const auto &[dtype, bytes] : signature) {
+      auto arg = std::make_unique<fb::KernelArgT>();
+      arg->dtype = rt::toArtifactDType(dtype);
+      arg->bytes = bytes;
+      kernel->args.push_back(std::move(arg));
+    }
+    program->kernels.push_back(std::move(kernel));
   }
-  Array imageList;
-  int64_t offset = 0;
-  for (const Image &image : images) {
-    imageList.push_back(
-        Object{{"chip", image.chip},
-               {"format", image.format},
-               {"offset", offset},
-               {"size", static_cast<int64_t>(image.bytes.size())}});
-    offset += image.bytes.size();
-  }
-  Object root{{"version", rt::kCudaArtifactVersion},
-              {"entry", options.entry},
-              {"images", std::move(imageList)},
-              {"arena_bytes", static_cast<int64_t>(plan.arenaBytes)},
-              {"buffers", std::move(buffers)},
-              {"inputs", ids(plan.inputs)},
-              {"outputs", ids(plan.outputs)},
-              {"kernels", std::move(kernels)},
-              {"init", steps(plan.init)},
-              {"run", steps(plan.run)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::json::Value(std::move(root));
-  return text;
+  auto steps = [](const std::vector<Step> &list,
+                  std::vector<std::unique_ptr<fb::CudaStepT>> &out) {
+    for (const Step &s : list) {
+      auto step = std::make_unique<fb::CudaStepT>();
+      step->kind = fb::StepKind::Kernel;
+      step->kernel = s.kernel;
+      step->grid = std::make_unique<fb::Dim3>(s.grid[0], s.grid[1], s.grid[2]);
+      step->block =
+          std::make_unique<fb::Dim3>(s.block[0], s.block[1], s.block[2]);
+      step->args.assign(s.args.begin(), s.args.end());
+      step->loc = s.loc;
+      out.push_back(std::move(step));
+    }
+  };
+  steps(plan.init, program->init);
+  steps(plan.run, program->run);
+  model.program.Set(std::move(*program));
+  return model;
 }
 
 } // namespace
@@ -560,6 +580,12 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
   }
 
   SmallVector<Image> images;
+  fb::ImageFormat imageFormat =
+      llvm::StringSwitch<fb::ImageFormat>(format->image)
+          .Case("cubin", fb::ImageFormat::Cubin)
+          .Case("ptx", fb::ImageFormat::Ptx)
+          .Default(fb::ImageFormat::Fatbin);
+  uint64_t imageBytes = 0;
   if (!plan.kernels.empty()) {
     auto binary = module.lookupSymbol<gpu::BinaryOp>("kernels");
     if (!binary || binary.getObjects().empty())
@@ -569,29 +595,44 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
       auto nvvmTarget = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
       if (!nvvmTarget)
         return binary.emitOpError("holds an object for a non-NVVM target");
-      images.push_back({nvvmTarget.getChip().str(), format->image,
-                        object.getObject().getValue().str()});
+      StringRef bytes = object.getObject().getValue();
+      // The schema's PTX has no terminating NUL (the reader adds one).
+      if (imageFormat == fb::ImageFormat::Ptx)
+        bytes = bytes.rtrim('\0');
+      images.push_back({nvvmTarget.getChip().str(), imageFormat, bytes.str()});
+      imageBytes += bytes.size();
     }
   }
-  std::string header = planToJson(plan, options, images);
-
-  std::error_code ec;
-  llvm::raw_fd_ostream os(options.outputPath, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return module.emitError("cannot write '")
-           << options.outputPath << "': " << ec.message();
-  os.write(rt::kCudaArtifactMagic, sizeof(rt::kCudaArtifactMagic));
-  uint64_t n = header.size();
-  char len[8];
-  for (int i = 0; i < 8; ++i)
-    len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  os.write(len, 8);
-  os << header;
-  for (const Image &image : images)
-    os << image.bytes;
-  os.close();
-  if (os.has_error())
-    return module.emitError("cannot write '")
-           << options.outputPath << "': " << os.error().message();
+  // A FlatBuffer addresses at most 2 GiB and the runtime reads at most
+  // kMaxCudaArtifactBytes: a plan and images that cannot fit are refused
+  // before building (an upper bound of the bytes each table takes).
+  uint64_t estimate = imageBytes + 1024 * (images.size() + 1);
+  for (const Buffer &b : plan.buffers)
+    estimate += 2 * (96 + 8 * b.type.getRank() + b.name.size());
+  for (const auto &[name, signature] :
+       llvm::zip_equal(plan.kernels, plan.kernelArgs))
+    estimate += 64 + name.size() + 48 * signature.size();
+  for (const std::vector<Step> *steps : {&plan.init, &plan.run})
+    for (const Step &s : *steps)
+      estimate += 96 + 4 * s.args.size() + s.loc.size();
+  if (estimate > rt::kMaxCudaArtifactBytes)
+    return module.emitError("the CUDA artifact would take up to ")
+           << estimate << " bytes (" << imageBytes
+           << " of kernel images), more than the limit of "
+           << rt::kMaxCudaArtifactBytes << " bytes the runtime reads";
+  fb::ModelT model = planToArtifact(plan, options, images);
+  images.clear();
+  flatbuffers::FlatBufferBuilder builder;
+  // Every field is stored, defaults too: --dump then shows each of them.
+  builder.ForceDefaults(true);
+  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
+  if (builder.GetSize() > rt::kMaxCudaArtifactBytes)
+    return module.emitError("the CUDA artifact takes ")
+           << builder.GetSize() << " bytes, more than the limit of "
+           << rt::kMaxCudaArtifactBytes << " bytes the runtime reads";
+  if (rt::Status s = rt::writeFileBytes(
+          options.outputPath, builder.GetBufferPointer(), builder.GetSize());
+      !s)
+    return module.emitError(s.message());
   return success();
 }

@@ -3,6 +3,8 @@
 // RUN: gpuopt-cuda-run %t.sm90.gpuopt --inspect | FileCheck %s --check-prefix=SM90
 // RUN: gpuopt-compile %s --target=cuda --cuda-arch=sm_86 --cuda-format=ptx -o %t.ptx.gpuopt
 // RUN: gpuopt-cuda-run %t.ptx.gpuopt --inspect | FileCheck %s --check-prefix=PTX
+// RUN: gpuopt-cuda-run %t.sm90.gpuopt --dump | FileCheck %s --check-prefix=DUMP
+// RUN: gpuopt-cuda-run %t.ptx.gpuopt --dump | FileCheck %s --check-prefix=DUMP-PTX
 
 // One artifact for two chips: a fatbin (cubin and PTX) each.
 // After --gpuopt-optimize the BatchNorm is folded into the convolution's
@@ -28,3 +30,155 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %r = seg.relu %n : tensor<1x4x8x8xf32>
   return %r : tensor<1x4x8x8xf32>
 }
+
+// The artifact, field by field (--dump: Artifact.fbs as text). The model's
+// weights, inputs and outputs, in the order of the graph:
+// DUMP:      "version": 1,
+// DUMP-NEXT: "entry": "forward",
+// DUMP-NEXT: "params": [
+// DUMP-NEXT:   {
+// DUMP-NEXT:     "name": "conv.weight",
+// DUMP-NEXT:     "type": {
+// DUMP-NEXT:       "dtype": "F32",
+// DUMP-NEXT:       "shape": [
+// DUMP-NEXT:         4,
+// DUMP-NEXT:         3,
+// DUMP-NEXT:         3,
+// DUMP-NEXT:         3
+// DUMP-NEXT:       ]
+// DUMP:          "name": "conv.bias",
+// DUMP:          "name": "bn.running_mean",
+// DUMP:          "name": "bn.running_var",
+// DUMP:          "name": "bn.weight",
+// DUMP:          "name": "bn.bias",
+// DUMP:      "inputs": [
+// DUMP-NEXT:   {
+// DUMP-NEXT:     "dtype": "F32",
+// DUMP-NEXT:     "shape": [
+// DUMP-NEXT:       1,
+// DUMP-NEXT:       3,
+// DUMP-NEXT:       8,
+// DUMP-NEXT:       8
+// DUMP-NEXT:     ]
+// DUMP-NEXT:   }
+// DUMP-NEXT: ],
+// DUMP-NEXT: "outputs": [
+// DUMP-NEXT:   {
+// DUMP-NEXT:     "dtype": "F32",
+// DUMP-NEXT:     "shape": [
+// DUMP-NEXT:       1,
+// DUMP-NEXT:       4,
+// DUMP-NEXT:       8,
+// DUMP-NEXT:       8
+// DUMP-NEXT:     ]
+// DUMP-NEXT:   }
+// DUMP-NEXT: ],
+// A fatbin per chip (magic 0xba55ed50), shown by its first 16 bytes:
+// DUMP-NEXT: "program_type": "CudaProgram",
+// DUMP-NEXT: "program": {
+// DUMP-NEXT:   "images": [
+// DUMP-NEXT:     {
+// DUMP-NEXT:       "chip": "sm_90",
+// DUMP-NEXT:       "format": "Fatbin",
+// DUMP-NEXT:       "data": [
+// DUMP-NEXT:         80,
+// DUMP-NEXT:         237,
+// DUMP-NEXT:         85,
+// DUMP-NEXT:         186,
+// DUMP-COUNT-11:     {{^ *[0-9]+,$}}
+// DUMP-NEXT:         {{^ *[0-9]+, \.\.\. \([1-9][0-9]* bytes\)$}}
+// DUMP-NEXT:       ]
+// DUMP:            "chip": "sm_86",
+// DUMP-NEXT:       "format": "Fatbin",
+// DUMP-NEXT:       "data": [
+// DUMP-NEXT:         80,
+// Buffers: the parameters (bound by name, 4*3*3*3 f32 = 432 bytes), the
+// folded weight and bias (constant), the input, the output, temporaries.
+// DUMP:        "arena_bytes": {{[1-9][0-9]*}},
+// DUMP-NEXT:   "buffers": [
+// DUMP-NEXT:     {
+// DUMP-NEXT:       "kind": "Param",
+// DUMP-NEXT:       "name": "conv.weight",
+// DUMP-NEXT:       "type": {
+// DUMP-NEXT:         "dtype": "F32",
+// DUMP:            "bytes": 432,
+// DUMP-NEXT:       "offset": {{[0-9]+}}
+// DUMP-COUNT-5:    "kind": "Param",
+// DUMP:            "kind": "Constant",
+// DUMP-NEXT:       "type": {
+// DUMP-NEXT:         "dtype": "F32",
+// DUMP:            "bytes": 432,
+// DUMP:            "kind": "Constant",
+// DUMP:            "bytes": 16,
+// DUMP:            "kind": "Input",
+// DUMP:            "bytes": 768,
+// DUMP:            "kind": "Output",
+// DUMP:            "bytes": 1024,
+// DUMP:            "kind": "Temp",
+// DUMP:        "inputs": [
+// DUMP-NEXT:     {{^ *[0-9]+$}}
+// DUMP-NEXT:   ],
+// DUMP-NEXT:   "outputs": [
+// DUMP-NEXT:     {{^ *[0-9]+$}}
+// DUMP-NEXT:   ],
+// Kernels with their signatures; the initializer's first (the fold of the
+// weight: weight, two BatchNorm vectors, the folded weight).
+// DUMP-NEXT:   "kernels": [
+// DUMP-NEXT:     {
+// DUMP-NEXT:       "name": "forward_init_kernel{{[0-9]+}}",
+// DUMP-NEXT:       "args": [
+// DUMP-NEXT:         {
+// DUMP-NEXT:           "dtype": "F32",
+// DUMP-NEXT:           "bytes": 432,
+// DUMP-NEXT:           "in_place": false
+// DUMP-NEXT:         },
+// DUMP:            "shared_bytes": 0
+// DUMP:            "name": "forward_kernel{{[0-9]+}}",
+// The load-time steps are the BatchNorm's fold (two launches: weight and
+// bias); the three forward steps (padding copies and the convolution fused
+// with BatchNorm and ReLU) carry the ReLU's location.
+// DUMP:        "init": [
+// DUMP-NEXT:     {
+// DUMP-NEXT:       "kind": "Kernel",
+// DUMP-NEXT:       "kernel": 0,
+// DUMP-NEXT:       "grid": {
+// DUMP-NEXT:         "x": {{[1-9][0-9]*}},
+// DUMP-NEXT:         "y": 1,
+// DUMP-NEXT:         "z": 1
+// DUMP-NEXT:       },
+// DUMP-NEXT:       "block": {
+// DUMP-NEXT:         "x": {{[1-9][0-9]*}},
+// DUMP-NEXT:         "y": 1,
+// DUMP-NEXT:         "z": 1
+// DUMP-NEXT:       },
+// DUMP-NEXT:       "args": [
+// DUMP-COUNT-3:      {{^ *[0-9]+,$}}
+// DUMP-NEXT:         {{^ *[0-9]+$}}
+// DUMP-NEXT:       ],
+// DUMP-NEXT:       "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN:]]:{{[0-9]+}}"
+// DUMP:            "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN]]:{{[0-9]+}}"
+// DUMP-NEXT:     }
+// DUMP-NEXT:   ],
+// DUMP-NEXT:   "run": [
+// DUMP-NEXT:     {
+// DUMP-NEXT:       "kind": "Kernel",
+// DUMP-COUNT-3:    "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN+1]]:{{[0-9]+}}"
+// DUMP-NOT:        "loc"
+// DUMP:          ]
+// DUMP-NEXT:   }
+// DUMP-NEXT: }
+
+// PTX for one chip, no load-time work without the optimization:
+// DUMP-PTX:      "chip": "sm_86",
+// DUMP-PTX-NEXT: "format": "Ptx",
+// DUMP-PTX-NEXT: "data": [
+// DUMP-PTX-NEXT:   47,
+// DUMP-PTX-NEXT:   47,
+// DUMP-PTX-NOT:  "chip"
+// DUMP-PTX:      "kind": "Param",
+// DUMP-PTX-NOT:  "kind": "Constant",
+// DUMP-PTX:      "init": [
+// DUMP-PTX-NOT:  "kind"
+// DUMP-PTX:      "run": [
+// DUMP-PTX-NEXT:   {
+// DUMP-PTX-NEXT:     "kind": "Kernel",

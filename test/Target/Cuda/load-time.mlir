@@ -1,7 +1,7 @@
-// REQUIRES: ptxas
+// REQUIRES: ptxas, cuda-runtime
 // RUN: gpuopt-compile %s --target=cuda --cuda-format=ptx -o %t.gpuopt
-// RUN: %python %S/Inputs/dump_steps.py %t.gpuopt | FileCheck %s
-// RUN: %python %S/Inputs/dump_steps.py %t.gpuopt | FileCheck %s --check-prefix=RUNS
+// RUN: gpuopt-cuda-run %t.gpuopt --dump | %python %S/Inputs/dump_steps.py | FileCheck %s
+// RUN: gpuopt-cuda-run %t.gpuopt --dump | %python %S/Inputs/dump_steps.py | FileCheck %s --check-prefix=RUNS
 
 // The CUDA plan's load-time steps are the launches of --seg-split-load-time's
 // @forward_init (LoadTime.h), no other classification: the fold of

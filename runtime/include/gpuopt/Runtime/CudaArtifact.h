@@ -5,41 +5,37 @@
 //===----------------------------------------------------------------------===//
 //
 // `gpuopt-compile --target=cuda -o model.gpuopt` writes, and the CUDA runtime
-// reads, one file:
+// reads, one file: a FlatBuffer of the artifact schema every target shares
+// (Artifact.fbs, root gpuopt.artifact.Model, identifier "GPOA") whose program
+// is a CudaProgram. `gpuopt-cuda-run model.gpuopt --dump` prints it as text.
 //
-//   bytes 0..7    magic "GPUOCUDA"
-//   bytes 8..15   N, little-endian uint64: length of the JSON header
-//   N bytes       JSON header (below)
-//   the rest      the payload; "image" addresses the kernel image in it
+//   Model.entry, .params (name and type of each weight the model binds),
+//   .inputs, .outputs (the entry's f32 tensor types, in order)
+//   CudaProgram
+//     images       one per chip: chip "sm_NN", format Fatbin|Cubin|Ptx, data
+//     arena_bytes  the size of the one device allocation
+//     buffers      kind Input|Output|Param|Constant|Temp, name, type, bytes,
+//                  offset in the arena
+//     inputs, outputs   buffer indices, in the order of Model.inputs/outputs
+//     kernels      name and signature: per parameter a dtype and byte size
+//     init, run    steps: kernel index, grid and block (Dim3), args (buffer
+//                  indices), loc (source location of the op)
 //
-//   {"version": 1, "entry": "forward",
-//    "images": [{"chip": "sm_90", "format": "fatbin" | "cubin" | "ptx",
-//                "offset": 0, "size": 123}, ...],
-//    "arena_bytes": 4096,
-//    "buffers": [{"kind": "input" | "output" | "param" | "constant" | "temp",
-//                 "dtype": "F32", "shape": [1, 3, 32, 32], "bytes": 12288,
-//                 "offset": 0, "name": "conv.weight"}, ...],
-//    "inputs": [0], "outputs": [5],
-//    "kernels": [{"name": "forward_kernel0",
-//                 "args": [{"dtype": "F32", "bytes": 12288}, ...]}, ...],
-//    "init": [STEP, ...], "run": [STEP, ...]}
-//
-//   STEP = {"kernel": K, "grid": [x, y, z], "block": [x, y, z],
-//           "args": [B, ...], "loc": "model.mlir:12:3"}
-//
-// "images" hold the kernels, one object per chip (offsets into the payload);
-// the runtime loads the one built for the device's compute capability, else
-// one whose PTX the driver can compile for it (a fatbin or PTX of an older
-// chip). Every buffer lives in one device arena at "offset" (256-byte aligned);
-// "name" is the seg.param (state_dict) name of a "param" buffer. "constant"
-// buffers are written once by the "init" steps (load-time computations on
-// parameters, e.g. folded BatchNorm); "temp" buffers share arena space by
+// The runtime loads the image built for the device's compute capability,
+// else one whose PTX the driver can compile for it (a fatbin or PTX of an
+// older chip). Every buffer lives in the arena at `offset`, a multiple of
+// kCudaArenaAlignment; `name` is the seg.param (state_dict) name of a Param
+// buffer, whose type is that of the parameter in Model.params. Constant
+// buffers are written once by the init steps (load-time computations on
+// parameters, e.g. folded BatchNorm); Temp buffers share arena space by
 // liveness. A step launches kernel K of the image with shared memory 0 and
-// one kernel parameter per argument: the device address of buffer B (the
+// one kernel parameter per argument: the device address of the buffer (the
 // bare-pointer ABI of convert-gpu-to-nvvm with use-bare-ptr-memref-call-conv).
-// A kernel's "args" is its signature (each parameter a dense buffer of that
-// dtype and size): the reader checks every step's argument count, dtypes and
-// sizes against it, so a damaged plan is refused before any launch.
+// The reader (runtime/cuda/CudaArtifact.cpp) verifies the buffer against the
+// schema, then checks every index, offset and size of the plan and each
+// step's argument count, dtypes and sizes against its kernel's signature, so
+// a damaged plan is refused before any launch. Library steps (calls into
+// vendor libraries) are room in the schema, refused by this runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,10 +47,6 @@
 namespace gpuopt {
 namespace runtime {
 
-/// The first 8 bytes of a CUDA artifact.
-constexpr char kCudaArtifactMagic[8] = {'G', 'P', 'U', 'O', 'C', 'U', 'D', 'A'};
-/// Version of the JSON header schema.
-constexpr int64_t kCudaArtifactVersion = 2;
 /// Alignment of every buffer in the arena.
 constexpr uint64_t kCudaArenaAlignment = 256;
 

@@ -87,9 +87,11 @@ constexpr uint64_t kMaxCudaArtifactBytes = 1ull << 30;
 /// opened).
 Status readCudaArtifact(const std::string &path, CudaArtifact &out);
 
-/// Validates the `size` bytes of a whole artifact file; `what` (the path)
-/// starts every message. Every step's arguments are checked against its
-/// kernel's signature and every buffer lies inside the arena.
+/// Validates the `size` bytes of a whole artifact file: verifyArtifact
+/// (Artifact.h: the FlatBuffers verifier and the checks every target shares)
+/// first, then the CudaProgram (CudaArtifact.h); `what` (the path) starts
+/// every message. Every step's arguments are checked against its kernel's
+/// signature and every buffer lies inside the arena.
 Status parseCudaArtifact(const uint8_t *bytes, size_t size,
                          const std::string &what, CudaArtifact &out);
 

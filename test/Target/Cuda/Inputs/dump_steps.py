@@ -1,17 +1,19 @@
 """Prints the launch plan of a CUDA artifact, one line per step:
 `init|run LINE KIND,KIND,...` (LINE: the source line of the launch's op;
-KIND: the kind of each buffer it is passed)."""
+KIND: the kind of each buffer it is passed), from `gpuopt-cuda-run --dump`
+on standard input (its text is JSON once the elided image bytes, shown as
+`, ... (N bytes)`, are dropped)."""
 
 import json
-import struct
+import re
 import sys
-from pathlib import Path
 
-data = Path(sys.argv[1]).read_bytes()
-(n,) = struct.unpack("<Q", data[8:16])
-header = json.loads(data[16 : 16 + n])
+text = re.sub(r", \.\.\. \(\d+ bytes\)", "", sys.stdin.read())
+model = json.loads(text)
+assert model["program_type"] == "CudaProgram", model["program_type"]
+plan = model["program"]
 for phase in ("init", "run"):
-    for step in header[phase]:
+    for step in plan[phase]:
         line = step["loc"].rsplit(":", 2)[1]
-        kinds = ",".join(header["buffers"][a]["kind"] for a in step["args"])
+        kinds = ",".join(plan["buffers"][a]["kind"].lower() for a in step["args"])
         print(phase, line, kinds)
