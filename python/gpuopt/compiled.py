@@ -248,9 +248,9 @@ def runtime_library() -> Path:
 
 def is_cuda_artifact(path: str | Path) -> bool:
     """Whether ``path`` is a CUDA artifact of ``gpuopt-compile --target=cuda``:
-    bytes 4..7 are the FlatBuffers identifier "GPOA" or the file starts with
-    the older "GPUOCUDA" magic (runtime/api/ModelApi.cpp's test); a file that
-    cannot be read counts by its ``.gpuopt`` suffix. Only a regular file is
+    bytes 4..7 are the FlatBuffers identifier "GPOA" (runtime/api/
+    ModelApi.cpp's test); a file that cannot be read, or one of another kind
+    (the runtime then says what it is), counts by its ``.gpuopt`` suffix. Only a regular file is
     opened."""
     try:
         if stat.S_ISREG(os.stat(path).st_mode):
@@ -259,7 +259,7 @@ def is_cuda_artifact(path: str | Path) -> bool:
                 magic = f.read(8)
             if magic[:4] == b"\x7fELF":
                 return False
-            if len(magic) == 8 and (magic[4:] == b"GPOA" or magic == b"GPUOCUDA"):
+            if len(magic) == 8 and magic[4:] == b"GPOA":
                 return True
     except OSError:
         pass

@@ -299,9 +299,10 @@ rt::ArtifactKind rt::identifyArtifact(const std::string &path) {
                             "ELF",
                             4) == 0)
     return ArtifactKind::ModelLibrary;
-  if (n == 8 && (std::memcmp(magic + 4, "GPOA", 4) == 0 ||
-                 std::memcmp(magic, "GPUOCUDA", 8) == 0))
+  if (n == 8 && std::memcmp(magic + 4, "GPOA", 4) == 0)
     return ArtifactKind::Cuda;
+  if (n == 8 && std::memcmp(magic, "GPUOCUDA", 8) == 0)
+    return ArtifactKind::OldCuda;
   return ArtifactKind::Unknown;
 }
 
@@ -332,6 +333,10 @@ Status LoadedModel::create(const gpuopt_model_options &options,
     return createLibraryModel(path, options, out);
   if (kind == ArtifactKind::Cuda)
     return createCudaModel(path, options, out);
+  if (kind == ArtifactKind::OldCuda)
+    return Status::error(path + " is a CUDA artifact of an earlier gpuopt "
+                                "(magic GPUOCUDA, a JSON plan); compile it "
+                                "again with this gpuopt-compile");
   int fd = -1;
   uint64_t size = 0;
   if (Status s = openRegularFile(path, kMaxMappedBytes, fd, size); !s)

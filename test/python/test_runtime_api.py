@@ -189,7 +189,7 @@ def test_runtime_built_without_cuda(tmp_path: Path) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     artifact = tmp_path / "m.gpuopt"
-    artifact.write_bytes(b"GPUOCUDA" + bytes(24))
+    artifact.write_bytes(b"\x10\0\0\0GPOA" + bytes(24))
     script = (
         "import sys\n"
         "from gpuopt.compiled import CompiledModel, CompiledModelError\n"

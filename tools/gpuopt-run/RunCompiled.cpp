@@ -38,6 +38,7 @@ gpuopt::CompiledKind gpuopt::getCompiledKind(const std::string &path) {
   case rt::ArtifactKind::ModelLibrary:
     return CompiledKind::Library;
   case rt::ArtifactKind::Cuda:
+  case rt::ArtifactKind::OldCuda: // the runtime says what it is
     return CompiledKind::Cuda;
   case rt::ArtifactKind::Unknown:
     break;

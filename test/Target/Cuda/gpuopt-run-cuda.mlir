@@ -39,8 +39,13 @@
 // artifact whatever its name (not an MLIR file to parse).
 // RUN: %python -c "open('%t.gpoa.bin', 'wb').write(b'\x10\0\0\0GPOA' + bytes(24))"
 // RUN: not gpuopt-run %t.gpoa.bin --weights=%t.safetensors 2>&1 | FileCheck %s --check-prefix=GPOA
-// GPOA: gpuopt-run: error: {{.*}}.gpoa.bin: {{.*}}CUDA artifact
+// GPOA: gpuopt-run: error: {{.*}}.gpoa.bin: invalid gpuopt artifact: the buffer does not verify against the schema (truncated or damaged)
 // GPOA-NOT: gpoa.bin:{{[0-9]+}}:
+
+// An artifact of the earlier format (magic GPUOCUDA + JSON header).
+// RUN: %python -c "open('%t.old.gpuopt', 'wb').write(b'GPUOCUDA' + bytes(24))"
+// RUN: not gpuopt-run %t.old.gpuopt --weights=%t.safetensors 2>&1 | FileCheck %s --check-prefix=OLD
+// OLD: gpuopt-run: error: {{.*}}.old.gpuopt is a CUDA artifact of an earlier gpuopt (magic GPUOCUDA, a JSON plan); compile it again with this gpuopt-compile
 
 func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = seg.param "conv.weight" : tensor<4x3x1x1xf32>

@@ -13,9 +13,9 @@
 //    once loaded stays loaded (its thread pool's code must outlive every
 //    worker), and a second load of the same path is the same library.
 //  - A CUDA artifact (model.gpuopt: the bytes 4..7 are the FlatBuffers
-//    identifier "GPOA", or the file starts with the older "GPUOCUDA" magic)
-//    runs through CudaModel on GPU `device`; in a runtime built without the
-//    CUDA toolkit it is an error saying so.
+//    identifier "GPOA"; a file of the earlier "GPUOCUDA" format is refused
+//    with a message to recompile it) runs through CudaModel on GPU `device`;
+//    in a runtime built without the CUDA toolkit it is an error saying so.
 //
 // gpuopt-run links this library (GpuoptModelApi) statically; the C functions
 // of ModelAbi.h are defined only in libgpuopt_runtime.so (ModelApiExports.cpp)
@@ -40,10 +40,11 @@ namespace gpuopt {
 namespace runtime {
 
 /// What a file is, from its first 8 bytes: an ELF file is a model library,
-/// "GPOA" at bytes 4..7 or a leading "GPUOCUDA" a CUDA artifact. Only a
+/// "GPOA" at bytes 4..7 a CUDA artifact, a leading "GPUOCUDA" a CUDA artifact
+/// of the earlier JSON format (refused with a message to recompile). Only a
 /// regular file is opened (a FIFO never blocks here); a file that cannot be
 /// opened is Unknown.
-enum class ArtifactKind { ModelLibrary, Cuda, Unknown };
+enum class ArtifactKind { ModelLibrary, Cuda, OldCuda, Unknown };
 ArtifactKind identifyArtifact(const std::string &path);
 
 /// Whether this runtime was built with the CUDA runtime (the toolkit's
