@@ -15,6 +15,7 @@
 
 #include "gpuopt/Runtime/ModelAbi.h"
 
+#include "../base/ModelAbiSupport.h"
 #include "../base/ModelMetadata.h"
 #include "gpuopt/Runtime/Allocator.h"
 #include "gpuopt/Runtime/CompiledModel.h"
@@ -136,11 +137,6 @@ const Metadata *getMetadata(Status &status) {
   static Status parsed = parseMetadata(md);
   status = parsed;
   return parsed ? &md : nullptr;
-}
-
-void setError(char *err, size_t errlen, const std::string &message) {
-  if (err && errlen > 0)
-    std::snprintf(err, errlen, "%s", message.c_str());
 }
 
 size_t numElements(const std::vector<int64_t> &shape) {
@@ -268,16 +264,6 @@ Status initialize(const Metadata &md, gpuopt_model &model) {
   return Status::ok();
 }
 
-int getShape(const std::vector<std::vector<int64_t>> &shapes, int index,
-             int64_t *shape) {
-  if (index < 0 || static_cast<size_t>(index) >= shapes.size())
-    return -1;
-  const std::vector<int64_t> &s = shapes[index];
-  if (shape)
-    std::copy(s.begin(), s.end(), shape);
-  return static_cast<int>(s.size());
-}
-
 } // namespace
 
 extern "C" {
@@ -285,37 +271,22 @@ extern "C" {
 int gpuopt_model_abi_version(void) { return GPUOPT_MODEL_ABI_VERSION; }
 
 void gpuopt_model_options_init(gpuopt_model_options *options) {
-  if (!options)
-    return;
-  *options = gpuopt_model_options();
-  options->struct_size = sizeof(gpuopt_model_options);
+  rt::abi::initOptions(options);
 }
 
 gpuopt_model *gpuopt_model_create(const gpuopt_model_options *options,
                                   char *err, size_t errlen) {
-  if (!options) {
-    setError(err, errlen, "gpuopt_model_create: options is NULL");
+  if (!rt::abi::checkOptions(options, "this library", err, errlen))
     return nullptr;
-  }
-  // Every field of this version is read: an older (smaller) struct is not
-  // one of this ABI; a newer caller's added fields are not known here.
-  if (options->struct_size < sizeof(gpuopt_model_options)) {
-    setError(err, errlen,
-             "gpuopt_model_create: options.struct_size is " +
-                 std::to_string(options->struct_size) +
-                 ", this library needs at least " +
-                 std::to_string(sizeof(gpuopt_model_options)) +
-                 " (fill it with gpuopt_model_options_init)");
-    return nullptr;
-  }
   // The library is the artifact; any other one is loaded by the runtime.
   if (options->artifact_path) {
-    setError(err, errlen,
-             std::string("gpuopt_model_create: artifact_path is '") +
-                 options->artifact_path +
-                 "', but this is a compiled model library, which loads only "
-                 "itself (artifact_path must be NULL); load other artifacts "
-                 "with libgpuopt_runtime.so");
+    rt::abi::setError(
+        err, errlen,
+        std::string("gpuopt_model_create: artifact_path is '") +
+            options->artifact_path +
+            "', but this is a compiled model library, which loads only "
+            "itself (artifact_path must be NULL); load other artifacts "
+            "with libgpuopt_runtime.so");
     return nullptr;
   }
   const char *weights_path = options->weights_path;
@@ -330,31 +301,31 @@ gpuopt_model *gpuopt_model_create(const gpuopt_model_options *options,
   Status status;
   const Metadata *md = getMetadata(status);
   if (!md) {
-    setError(err, errlen, status.message());
+    rt::abi::setError(err, errlen, status.message());
     return nullptr;
   }
   if (Status s = rt::checkModelMetadataLimits(*md, readerLimits); !s) {
-    setError(err, errlen, s.message());
+    rt::abi::setError(err, errlen, s.message());
     return nullptr;
   }
   if (Status s = checkCpu(*md); !s) {
-    setError(err, errlen, s.message());
+    rt::abi::setError(err, errlen, s.message());
     return nullptr;
   }
   // A GPUOPT_CPU_ISA the kernels cannot run (CpuKernels.h).
   if (std::string error; !rt::checkCpuIsa(error)) {
-    setError(err, errlen, error);
+    rt::abi::setError(err, errlen, error);
     return nullptr;
   }
   if (!weights_path && !md->params.empty()) {
-    setError(err, errlen,
-             "the model has " + std::to_string(md->params.size()) +
-                 " parameters; no weights file given");
+    rt::abi::setError(err, errlen,
+                      "the model has " + std::to_string(md->params.size()) +
+                          " parameters; no weights file given");
     return nullptr;
   }
   std::unique_ptr<gpuopt_model> model(new (std::nothrow) gpuopt_model);
   if (!model) {
-    setError(err, errlen, "out of memory");
+    rt::abi::setError(err, errlen, "out of memory");
     return nullptr;
   }
   model->md = md;
@@ -367,15 +338,16 @@ gpuopt_model *gpuopt_model_create(const gpuopt_model_options *options,
                                               readerLimits, *model)
                                 : Status::ok();
         !s) {
-      setError(err, errlen, s.message());
+      rt::abi::setError(err, errlen, s.message());
       return nullptr;
     }
     if (Status s = initialize(*md, *model); !s) {
-      setError(err, errlen, s.message());
+      rt::abi::setError(err, errlen, s.message());
       return nullptr;
     }
   } catch (const std::exception &e) {
-    setError(err, errlen, std::string("gpuopt_model_create: ") + e.what());
+    rt::abi::setError(err, errlen,
+                      std::string("gpuopt_model_create: ") + e.what());
     return nullptr;
   }
   return model.release();
@@ -393,36 +365,40 @@ int gpuopt_model_num_outputs(const gpuopt_model *model) {
 
 int gpuopt_model_input_shape(const gpuopt_model *model, int index,
                              int64_t *shape) {
-  return model ? getShape(model->md->inputs, index, shape) : -1;
+  return model ? rt::abi::copyShape(model->md->inputs, index, shape) : -1;
 }
 
 int gpuopt_model_output_shape(const gpuopt_model *model, int index,
                               int64_t *shape) {
-  return model ? getShape(model->md->forward.results, index, shape) : -1;
+  return model ? rt::abi::copyShape(model->md->forward.results, index, shape)
+               : -1;
 }
 
 int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
                      float *const *outputs, char *err, size_t errlen) {
   if (!model) {
-    setError(err, errlen, "gpuopt_model_run: model is NULL");
+    rt::abi::setError(err, errlen, "gpuopt_model_run: model is NULL");
     return 1;
   }
   const Metadata &md = *model->md;
   size_t numInputs = md.inputs.size(), numOutputs = md.forward.results.size();
   if ((numInputs && !inputs) || (numOutputs && !outputs)) {
-    setError(err, errlen, "gpuopt_model_run: inputs or outputs is NULL");
+    rt::abi::setError(err, errlen,
+                      "gpuopt_model_run: inputs or outputs is NULL");
     return 1;
   }
   for (size_t i = 0; i < numInputs; ++i)
     if (!inputs[i]) {
-      setError(err, errlen,
-               "gpuopt_model_run: input " + std::to_string(i) + " is NULL");
+      rt::abi::setError(err, errlen,
+                        "gpuopt_model_run: input " + std::to_string(i) +
+                            " is NULL");
       return 1;
     }
   for (size_t i = 0; i < numOutputs; ++i)
     if (!outputs[i]) {
-      setError(err, errlen,
-               "gpuopt_model_run: output " + std::to_string(i) + " is NULL");
+      rt::abi::setError(err, errlen,
+                        "gpuopt_model_run: output " + std::to_string(i) +
+                            " is NULL");
       return 1;
     }
   std::lock_guard<std::mutex> lock(model->runMutex);
@@ -436,15 +412,17 @@ int gpuopt_model_run(gpuopt_model *model, const float *const *inputs,
     int status = 0;
     if (std::string error; !rt::callGenerated(
             gpuopt_compiled_forward, model->pointers.data(), status, error)) {
-      setError(err, errlen, "gpuopt_model_run: " + error);
+      rt::abi::setError(err, errlen, "gpuopt_model_run: " + error);
       return 1;
     }
     if (status != 0) {
-      setError(err, errlen, std::string("gpuopt_model_run: ") + kShapeMismatch);
+      rt::abi::setError(err, errlen,
+                        std::string("gpuopt_model_run: ") + kShapeMismatch);
       return 1;
     }
   } catch (const std::exception &e) {
-    setError(err, errlen, std::string("gpuopt_model_run: ") + e.what());
+    rt::abi::setError(err, errlen,
+                      std::string("gpuopt_model_run: ") + e.what());
     return 1;
   }
   return 0;
