@@ -11,8 +11,11 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     """Lazy submodules: ``gpuopt.export(module, inputs, ...)`` calls the exporter
     (the module behind ``python -m gpuopt.export`` is callable), imported on
-    first use so that ``python -m gpuopt.export`` does not import it twice."""
-    if name in ("export", "capture", "models", "tools"):
+    first use so that ``python -m gpuopt.export`` does not import it twice;
+    ``gpuopt.compile(module, inputs, ...)`` compiles a module into a callable
+    (docs/PythonAPI.md), and importing it registers the torch.compile
+    backend "gpuopt"."""
+    if name in ("export", "capture", "compile", "models", "tools"):
         import importlib
 
         return importlib.import_module(f"gpuopt.{name}")
