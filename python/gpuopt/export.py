@@ -240,11 +240,14 @@ def _forget_user_packages() -> None:
     _USER_PACKAGES.clear()
 
 
-def _under(path: str | None, dirs: Sequence[str]) -> bool:
+def _is_user_file(path: str | None, dirs: Sequence[str]) -> bool:
+    """Whether ``path`` is in one of ``dirs`` and not in an installed library."""
     if not path:
         return False
     real = os.path.realpath(path)
-    return any(real.startswith(d + os.sep) for d in dirs)
+    return real.startswith(tuple(d + os.sep for d in dirs)) and not real.startswith(
+        _LIBRARY_DIRS + _SITE_DIRS
+    )
 
 
 def _import_user_module(spec: Spec, search_path: Sequence[str | Path]) -> types.ModuleType:
@@ -254,7 +257,9 @@ def _import_user_module(spec: Spec, search_path: Sequence[str | Path]) -> types.
         if not Path(d).is_dir():
             raise ExportError(f"--path {d}: not a directory")
     extra = [os.path.realpath(d) for d in search_path]
-    saved_path = list(sys.path)
+    _forget_user_packages()
+    saved_path, saved_modules = list(sys.path), set(sys.modules)
+    homes = list(extra)
     try:
         if spec.kind == "file":
             assert spec.path is not None
@@ -264,12 +269,11 @@ def _import_user_module(spec: Spec, search_path: Sequence[str | Path]) -> types.
             if mod_spec is None or mod_spec.loader is None:
                 raise ExportError(f"SPEC '{spec.text}': cannot import {spec.path}")
             user = importlib.util.module_from_spec(mod_spec)
-            sys.path[:0] = [*extra, str(spec.path.resolve().parent)]
+            homes.append(str(spec.path.resolve().parent))
+            sys.path[:0] = homes
             mod_spec.loader.exec_module(user)
             return user
-        _forget_user_packages()
         top = spec.module.split(".")[0]
-        homes = list(extra)
         if spec.kind == "package":
             assert spec.root is not None
             homes.append(str(spec.root.parent))
@@ -284,7 +288,7 @@ def _import_user_module(spec: Spec, search_path: Sequence[str | Path]) -> types.
         sys.path[:0] = homes
         importlib.invalidate_caches()
         try:
-            user = importlib.import_module(spec.module)
+            return importlib.import_module(spec.module)
         except ModuleNotFoundError as e:
             missing = e.name or ""
             if missing and (spec.module + ".").startswith(missing + ".") and not user_location(e):
@@ -294,17 +298,17 @@ def _import_user_module(spec: Spec, search_path: Sequence[str | Path]) -> types.
                     "name the directory that holds it with --path DIR"
                 ) from e
             raise
-        finally:
-            # What was imported from the user's directories is forgotten before the next SPEC.
-            if _under(getattr(sys.modules.get(top), "__file__", None), homes):
-                _USER_PACKAGES.add(top)
-        return user
     except ExportError:
         raise
     except (Exception, SystemExit) as e:  # raised by the user's code while it loaded
         raise ExportError(f"SPEC '{spec.text}': {describe_user_error(e)}") from e
     finally:
         sys.path[:] = saved_path
+        # What was imported from the user's directories (also by a load that
+        # failed half-way) is forgotten before the next SPEC loads.
+        for key in set(sys.modules) - saved_modules:
+            if _is_user_file(getattr(sys.modules[key], "__file__", None), homes):
+                _USER_PACKAGES.add(key.split(".")[0])
 
 
 def load_spec(spec: str, kwargs: dict[str, Any], search_path: Sequence[str | Path] = ()) -> nn.Module:

@@ -106,7 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     specs = list(args.specs)
     if args.models or not specs:
-        specs += [f"zoo:{name}" for name in (args.models or ",".join(models.names())).split(",")]
+        # A name with a colon is a SPEC already (--models net.py:Net works too).
+        names = (args.models or ",".join(models.names())).split(",")
+        specs += [name if ":" in name else f"zoo:{name}" for name in names]
     try:
         kwargs = parse_kwargs(args.kwargs)
     except ExportError as e:  # unparsable arguments: exit status 2, as gpuopt.export

@@ -22,7 +22,7 @@ import pytest
 from safetensors.numpy import load_file
 from spec_package import UNET_OPS, line_of, write_unet_package
 
-from gpuopt.export import load_spec
+from gpuopt.export import ExportError, load_spec
 from gpuopt.export import main as export_main
 from gpuopt.optreport import op_counts
 
@@ -99,13 +99,21 @@ def test_bare_package_name_from_the_project_directory(project: Path, tmp_path: P
     assert op_counts((tmp_path / "m.mlir").read_text())["conv2d"] == UNET_OPS["conv2d"]
 
 
-def test_two_packages_of_one_name_in_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A second `unet` elsewhere is imported afresh, not taken from sys.modules."""
+def test_two_packages_of_one_name_in_one_process(tmp_path: Path) -> None:
+    """A second `unet` elsewhere is imported afresh, not taken from sys.modules; so are the
+    modules a failed load left behind (here unet.unet_parts, imported before unet_model failed)."""
+    broken = write_unet_package(tmp_path / "broken")
+    model_py = broken / "unet_model.py"
+    model_py.write_text(model_py.read_text() + "\nraise RuntimeError('half-way')\n")
+    with pytest.raises(ExportError, match="RuntimeError: half-way"):
+        load_spec(f"{broken}:UNet", {})
+    assert Path(sys.modules["unet.unet_parts"].__file__).parent == broken  # left by the failed import
     for width in (4, 6):
         package = write_unet_package(tmp_path / f"proj{width}", width=width)
         model = load_spec(f"{package}:UNet", {})
         assert model.inc.body[0].weight.shape[0] == width
         assert Path(sys.modules[type(model).__module__].__file__).parent == package
+        assert Path(sys.modules[type(model.inc).__module__].__file__).parent == package
 
 
 def _one_line_error(status: int, err: str, expected: str, out: Path) -> None:

@@ -21,13 +21,14 @@ def test_unext_report_counts() -> None:
     assert "fuse-conv-bn-relu: 7 batch_norm folded" in text
 
 
+@pytest.mark.parametrize("how", [[], ["--models"]], ids=["positional", "models"])
 def test_any_spec_of_the_exporter(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    how: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A package (Pytorch-UNet's layout) by path, at --input-shape: the exported column is its graph."""
     write_unet_package(tmp_path / "proj")
     monkeypatch.chdir(tmp_path)
-    assert main(["proj/unet:UNet", "--input-shape", "1,3,16,16"]) == 0, capsys.readouterr().err
+    assert main([*how, "proj/unet:UNet", "--input-shape", "1,3,16,16"]) == 0, capsys.readouterr().err
     text = capsys.readouterr().out
     assert text.startswith("proj/unet:UNet at 1x3x16x16 (seg ops; parameters not counted)\n"), text
     for op, count in UNET_OPS.items():
