@@ -2,9 +2,14 @@
 
     python -m gpuopt.costreport MODEL [--pipeline=--gpuopt-optimize] [--device rtx3080]
                                 [--png roofline.png] [--json report.json] [--top 10]
+                                [--size 224 | --input-shape 1,3,H,W ...] [--kwargs JSON]
+                                [--path DIR] [--traceback]
     python -m gpuopt.costreport --fidelity [--models unet,...] [--device rtx3080]
 
-MODEL is a ``.mlir`` file or ``zoo:NAME`` (exported at ``--size``, default 224).
+MODEL is a ``.mlir`` file or any SPEC of ``python -m gpuopt.export``
+(``zoo:NAME``, ``path/to/file.py:NAME``, ``path/to/pkg:NAME``,
+``pkg.module:NAME``), exported on a random input of ``--input-shape``
+(default 1,3,SIZE,SIZE, ``--size`` 224).
 The numbers come from ``gpuopt-opt --seg-cost-report`` (the C++ analysis is the
 single source of truth; this module only runs it, prints and plots). Without
 ``--pipeline`` the report compares PyTorch eager and gpuopt's compiled code on
@@ -31,6 +36,8 @@ from typing import Any
 
 from gpuopt._atomic import OutputPathError, atomic_output, check_outputs, write_text
 from gpuopt.tools import DEFAULT_DEVICES, run_tool
+
+PROG = "gpuopt.costreport"
 
 #: Plotted in place of 0 on the logarithmic axes (ops that move data only).
 INTENSITY_FLOOR = 1e-3
@@ -178,16 +185,32 @@ def comparison(before: dict[str, Any], after: dict[str, Any] | None, label: str)
     return "\n".join(lines)
 
 
+def is_mlir_file(model: str) -> bool:
+    """Whether MODEL names a graph file rather than a SPEC of gpuopt.export."""
+    return model.endswith(".mlir") or (":" not in model and Path(model).exists())
+
+
+def export_spec(
+    spec: str,
+    shapes: list[tuple[int, ...]],
+    path: Path,
+    kwargs: dict[str, Any] | None = None,
+    search_path: list[str] | tuple[str, ...] = (),
+) -> int:
+    """Exports SPEC (any SPEC of gpuopt.export) on inputs of ``shapes`` to ``path``.
+
+    Returns the module's parameter count; raises ExportError or CaptureError.
+    """
+    from gpuopt.export import capture_spec
+
+    model, captured = capture_spec(spec, shapes, kwargs, search_path)
+    path.write_text(captured.mlir)
+    return sum(p.numel() for p in model.parameters())
+
+
 def export_zoo(name: str, size: int, path: Path) -> int:
     """Exports zoo model ``name`` at ``size``² to ``path``; returns its module's parameter count."""
-    import torch
-
-    from gpuopt import models
-    from gpuopt.capture import capture
-
-    model = models.build(name).eval()
-    path.write_text(capture(model, (torch.randn(1, 3, size, size),)).mlir)
-    return sum(p.numel() for p in model.parameters())
+    return export_spec(f"zoo:{name}", [(1, 3, size, size)], path)
 
 
 # ---------------------------------------------------------------------------
@@ -324,8 +347,15 @@ def measure_cpu(names: list[str], size: int = 224, runs: int = 5, devices: str |
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", nargs="?", help="a .mlir file or zoo:NAME")
-    parser.add_argument("--size", type=int, default=224, help="input side for zoo:NAME")
+    parser.add_argument("model", nargs="?", help="a .mlir file or a SPEC of gpuopt.export")
+    parser.add_argument(
+        "--size", type=int, default=224, help="input side of the default input shape of a SPEC"
+    )
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        help="for a SPEC: comma-separated shape of the (next) input (default 1,3,SIZE,SIZE)",
+    )
     parser.add_argument(
         "--pipeline", default="", help="gpuopt-opt arguments of the 'after' graph, e.g. --gpuopt-optimize"
     )
@@ -341,6 +371,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--models", default="unet,rolling_unet_s,rolling_unet_m,rolling_unet_l,unext,unext_s,unext_stripe"
     )
+    # The options of a SPEC, as gpuopt.export's add_spec_arguments (not imported: it imports PyTorch).
+    parser.add_argument(
+        "--kwargs", default="{}", help="for a SPEC: JSON object of constructor keyword arguments"
+    )
+    parser.add_argument(
+        "--path", action="append", default=[], metavar="DIR", help="for a SPEC: a directory first on sys.path"
+    )
+    parser.add_argument(
+        "--traceback", action="store_true", help="print the traceback of a failure in the model's code"
+    )
     args = parser.parse_args(argv)
 
     if args.fidelity:
@@ -350,20 +390,43 @@ def main(argv: list[str] | None = None) -> int:
             print(measure_cpu(args.models.split(","), devices=args.devices))
         return 0
     if not args.model:
-        parser.error("a model (.mlir or zoo:NAME) or --fidelity is required")
-    inputs = {"--devices": args.devices or DEFAULT_DEVICES}
-    if not args.model.startswith("zoo:"):
-        inputs["the model"] = args.model
+        parser.error("a model (.mlir or a SPEC of gpuopt.export) or --fidelity is required")
+    mlir_file = is_mlir_file(args.model)
+    inputs: dict[str, Any] = {"--devices": args.devices or DEFAULT_DEVICES}
     outputs = {k: v for k, v in (("--json", args.json), ("--png", args.png)) if v is not None}
+    if mlir_file:
+        inputs["the model"] = args.model
+        given = [flag for flag, v in (("--input-shape", args.input_shape), ("--path", args.path)) if v]
+        given += ["--kwargs"] if args.kwargs != "{}" else []
+        if given:
+            parser.error(f"{', '.join(given)} apply to a SPEC, not to the graph file {args.model}")
+    else:
+        # The exporter (and PyTorch) only for a SPEC: a .mlir report starts fast.
+        from gpuopt.capture import CaptureError
+        from gpuopt.export import ExportError, parse_kwargs, parse_shape, parse_spec, print_error
+
+        try:
+            kwargs = parse_kwargs(args.kwargs)
+        except ExportError as e:
+            parser.error(str(e))
+        try:
+            if (source := parse_spec(args.model).source_file) is not None:
+                inputs["the SPEC file"] = source
+        except ExportError as e:
+            return print_error(PROG, e, args.traceback)
     try:
         check_outputs(outputs, inputs)
     except OutputPathError as e:
         parser.error(str(e))
     with tempfile.TemporaryDirectory(prefix="gpuopt-costreport-") as tmp:
         path = Path(args.model)
-        if args.model.startswith("zoo:"):
+        if not mlir_file:
             path = Path(tmp) / "model.mlir"
-            export_zoo(args.model[4:], args.size, path)
+            try:
+                shapes = [parse_shape(s) for s in args.input_shape or [f"1,3,{args.size},{args.size}"]]
+                export_spec(args.model, shapes, path, kwargs, args.path)
+            except (ExportError, CaptureError) as e:
+                return print_error(PROG, e, args.traceback)
         pipeline = shlex.split(args.pipeline)
         print(report(path, args.device, None, args.devices, fmt="table", top=args.top))
         before = report(path, args.device, None, args.devices)

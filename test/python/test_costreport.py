@@ -11,8 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
+from spec_package import line_of, write_unet_package
 
 from gpuopt import calibrate, costreport, models
+from gpuopt.export import load_spec
 
 # A device where predicted times are exact: 1 FLOP/s, 1 B/s, launches of 1000 s
 # (compiled) and 10000 s (eager).
@@ -230,3 +232,66 @@ def test_seed_gflops_at_224(
     assert 2 * fn["thop_macs"] / 1e9 == pytest.approx(seed_gflops, abs=_half_unit(seed_gflops))
     if true_gmacs is not None:
         assert fn["macs"] / 1e9 == pytest.approx(true_gmacs, abs=_half_unit(true_gmacs))
+
+
+# ---------------------------------------------------------------------------
+# MODEL as any SPEC of gpuopt.export (docs/Export.md), e.g. a package.
+# ---------------------------------------------------------------------------
+
+
+def test_package_spec_is_exported_and_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    package = write_unet_package(tmp_path / "proj", width=4)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "report.json"
+    status = costreport.main(["proj/unet:UNet", "--input-shape", "1,3,16,16", "--json", str(out)])
+    assert status == 0, capsys.readouterr().err
+    fn = json.loads(out.read_text())["before"]["functions"][0]
+    # The graph's parameters are the module's (built here the same way).
+    model = load_spec(f"{package}:UNet", {})
+    assert fn["params"] == sum(p.numel() for p in model.parameters())
+    assert "PyTorch eager, as given" in capsys.readouterr().out
+
+
+def test_dotted_spec_with_kwargs_and_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_unet_package(tmp_path / "proj")
+    out = tmp_path / "report.json"
+    args = ["unet.unet_model:UNet", "--path", str(tmp_path / "proj"), "--kwargs", '{"width": 6}']
+    assert costreport.main([*args, "--size", "8", "--json", str(out)]) == 0, capsys.readouterr().err
+    model = load_spec("unet.unet_model:UNet", {"width": 6}, [tmp_path / "proj"])
+    assert json.loads(out.read_text())["before"]["functions"][0]["params"] == sum(
+        p.numel() for p in model.parameters()
+    )
+
+
+@pytest.mark.parametrize(
+    "spec, extra, expected",
+    [
+        ("proj/unet:Missing", [], "SPEC 'proj/unet:Missing': proj/unet/__init__.py defines no 'Missing'"),
+        (
+            "proj/unet:UNet",
+            ["--kwargs", '{"width": 1}'],
+            "constructing proj/unet:UNet: ValueError: width 1 is too small (proj/unet/unet_model.py:{RAISE})",
+        ),
+        ("zoo:nope", [], "unknown zoo model 'nope'; available: " + ", ".join(models.names())),
+    ],
+)
+def test_bad_spec_is_one_line(
+    spec: str,
+    extra: list[str],
+    expected: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    package = write_unet_package(tmp_path / "proj")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert costreport.main([spec, *extra]) == 1
+    raise_line = line_of(package / "unet_model.py", "# RAISE")
+    captured = capsys.readouterr()
+    assert captured.err == f"gpuopt.costreport: error: {expected.replace('{RAISE}', str(raise_line))}\n"
+    assert captured.out == ""

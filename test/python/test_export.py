@@ -218,7 +218,12 @@ def test_factory_function_spec(tmp_path: Path) -> None:
         ("no/such/file.py:Net", "1,3,64,64", "{}", "no such file"),
         ("PAPER:Missing", "1,3,64,64", "{}", "defines no 'Missing'"),
         ("PAPER:NotAModule", "1,3,64,64", "{}", "not an nn.Module"),
-        ("nocolon", "1,3,64,64", "{}", "neither zoo:NAME nor path/to/file.py:NAME"),
+        (
+            "nocolon",
+            "1,3,64,64",
+            "{}",
+            "none of zoo:NAME, path/to/file.py:NAME, path/to/pkg:NAME or pkg.module:NAME",
+        ),
         ("zoo:unext", "1,3,x,64", "{}", "expected comma-separated integers"),
         ("zoo:unext", "1,3,0,64", "{}", "every dimension must be positive"),
         ("zoo:unext", "1,3,64,64", "[1]", "--kwargs must be a JSON object"),

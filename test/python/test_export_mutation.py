@@ -106,7 +106,7 @@ def test_unsafe_write_is_refused_at_its_line(
     status, err = _export(name, tmp_path, capsys)
     assert status == 1, f"exit {status}; stderr:\n{err}"
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("export: error: "), err
+    assert len(lines) == 1 and lines[0].startswith("gpuopt.export: error: "), err
     assert f"inplace.py:{_write_line(name)}" in err, err
     assert UNSAFE_OPS[name] in err, err
     assert not (tmp_path / "m.mlir").exists() and not (tmp_path / "m.safetensors").exists()

@@ -138,7 +138,7 @@ def test_failed_write_from_the_command_line_is_one_line(
     monkeypatch.setattr(safetensors.torch, "save_file", _full_disk)
     assert _export(spec, tmp_path / "m.mlir", tmp_path / "m.safetensors") == 1
     err = capsys.readouterr().err
-    assert err.startswith("export: error: ") and err.count("\n") == 1, err
+    assert err.startswith("gpuopt.export: error: ") and err.count("\n") == 1, err
     assert f"cannot write {tmp_path / 'm.safetensors'}: No space left" in err, err
     assert not (tmp_path / "m.mlir").exists() and not (tmp_path / "m.safetensors").exists()
 
@@ -150,7 +150,7 @@ def test_missing_output_directory_is_one_line(
     err = capsys.readouterr().err
     assert (
         err
-        == f"export: error: [Errno 2] cannot write {tmp_path / 'no' / 'm.mlir'}: No such file or directory\n"
+        == f"gpuopt.export: error: [Errno 2] cannot write {tmp_path / 'no' / 'm.mlir'}: No such file or directory\n"
     )
     assert not (tmp_path / "m.safetensors").exists()
 
