@@ -347,7 +347,8 @@ def _getitem(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     b.reshape(sliced, result)
 
 
-@_register(F.pad, torch.constant_pad_nd)
+# torch._C._nn.pad: what Dynamo's graphs call for F.pad (same arguments).
+@_register(F.pad, torch._C._nn.pad, torch.constant_pad_nd)
 def _pad(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     x = _arg(args, kwargs, 0, "input")
     pad = list(_arg(args, kwargs, 1, "pad"))

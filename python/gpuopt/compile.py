@@ -53,7 +53,7 @@ import tempfile
 import threading
 import types
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -257,42 +257,10 @@ class _Probe(nn.Module):
         return iter(self._gp_buffers)
 
 
-@contextlib.contextmanager
-def _columns_by_table() -> Iterator[None]:
-    """Makes the capture's source columns O(1) per call while it runs.
-
-    gpuopt.capture._column scans a code object's positions up to the
-    instruction: linear in the function's length, so quadratic over a
-    Dynamo graph's generated forward (one function of thousands of lines;
-    Rolling-UNet-S: 64 s of 70). This gives the same columns from one table
-    per code object. (The fix belongs in capture.py.)
-    """
-    import gpuopt.capture as capture_module
-
-    tables: dict[Any, list[int]] = {}
-
-    def column(code: Any, lasti: int) -> int:
-        table = tables.get(code)
-        if table is None:
-            positions = getattr(code, "co_positions", None)
-            table = [(pos[2] or 0) + 1 for pos in positions()] if positions is not None else []
-            tables[code] = table
-        i = lasti // 2
-        return table[i] if i < len(table) else 0
-
-    original = capture_module._column
-    capture_module._column = column
-    try:
-        yield
-    finally:
-        capture_module._column = original
-
-
 def _capture(probe: _Probe, inputs: Sequence[torch.Tensor], what: str) -> tuple[Captured, pytree.TreeSpec]:
     """Exports ``probe`` on ``inputs``; the graph and its output structure."""
     try:
-        with _columns_by_table():
-            captured = export(probe, list(inputs))
+        captured = export(probe, list(inputs))
     except CaptureError:
         raise
     except RuntimeError as e:  # PyTorch rejected the inputs (a shape the model cannot take)
@@ -552,23 +520,6 @@ def compile(
 # ---------------------------------------------------------------------------
 # torch.compile(backend="gpuopt")
 # ---------------------------------------------------------------------------
-
-
-def _dynamo_aliases() -> None:
-    """Dynamo inlines some Python functions of torch.nn.functional into the
-    builtins they call, which the capture then sees in the graph instead:
-    ``F.pad`` becomes ``torch._C._nn.pad`` (same arguments). Their handlers
-    are the functions'. (These belong in capture_handlers.py.)"""
-    import torch.nn.functional as F
-
-    from gpuopt.capture_handlers import HANDLERS
-
-    for builtin, function in ((torch._C._nn.pad, F.pad),):
-        if function in HANDLERS:
-            HANDLERS.setdefault(builtin, HANDLERS[function])
-
-
-_dynamo_aliases()
 
 
 class _Unsupported(Exception):
