@@ -25,8 +25,8 @@ run_suite "lit (IR and tool tests)" \
 run_suite "pytest (reference backend vs PyTorch, bad input)" \
   "$PY" -m pytest -q test/python
 run_suite "ruff (Python lint and format)" \
-  sh -c ".venv/bin/ruff check --config python/pyproject.toml python test/python examples fuzz benchmarks && \
-         .venv/bin/ruff format --check --config python/pyproject.toml python test/python examples fuzz benchmarks"
+  sh -c ".venv/bin/ruff check --config pyproject.toml python test/python examples fuzz benchmarks && \
+         .venv/bin/ruff format --check --config pyproject.toml python test/python examples fuzz benchmarks"
 run_suite "fuzz smoke (libFuzzer, 5 s per target)" \
   fuzz/run.sh --smoke
 run_suite "dialect and pass docs generated from ODS" \

@@ -195,7 +195,9 @@ def test_model_library_binds_its_own_abi(tiny: dict) -> None:
     gpuopt_ symbol)."""
     dynamic = subprocess.run(["readelf", "-d", str(tiny["so"])], capture_output=True, text=True, check=True)
     assert "SYMBOLIC" in dynamic.stdout, dynamic.stdout
-    relocs = subprocess.run(["readelf", "-r", "-W", str(tiny["so"])], capture_output=True, text=True, check=True)
+    relocs = subprocess.run(
+        ["readelf", "-r", "-W", str(tiny["so"])], capture_output=True, text=True, check=True
+    )
     bound = [line for line in relocs.stdout.splitlines() if " gpuopt_" in line]
     assert not bound, bound
 
@@ -333,7 +335,14 @@ def test_c_program_linked_only_against_the_model(tiny: dict, tmp_path: Path, thr
     assert "none.safetensors" in proc.stderr
     # A model library loads only itself; the runtime needs an artifact.
     proc = subprocess.run(
-        [str(exe), *(["--artifact=other.so"] if through == "model" else []), str(tiny["weights"]), "x", "r", "y"],
+        [
+            str(exe),
+            *(["--artifact=other.so"] if through == "model" else []),
+            str(tiny["weights"]),
+            "x",
+            "r",
+            "y",
+        ],
         capture_output=True,
         text=True,
         check=False,

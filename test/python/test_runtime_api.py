@@ -71,14 +71,19 @@ def cuda_model(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     rng = np.random.default_rng(0)
     np.save(out / "x.npy", rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
     save_file(
-        {"conv.weight": rng.standard_normal((4, 3, 1, 1)).astype(np.float32), "conv.bias": np.zeros(4, np.float32)},
+        {
+            "conv.weight": rng.standard_normal((4, 3, 1, 1)).astype(np.float32),
+            "conv.bias": np.zeros(4, np.float32),
+        },
         str(out / "m.safetensors"),
     )
     return {"dir": out, "model": out / "m.gpuopt", "weights": out / "m.safetensors", "x": out / "x.npy"}
 
 
 def gpuopt_run(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(tool("gpuopt-run")), *map(str, args)], capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [str(tool("gpuopt-run")), *map(str, args)], capture_output=True, text=True, check=False
+    )
 
 
 def test_identifies_cuda_artifacts(cuda_model: dict[str, Path], tmp_path: Path) -> None:
@@ -103,7 +108,9 @@ def test_cuda_artifact_without_a_driver(cuda_model: dict[str, Path], tmp_path: P
         CompiledModel(model, cuda_model["weights"])
     assert str(info.value).startswith(want), str(info.value)
     y = tmp_path / "y.npy"
-    proc = gpuopt_run(model, f"--weights={cuda_model['weights']}", f"--input=@{cuda_model['x']}", f"--output=@{y}")
+    proc = gpuopt_run(
+        model, f"--weights={cuda_model['weights']}", f"--input=@{cuda_model['x']}", f"--output=@{y}"
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == ""
     lines = proc.stderr.splitlines()
@@ -141,7 +148,10 @@ def test_device_applies_to_cuda_artifacts_only(tmp_path: Path) -> None:
         CompiledModel(so, None, device=0)
     proc = gpuopt_run(so, "--device=0")
     assert proc.returncode == 1
-    assert proc.stderr == f"gpuopt-run: error: {so} is a compiled model library; --device applies to CUDA artifacts\n"
+    assert (
+        proc.stderr
+        == f"gpuopt-run: error: {so} is a compiled model library; --device applies to CUDA artifacts\n"
+    )
 
 
 def create_through_runtime(lib: ctypes.CDLL, artifact: Path, weights: Path | None) -> str:
@@ -171,7 +181,9 @@ def test_runtime_refuses_what_is_no_artifact(tmp_path: Path) -> None:
     )
     missing = tmp_path / "missing.bin"
     assert create_through_runtime(lib, missing, None).startswith(f"{missing}: cannot open")
-    assert create_through_runtime(lib, tmp_path / "missing.so", None).startswith(f"cannot load {tmp_path}/missing.so")
+    assert create_through_runtime(lib, tmp_path / "missing.so", None).startswith(
+        f"cannot load {tmp_path}/missing.so"
+    )
     fifo = tmp_path / "pipe.so"
     os.mkfifo(fifo)
     assert create_through_runtime(lib, fifo, None) == f"cannot load {fifo}: not a regular file (fifo)"
@@ -183,7 +195,16 @@ def test_runtime_built_without_cuda(tmp_path: Path) -> None:
     GPUOPT_RUNTIME_LIBRARY)."""
     build = tmp_path / "build"
     for cmd in (
-        ["cmake", "-G", "Ninja", "-S", str(REPO_ROOT / "runtime"), "-B", str(build), "-DGPUOPT_WITH_CUDA=OFF"],
+        [
+            "cmake",
+            "-G",
+            "Ninja",
+            "-S",
+            str(REPO_ROOT / "runtime"),
+            "-B",
+            str(build),
+            "-DGPUOPT_WITH_CUDA=OFF",
+        ],
         ["ninja", "-C", str(build), "-j2", "gpuopt_runtime"],
     ):
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
