@@ -12,7 +12,10 @@
 //   Model.entry, .params (name and type of each weight the model binds),
 //   .inputs, .outputs (the entry's f32 tensor types, in order)
 //   CudaProgram
-//     images       one per chip: chip "sm_NN", format Fatbin|Cubin|Ptx, data
+//     images       one per chip: chip "sm_NN", format Fatbin|Cubin|Ptx, data;
+//                  optionally chip "host-ARCH", format HostSo: the kernels
+//                  built for the host CPU, for the emulator (CudaEmulator.h),
+//                  never loaded on a GPU
 //     arena_bytes  the size of the one device allocation
 //     buffers      kind Input|Output|Param|Constant|Temp, name, type, bytes,
 //                  offset in the arena
