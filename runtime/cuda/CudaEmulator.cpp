@@ -32,7 +32,6 @@ namespace {
 /// A kernel's host entry point: one thread.
 using HostKernel = void (*)(const int64_t *ids, void *const *args);
 
-constexpr const char *kEntryPrefix = "gpuopt_host_";
 /// The bytes of the quiet NaN 0x7fc00000, little-endian.
 constexpr uint8_t kNaN[4] = {0x00, 0x00, 0xc0, 0x7f};
 /// Most blocks of one emulated launch (a zoo model at 64x64 launches a few
@@ -234,7 +233,7 @@ Status CudaEmulator::create(const std::string &artifactPath,
       return Status::error(artifactPath + ": cannot load its host image: " +
                            (why ? why : "unknown reason"));
     for (const CudaKernel &k : art.kernels) {
-      std::string symbol = kEntryPrefix + k.name;
+      std::string symbol = kCudaHostKernelPrefix + k.name;
       auto fn = reinterpret_cast<HostKernel>(dlsym(I.handle, symbol.c_str()));
       if (!fn)
         return Status::error(artifactPath + ": the host image has no kernel '" +

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +47,16 @@ needs_cuda_run = pytest.mark.skipif(
 def compile_cuda(mlir: Path, out: Path, pipeline: str | None = None) -> Path:
     extra = [f"--pipeline={pipeline}"] if pipeline else []
     proc = subprocess.run(
-        [COMPILE, mlir, "--target=cuda", "--cuda-arch=sm_90", "--cuda-format=ptx", "--cuda-host-image", "-o", out]
+        [
+            COMPILE,
+            mlir,
+            "--target=cuda",
+            "--cuda-arch=sm_90",
+            "--cuda-format=ptx",
+            "--cuda-host-image",
+            "-o",
+            out,
+        ]
         + extra,
         capture_output=True,
         text=True,
@@ -148,7 +158,9 @@ def test_python_api_emulate(conv_bn_relu: dict) -> None:
         assert compiled.target == "cuda"
         assert compiled.input_shapes == [(1, 3, 16, 16), (1, 4, 16, 16)]
         results = [compiled.run(x, r)[0], compiled.run(x2.numpy(), r2.numpy())[0], compiled.run(x, r)[0]]
-    for run, (got, want) in enumerate(zip(results, [conv_bn_relu["expected"], expected2, conv_bn_relu["expected"]])):
+    for run, (got, want) in enumerate(
+        zip(results, [conv_bn_relu["expected"], expected2, conv_bn_relu["expected"]])
+    ):
         err = rel_l2(got, want)
         assert err <= REL_L2, f"CompiledModel(device='emulate') run {run + 1}: relative L2 error {err:.3e}"
     with pytest.raises(ValueError, match="device must be a GPU ordinal"):
@@ -189,9 +201,7 @@ def test_wrong_offset_is_caught(conv_bn_relu: dict, tmp_path: Path) -> None:
         buffers, step = prog["buffers"], prog["run"][-1]
         written = {a for s in prog["run"][:-1] for a in s["args"]}
         # The first temporary of the last launch that an earlier one uses.
-        index = next(
-            i for i, a in enumerate(step["args"]) if buffers[a]["kind"] == "Temp" and a in written
-        )
+        index = next(i for i, a in enumerate(step["args"]) if buffers[a]["kind"] == "Temp" and a in written)
         moved = dict(buffers[step["args"][index]])
         moved["kind"] = "Temp"
         moved["offset"] = prog["arena_bytes"]
@@ -204,11 +214,144 @@ def test_wrong_offset_is_caught(conv_bn_relu: dict, tmp_path: Path) -> None:
     assert np.isnan(got).any(), "a read of an unwritten arena range was not seen as NaN"
 
 
-# UNet and the exported Rolling-UNet-S take the longest (see the measured
-# times in docs/CUDABackend.md); GPUOPT_SLOW_TESTS=1 adds the big ones when
-# they exceed the budget of this file.
+@needs_cuda_run
+def test_race_is_caught(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """A mutation: a launch writes its result over a buffer it reads (the
+    output placed at its input's offset), so what a thread reads depends on
+    which threads ran before it. The orders must then disagree; if they did
+    not, their agreement on the real plans would prove nothing."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "good.gpuopt")
+    inputs = [d / "x.npy", d / "r.npy"]
+
+    def edit(model: dict) -> None:
+        prog = program(model)
+        buffers, seen = prog["buffers"], set()
+        for step in prog["run"]:
+            temps = [a for a in step["args"] if buffers[a]["kind"] == "Temp"]
+            fresh = [a for a in temps if a not in seen]
+            read = [a for a in temps if a in seen]
+            if fresh and read:
+                out, source = buffers[fresh[0]], buffers[read[0]]
+                assert source["offset"] + out["bytes"] <= prog["arena_bytes"]
+                out["offset"] = source["offset"]
+                return
+            seen.update(step["args"])
+        raise AssertionError("no launch reads one temporary and writes another")
+
+    bad = rewrite(artifact, tmp_path / "racy.gpuopt", edit)
+    forward = emulate(bad, d / "m.safetensors", inputs, tmp_path, "forward")
+    reversed_ = emulate(bad, d / "m.safetensors", inputs, tmp_path, "reversed")
+    assert not np.array_equal(forward.view(np.uint32), reversed_.view(np.uint32))
+
+
+@needs_cuda_run
+def test_emulate_errors(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """Usage errors and a kernel the host image lacks: one line, exit 1."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
+    base = [
+        CUDA_RUN,
+        artifact,
+        f"--weights={d / 'm.safetensors'}",
+        f"--input=@{d / 'x.npy'}",
+        f"--input=@{d / 'r.npy'}",
+    ]
+
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([*base, *args], capture_output=True, text=True, check=False)
+
+    proc = run("--emulate=sideways")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-cuda-run: error: --emulate: unknown emulation order 'sideways' "
+        "(expected forward, reversed, shuffled or shuffled:SEED)"
+    )
+    proc = run("--emulate", "--graph")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-cuda-run: error: --graph, --profile, --runs, --device and --json time or "
+        "choose a GPU; they do not apply to --emulate"
+    )
+
+    def rename(model: dict) -> None:
+        program(model)["kernels"][0]["name"] = "no_such_kernel"
+
+    bad = rewrite(artifact, tmp_path / "renamed.gpuopt", rename)
+    proc = subprocess.run(
+        [*base[:1], bad, *base[2:], "--emulate"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"gpuopt-cuda-run: error: {bad}: the host image has no kernel 'no_such_kernel' "
+        "(no symbol gpuopt_host_no_such_kernel)"
+    )
+
+
+@needs_cuda_run
+def test_host_image_chip_is_checked(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """A HostSo image names a host chip; the GPU runtime never picks it."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
+
+    def sm_chip(model: dict) -> None:
+        host = next(i for i in program(model)["images"] if i["format"] == "HostSo")
+        host["chip"] = "sm_90"
+
+    bad = rewrite(artifact, tmp_path / "bad.gpuopt", sm_chip)
+    proc = subprocess.run([CUDA_RUN, bad, "--inspect"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"gpuopt-cuda-run: error: {bad}: invalid CUDA artifact: images[1] must give chip sm_NN and format "
+        "fatbin|cubin|ptx, or chip host-ARCH and format HostSo"
+    )
+
+
+def test_emulator_needs_no_cuda_toolkit(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """libgpuopt_runtime.so of the standalone runtime project built without
+    the CUDA toolkit emulates (a GPU device is refused as unsupported)."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt", "gpuopt-optimize")
+    build = tmp_path / "rt"
+    repo = Path(__file__).resolve().parents[2]
+    for cmd in (
+        ["cmake", "-G", "Ninja", "-S", repo / "runtime", "-B", build, "-DGPUOPT_WITH_CUDA=OFF"],
+        ["ninja", "-C", build, "gpuopt_runtime"],
+    ):
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    lib = build / "lib" / "libgpuopt_runtime.so"
+    script = (
+        "import sys, numpy as np\n"
+        "from gpuopt.compiled import CompiledModel, CompiledModelError\n"
+        "a, w, x, r, y = sys.argv[1:]\n"
+        "with CompiledModel(a, w, device='emulate') as m:\n"
+        "    np.save(y, m.run(np.load(x), np.load(r))[0])\n"
+        "try:\n"
+        "    CompiledModel(a, w, device=0)\n"
+        "except CompiledModelError as e:\n"
+        "    print(e)\n"
+    )
+    y = tmp_path / "y.npy"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, artifact, d / "m.safetensors", d / "x.npy", d / "r.npy", y],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "GPUOPT_RUNTIME_LIBRARY": str(lib)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        f"{artifact} is a CUDA artifact, but this runtime was built without CUDA support "
+        "(no CUDA toolkit was found when it was built)"
+    )
+    err = rel_l2(np.load(y), conv_bn_relu["expected"])
+    assert err <= REL_L2, f"relative L2 error {err:.3e}"
+
+
+# Every zoo model but Rolling-UNet-M/-L: all ten cases take 30-60 s on 2
+# cores, so none is in a slow tier.
 ZOO = ["unet", "rolling_unet_s", "unext", "unext_s", "unext_stripe"]
-SLOW: set[tuple[str, str | None]] = set()
 
 
 @pytest.fixture(scope="module")
@@ -236,9 +379,9 @@ def zoo_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
 @pytest.mark.parametrize("pipeline", [None, "gpuopt-optimize"], ids=["exported", "optimized"])
 @pytest.mark.parametrize("name", ZOO)
 def test_zoo_emulated(name: str, pipeline: str | None, zoo_exports) -> None:
-    if (name, pipeline) in SLOW and os.environ.get("GPUOPT_SLOW_TESTS") != "1":
-        pytest.skip("takes minutes on 2 cores: set GPUOPT_SLOW_TESTS=1")
     e = zoo_exports(name)
     d: Path = e["dir"]
     artifact = compile_cuda(d / "m.mlir", d / f"{pipeline or 'exported'}.gpuopt", pipeline)
-    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], e["expected"], f"{name} {pipeline or 'as exported'}")
+    check_orders(
+        artifact, d / "m.safetensors", [d / "x.npy"], e["expected"], f"{name} {pipeline or 'as exported'}"
+    )

@@ -100,6 +100,27 @@ void printInspect(const CudaArtifact &art) {
               art.run.size());
 }
 
+/// Reads the model's outputs with `get` and writes them to `paths` (.npy).
+template <typename Get>
+Status writeOutputs(const CudaArtifact &art,
+                    const std::vector<std::string> &paths, Get get) {
+  std::vector<HostTensor> out(art.outputs.size());
+  std::vector<float *> ptrs;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.outputs[i]];
+    out[i].dtype = DType::F32;
+    out[i].shape = b.shape;
+    out[i].data.resize(b.bytes);
+    ptrs.push_back(reinterpret_cast<float *>(out[i].data.data()));
+  }
+  if (Status s = get(ptrs); !s)
+    return s;
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (Status s = writeNpy(paths[i], out[i]); !s)
+      return s;
+  return Status::ok();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -239,20 +260,12 @@ int main(int argc, char **argv) {
       return fail(s.message());
     if (Status s = e->forward(); !s)
       return fail(s.message());
-    std::vector<HostTensor> out(art.outputs.size());
-    std::vector<float *> outPtrs;
-    for (size_t i = 0; i < out.size(); ++i) {
-      const CudaBuffer &b = art.buffers[art.outputs[i]];
-      out[i].dtype = DType::F32;
-      out[i].shape = b.shape;
-      out[i].data.resize(b.bytes);
-      outPtrs.push_back(reinterpret_cast<float *>(out[i].data.data()));
-    }
-    if (Status s = e->getOutputs(outPtrs); !s)
+    if (Status s = writeOutputs(art, outputs,
+                                [&](const std::vector<float *> &ptrs) {
+                                  return e->getOutputs(ptrs);
+                                });
+        !s)
       return fail(s.message());
-    for (size_t i = 0; i < outputs.size(); ++i)
-      if (Status s = writeNpy(outputs[i], out[i]); !s)
-        return fail(s.message());
     return 0;
   }
 
@@ -269,20 +282,12 @@ int main(int argc, char **argv) {
     return fail(s.message());
   if (Status s = m->forward(graph); !s)
     return fail(s.message());
-  std::vector<HostTensor> out(art.outputs.size());
-  std::vector<float *> outPtrs;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const CudaBuffer &b = art.buffers[art.outputs[i]];
-    out[i].dtype = DType::F32;
-    out[i].shape = b.shape;
-    out[i].data.resize(b.bytes);
-    outPtrs.push_back(reinterpret_cast<float *>(out[i].data.data()));
-  }
-  if (Status s = m->getOutputs(outPtrs); !s)
+  if (Status s = writeOutputs(art, outputs,
+                              [&](const std::vector<float *> &ptrs) {
+                                return m->getOutputs(ptrs);
+                              });
+      !s)
     return fail(s.message());
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (Status s = writeNpy(outputs[i], out[i]); !s)
-      return fail(s.message());
 
   std::vector<double> ms, steps;
   if (runs > 0)

@@ -18,6 +18,7 @@
 
 #include "gpuopt/Pipelines/GpuPipeline.h"
 #include "gpuopt/Pipelines/Pipelines.h"
+#include "gpuopt/Runtime/CudaArtifact.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -43,6 +44,7 @@
 
 using namespace mlir;
 using namespace mlir::gpuopt;
+namespace rt = ::gpuopt::runtime;
 
 namespace {
 
@@ -90,7 +92,7 @@ LogicalResult addEntryPoint(llvm::Module &module, StringRef name,
                                             {ptr, ptr}, /*isVarArg=*/false);
   auto *entry =
       llvm::Function::Create(entryType, llvm::GlobalValue::ExternalLinkage,
-                             kHostKernelPrefix + name.str(), module);
+                             rt::kCudaHostKernelPrefix + name.str(), module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   SmallVector<llvm::Value *> args;
   for (unsigned i = 0; i < type->getNumParams(); ++i) {
@@ -186,7 +188,7 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
   for (const std::string &name : names) {
     if (failed(addEntryPoint(*module, name, kernels)))
       return failure();
-    entries.insert(kHostKernelPrefix + name);
+    entries.insert(rt::kCudaHostKernelPrefix + name);
   }
   // Only the entry points are visible; the kernels inline into them.
   for (llvm::Function &fn : *module)

@@ -28,9 +28,6 @@
 namespace mlir {
 namespace gpuopt {
 
-/// The prefix of a kernel's host entry point.
-constexpr const char *kHostKernelPrefix = "gpuopt_host_";
-
 /// Builds the shared object of `kernels` (left unchanged: a copy is
 /// lowered) exporting the entry point of each of `names`. `chip` receives
 /// the image's chip, "host-<arch>" (host-x86_64). Failures are diagnostics

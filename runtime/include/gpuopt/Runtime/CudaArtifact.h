@@ -53,6 +53,12 @@ namespace runtime {
 /// Alignment of every buffer in the arena.
 constexpr uint64_t kCudaArenaAlignment = 256;
 
+/// The prefix of each kernel's entry point in a HostSo image:
+/// `void gpuopt_host_<kernel>(const int64_t ids[12], void *const *args)`
+/// runs one thread (ids: block id, thread id, block size, grid size, each
+/// x, y, z; args: the kernel's buffers).
+constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
+
 } // namespace runtime
 } // namespace gpuopt
 
