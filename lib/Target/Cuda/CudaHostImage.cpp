@@ -151,7 +151,9 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
     PassManager pm(ctx);
     buildGpuHostPipeline(pm);
     if (failed(pm.run(*host)))
-      return failure();
+      return kernels.emitError("cannot build the kernels for the host (the "
+                               "CUDA emulator's image); "
+                               "--cuda-host-image=false leaves it out");
   }
   DialectRegistry translations;
   registerBuiltinDialectTranslation(translations);
