@@ -11,6 +11,7 @@
 
 #include "gpuopt/Pipelines/Pipelines.h"
 
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -127,6 +128,23 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     pm.addPass(createGpuModuleToBinaryPass(binary));
   }
   return success();
+}
+
+void mlir::gpuopt::buildGpuHostPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertGpuKernelsToHostPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Bare pointers, as for NVVM: a kernel's arguments are the plan's buffer
+  // addresses.
+  ConvertFuncToLLVMPassOptions toLlvm;
+  toLlvm.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(toLlvm));
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::gpuopt::registerGpuPipelines() {

@@ -79,6 +79,10 @@ class ReaderLimits(ctypes.Structure):
         super().__init__(max_header_bytes, max_tensors, max_rank)
 
 
+#: GPUOPT_DEVICE_EMULATE of ModelAbi.h: the CUDA emulator (device="emulate").
+DEVICE_EMULATE = -1
+
+
 class ModelOptions(ctypes.Structure):
     """gpuopt_model_options of ModelAbi.h (what gpuopt_model_create loads)."""
 
@@ -351,7 +355,9 @@ def _declare(lib: ctypes.CDLL) -> None:
 class CompiledModel:
     """A model from ``gpuopt-compile`` with its weights loaded: a CPU model
     library (``.so``) or a CUDA artifact (``.gpuopt``, through
-    libgpuopt_runtime.so, on GPU ``device``, default 0).
+    libgpuopt_runtime.so, on GPU ``device``, default 0; ``device="emulate"``
+    runs the artifact's own launch plan and host-built kernels on the CPU,
+    no GPU needed: docs/CUDABackend.md, "Emulation on the host").
 
     ``strict`` rejects weights files holding tensors the model does not use;
     ``weights_path`` may be None for a model library without parameters;
@@ -367,7 +373,7 @@ class CompiledModel:
         weights_path: str | Path | None,
         strict: bool = False,
         limits: ReaderLimits | None = None,
-        device: int | None = None,
+        device: int | str | None = None,
     ) -> None:
         self._model: int | None = None
         self._lock = threading.Lock()
@@ -375,12 +381,18 @@ class CompiledModel:
         self.target = "cuda" if is_cuda_artifact(so_path) else "cpu"
         options = ModelOptions()
         if self.target == "cuda":
-            if device is not None and device < 0:
+            if isinstance(device, str):
+                if device != "emulate":
+                    raise ValueError(f'device must be a GPU ordinal (>= 0) or "emulate", got {device!r}')
+            elif device is not None and device < 0:
                 raise ValueError(f"device must be >= 0, got {device}")
             self._lib = _load_runtime(so_path)
             self._lib.gpuopt_model_options_init(ctypes.byref(options))
             options.artifact_path = str(so_path).encode()
-            options.device = 0 if device is None else int(device)
+            if device == "emulate":
+                options.device = DEVICE_EMULATE
+            else:
+                options.device = 0 if device is None else int(device)
         else:
             if device is not None:
                 raise ValueError(f"{so_path} is a CPU model library; device applies to CUDA artifacts")

@@ -6,7 +6,8 @@
 //
 // Implements runtime/include/gpuopt/Runtime/ModelApi.h: a model library is
 // checked, dlopened and driven through its own C ABI; a CUDA artifact runs
-// through CudaModel (when built with GPUOPT_CUDA_RUNTIME).
+// through CudaModel (when built with GPUOPT_CUDA_RUNTIME), or through
+// CudaEmulator on device GPUOPT_DEVICE_EMULATE (any build).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "gpuopt/Runtime/ModelLibrary.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
+#include "gpuopt/Runtime/CudaEmulator.h"
 #ifdef GPUOPT_CUDA_RUNTIME
 #include "gpuopt/Runtime/CudaModel.h"
 #endif
@@ -221,9 +223,76 @@ private:
 };
 #endif
 
+/// A CUDA artifact run by the emulator (CudaEmulator.h), threads in forward
+/// order.
+class EmulatedCudaModel final : public LoadedModel {
+public:
+  explicit EmulatedCudaModel(std::unique_ptr<rt::CudaEmulator> model)
+      : model(std::move(model)) {
+    const rt::CudaArtifact &art = this->model->artifact();
+    for (unsigned i : art.inputs)
+      inputs.push_back(art.buffers[i].shape);
+    for (unsigned i : art.outputs)
+      outputs.push_back(art.buffers[i].shape);
+  }
+
+  const char *target() const override { return "cuda"; }
+  std::string describe() const override {
+    return " (emulated on the host: the artifact's host image and plan)";
+  }
+
+protected:
+  Status runImpl(const float *const *in, float *const *out) override {
+    if (Status s = model->setInputs({in, in + inputs.size()}); !s)
+      return s;
+    if (Status s = model->forward(); !s)
+      return s;
+    return model->getOutputs({out, out + outputs.size()});
+  }
+
+private:
+  std::unique_ptr<rt::CudaEmulator> model;
+};
+
+/// Applies the caller's weights-reader limits (the CUDA runtime and the
+/// emulator read the weights with the default ones): the file is mapped, so
+/// this reads only its header.
+Status checkWeightLimits(const std::string &weights,
+                         const gpuopt_model_options &options) {
+  if (!options.limits)
+    return Status::ok();
+  rt::SafetensorsLimits limits;
+  limits.maxHeaderBytes = options.limits->max_header_bytes;
+  limits.maxTensors = options.limits->max_tensors;
+  limits.maxRank = options.limits->max_rank;
+  rt::SafetensorsFile file;
+  return rt::readSafetensors(weights, file, limits);
+}
+
+Status createEmulatedModel(const std::string &path,
+                           const gpuopt_model_options &options,
+                           std::unique_ptr<LoadedModel> &out) {
+  std::string weights = options.weights_path;
+  if (Status s = checkWeightLimits(weights, options); !s)
+    return s;
+  std::unique_ptr<rt::CudaEmulator> model;
+  if (Status s = rt::CudaEmulator::create(path, weights, options.strict != 0,
+                                          rt::EmulationOptions(), model);
+      !s)
+    return s;
+  out = std::make_unique<EmulatedCudaModel>(std::move(model));
+  return Status::ok();
+}
+
 Status createCudaModel(const std::string &path,
                        const gpuopt_model_options &options,
                        std::unique_ptr<LoadedModel> &out) {
+  if (options.device == GPUOPT_DEVICE_EMULATE) {
+    if (!options.weights_path)
+      return Status::error(path + ": no weights file given (a CUDA model is "
+                                  "created with one)");
+    return createEmulatedModel(path, options, out);
+  }
 #ifndef GPUOPT_CUDA_RUNTIME
   (void)options;
   (void)out;
@@ -236,19 +305,12 @@ Status createCudaModel(const std::string &path,
                                 "created with one)");
   if (options.device < 0)
     return Status::error(path + ": device " + std::to_string(options.device) +
-                         " is not a CUDA device ordinal (>= 0)");
+                         " is not a CUDA device ordinal (>= 0) or " +
+                         std::to_string(GPUOPT_DEVICE_EMULATE) +
+                         " (GPUOPT_DEVICE_EMULATE: the emulator)");
   std::string weights = options.weights_path;
-  // CudaModel reads the weights with the default limits; tighter ones are
-  // applied first (the file is mapped, so this reads only its header).
-  if (options.limits) {
-    rt::SafetensorsLimits limits;
-    limits.maxHeaderBytes = options.limits->max_header_bytes;
-    limits.maxTensors = options.limits->max_tensors;
-    limits.maxRank = options.limits->max_rank;
-    rt::SafetensorsFile file;
-    if (Status s = rt::readSafetensors(weights, file, limits); !s)
-      return s;
-  }
+  if (Status s = checkWeightLimits(weights, options); !s)
+    return s;
   std::unique_ptr<rt::CudaModel> model;
   if (Status s = rt::CudaModel::create(path, weights, options.strict != 0,
                                        options.device, model);

@@ -16,8 +16,10 @@
 #include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/Safetensors.h"
 
 #include <map>
+#include <set>
 
 using namespace gpuopt::runtime;
 namespace fb = gpuopt::artifact;
@@ -52,6 +54,8 @@ const char *imageFormatName(fb::ImageFormat format) {
     return "cubin";
   case fb::ImageFormat::Ptx:
     return "ptx";
+  case fb::ImageFormat::HostSo:
+    return "host-so";
   }
   return nullptr;
 }
@@ -195,10 +199,15 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
     CudaImage image;
     image.chip = im.chip()->str();
     const char *format = imageFormatName(im.format());
-    if (!format || image.computeCapability() < 0)
+    bool host = im.format() == fb::ImageFormat::HostSo;
+    bool chipOk =
+        host ? image.chip.size() > 5 && image.chip.compare(0, 5, "host-") == 0
+             : image.computeCapability() >= 0;
+    if (!format || !chipOk)
       return fail(path, "images[" + std::to_string(i) +
                             "] must give chip sm_NN and format "
-                            "fatbin|cubin|ptx");
+                            "fatbin|cubin|ptx, or chip host-ARCH and format "
+                            "HostSo");
     image.format = format;
     image.bytes.assign(im.data()->begin(), im.data()->end());
     if (im.format() == fb::ImageFormat::Ptx)
@@ -306,6 +315,8 @@ const CudaImage *gpuopt::runtime::selectCudaImage(const CudaArtifact &art,
                                                   int cc) {
   const CudaImage *best = nullptr;
   for (const CudaImage &image : art.images) {
+    if (image.format == "host-so")
+      continue; // for the emulator, never for a GPU
     int icc = image.computeCapability();
     if (icc == cc && image.format != "ptx")
       return &image;
@@ -314,4 +325,31 @@ const CudaImage *gpuopt::runtime::selectCudaImage(const CudaArtifact &art,
       best = &image;
   }
   return best;
+}
+
+Status gpuopt::runtime::checkCudaWeights(const CudaArtifact &art,
+                                         const SafetensorsFile &weights,
+                                         const std::string &weightsPath,
+                                         bool strict) {
+  std::set<std::string> used;
+  for (const CudaBuffer &b : art.buffers) {
+    if (b.kind != "param")
+      continue;
+    auto it = weights.tensors.find(b.name);
+    if (it == weights.tensors.end())
+      return Status::error(weightsPath + ": missing parameter '" + b.name +
+                           "' of shape " + formatShape(b.shape));
+    if (it->second.dtype != b.dtype || it->second.shape != b.shape)
+      return Status::error(weightsPath + ": parameter '" + b.name + "' is " +
+                           dtypeName(it->second.dtype) + " " +
+                           formatShape(it->second.shape) + ", expected " +
+                           dtypeName(b.dtype) + " " + formatShape(b.shape));
+    used.insert(b.name);
+  }
+  if (strict)
+    for (const auto &[name, t] : weights.tensors)
+      if (!used.count(name) && !isTrainingCounter(name))
+        return Status::error(weightsPath + ": tensor '" + escapeName(name) +
+                             "' is not a parameter of the model (strict)");
+  return Status::ok();
 }

@@ -20,7 +20,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <set>
 
 using namespace gpuopt::runtime;
 
@@ -218,26 +217,8 @@ Status CudaModel::create(const std::string &artifactPath,
   if (Status s = readSafetensors(weightsPath, weights); !s)
     return s;
   // Bind (and check) the weights before touching the GPU.
-  std::set<std::string> used;
-  for (const CudaBuffer &b : m->art.buffers) {
-    if (b.kind != "param")
-      continue;
-    auto it = weights.tensors.find(b.name);
-    if (it == weights.tensors.end())
-      return Status::error(weightsPath + ": missing parameter '" + b.name +
-                           "' of shape " + formatShape(b.shape));
-    if (it->second.dtype != b.dtype || it->second.shape != b.shape)
-      return Status::error(weightsPath + ": parameter '" + b.name + "' is " +
-                           dtypeName(it->second.dtype) + " " +
-                           formatShape(it->second.shape) + ", expected " +
-                           dtypeName(b.dtype) + " " + formatShape(b.shape));
-    used.insert(b.name);
-  }
-  if (strict)
-    for (const auto &[name, t] : weights.tensors)
-      if (!used.count(name) && !isTrainingCounter(name))
-        return Status::error(weightsPath + ": tensor '" + escapeName(name) +
-                             "' is not a parameter of the model (strict)");
+  if (Status s = checkCudaWeights(m->art, weights, weightsPath, strict); !s)
+    return s;
 
   m->impl = std::make_unique<Impl>();
   Impl &I = *m->impl;

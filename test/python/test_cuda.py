@@ -170,9 +170,12 @@ def test_zoo_compiles_for_sm90_and_sm86(
     if (name, optimized) in SLOW and not os.environ.get("GPUOPT_SLOW_TESTS"):
         pytest.skip("exported Rolling-UNet-M/-L take minutes to compile: set GPUOPT_SLOW_TESTS=1")
     header, images = read_artifact(zoo_artifact(name, optimized))
-    assert sorted(images) == ["sm_86", "sm_90"]
-    assert all(i["format"] == "Fatbin" for i in header["images"])
-    assert all(image[:4] == FATBIN_MAGIC for image in images.values())
+    # And the kernels built for the host (--cuda-host-image, on by default;
+    # test_cuda_emulate.py runs them).
+    assert sorted(images) == ["host-x86_64", "sm_86", "sm_90"]
+    assert [i["format"] for i in header["images"]] == ["Fatbin", "Fatbin", "HostSo"]
+    assert all(images[chip][:4] == FATBIN_MAGIC for chip in ("sm_86", "sm_90"))
+    assert images["host-x86_64"][:4] == b"\x7fELF"
     check_plan(header)
 
 
@@ -310,11 +313,12 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
         ),
         "chip": (
             lambda m: m["program"]["images"][0].__setitem__("chip", "gfx90a"),
-            "images[0] must give chip sm_NN and format fatbin|cubin|ptx",
+            "images[0] must give chip sm_NN and format fatbin|cubin|ptx, or chip host-ARCH and format HostSo",
         ),
         "format": (
-            lambda m: m["program"]["images"][0].__setitem__("format", 3),
-            "images[0] must give chip sm_NN and format fatbin|cubin|ptx",
+            # 3 is HostSo (the emulator's host image); 4 is no format.
+            lambda m: m["program"]["images"][0].__setitem__("format", 4),
+            "images[0] must give chip sm_NN and format fatbin|cubin|ptx, or chip host-ARCH and format HostSo",
         ),
         "kind": (set_buffer("kind", 5), f"buffers[{arg}]: unknown kind 5"),
         "dtype": (

@@ -7,12 +7,18 @@
 //   gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors --input=@x.npy
 //       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph] [--profile]
 //       [--device=I] [--strict-weights] [--json=FILE]
+//   gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] --weights=W.safetensors
+//       --input=@x.npy [--output=@y.npy] [--strict-weights]  (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --inspect      (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --dump         (no GPU needed)
 //
 // --inspect reads and checks the launch plan and summarizes it; --dump prints
 // the whole artifact (runtime/include/gpuopt/Runtime/Artifact.fbs) as text
 // once it verifies against the schema, kernel images elided after 16 bytes.
+// --emulate runs the artifact's launch plan on the CPU with its host image
+// (gpuopt-compile --cuda-host-image; runtime/include/gpuopt/Runtime/
+// CudaEmulator.h), blocks and threads in ORDER: forward (the default),
+// reversed, shuffled or shuffled:SEED.
 //
 // Builds with a C++ compiler and the CUDA headers only (no MLIR, no LLVM).
 // Exit status: 0 on success, 1 on bad input, 2 when no usable GPU or driver.
@@ -20,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/Artifact.h"
+#include "gpuopt/Runtime/CudaEmulator.h"
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -42,6 +49,10 @@ void usage() {
       "--input=@x.npy [--output=@y.npy]\n"
       "         [--runs=N] [--warmup=N] [--graph] [--profile] [--device=I]\n"
       "         [--strict-weights] [--json=FILE]\n"
+      "       gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] "
+      "--weights=W.safetensors --input=@x.npy\n"
+      "         [--output=@y.npy] [--strict-weights]   (ORDER: forward, "
+      "reversed, shuffled[:SEED])\n"
       "       gpuopt-cuda-run MODEL.gpuopt --inspect\n"
       "       gpuopt-cuda-run MODEL.gpuopt --dump\n");
 }
@@ -89,6 +100,27 @@ void printInspect(const CudaArtifact &art) {
               art.run.size());
 }
 
+/// Reads the model's outputs with `get` and writes them to `paths` (.npy).
+template <typename Get>
+Status writeOutputs(const CudaArtifact &art,
+                    const std::vector<std::string> &paths, Get get) {
+  std::vector<HostTensor> out(art.outputs.size());
+  std::vector<float *> ptrs;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.outputs[i]];
+    out[i].dtype = DType::F32;
+    out[i].shape = b.shape;
+    out[i].data.resize(b.bytes);
+    ptrs.push_back(reinterpret_cast<float *>(out[i].data.data()));
+  }
+  if (Status s = get(ptrs); !s)
+    return s;
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (Status s = writeNpy(paths[i], out[i]); !s)
+      return s;
+  return Status::ok();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -96,7 +128,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputs, outputs;
   int runs = 0, warmup = 3, device = 0;
   bool graph = false, profile = false, strict = false, inspect = false,
-       dump = false;
+       dump = false, emulate = false, deviceGiven = false;
+  EmulationOptions emulation;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> const char * {
@@ -120,6 +153,13 @@ int main(int argc, char **argv) {
     } else if (const char *v = value("--device=")) {
       if (!parseInt(v, 0, 1024, device))
         return fail("--device must be an integer in [0, 1024]");
+      deviceGiven = true;
+    } else if (const char *v = value("--emulate=")) {
+      if (Status s = parseEmulationOrder(v, emulation); !s)
+        return fail("--emulate: " + s.message());
+      emulate = true;
+    } else if (a == "--emulate") {
+      emulate = true;
     } else if (a == "--graph") {
       graph = true;
     } else if (a == "--profile") {
@@ -157,6 +197,12 @@ int main(int argc, char **argv) {
       return fail(s.message());
   if (inspect && dump)
     return fail("--inspect and --dump are exclusive");
+  if (emulate && (inspect || dump))
+    return fail("--emulate and --inspect/--dump are exclusive");
+  if (emulate &&
+      (graph || profile || runs > 0 || deviceGiven || !jsonPath.empty()))
+    return fail("--graph, --profile, --runs, --device and --json time or "
+                "choose a GPU; they do not apply to --emulate");
   if (dump) {
     std::vector<uint8_t> bytes;
     if (Status s = readFileBytes(model, bytes, kMaxCudaArtifactBytes); !s)
@@ -205,6 +251,24 @@ int main(int argc, char **argv) {
     inPtrs.push_back(reinterpret_cast<const float *>(in[i].data.data()));
   }
 
+  if (emulate) {
+    std::unique_ptr<CudaEmulator> e;
+    if (Status s = CudaEmulator::create(model, weights, strict, emulation, e);
+        !s)
+      return fail(s.message());
+    if (Status s = e->setInputs(inPtrs); !s)
+      return fail(s.message());
+    if (Status s = e->forward(); !s)
+      return fail(s.message());
+    if (Status s = writeOutputs(art, outputs,
+                                [&](const std::vector<float *> &ptrs) {
+                                  return e->getOutputs(ptrs);
+                                });
+        !s)
+      return fail(s.message());
+    return 0;
+  }
+
   std::unique_ptr<CudaModel> m;
   if (Status s = CudaModel::create(model, weights, strict, device, m); !s) {
     bool gpuMissing = s.message().find("NVIDIA driver") != std::string::npos ||
@@ -218,20 +282,12 @@ int main(int argc, char **argv) {
     return fail(s.message());
   if (Status s = m->forward(graph); !s)
     return fail(s.message());
-  std::vector<HostTensor> out(art.outputs.size());
-  std::vector<float *> outPtrs;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const CudaBuffer &b = art.buffers[art.outputs[i]];
-    out[i].dtype = DType::F32;
-    out[i].shape = b.shape;
-    out[i].data.resize(b.bytes);
-    outPtrs.push_back(reinterpret_cast<float *>(out[i].data.data()));
-  }
-  if (Status s = m->getOutputs(outPtrs); !s)
+  if (Status s = writeOutputs(art, outputs,
+                              [&](const std::vector<float *> &ptrs) {
+                                return m->getOutputs(ptrs);
+                              });
+      !s)
     return fail(s.message());
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (Status s = writeNpy(outputs[i], out[i]); !s)
-      return fail(s.message());
 
   std::vector<double> ms, steps;
   if (runs > 0)

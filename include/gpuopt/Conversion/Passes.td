@@ -382,4 +382,57 @@ def DeduplicateGpuKernelsPass
   ];
 }
 
+def ConvertGpuKernelsToHostPass
+    : Pass<"convert-gpu-kernels-to-host", "::mlir::ModuleOp"> {
+  let summary = "Turn the kernels of each gpu.module into host functions of "
+                "one GPU thread";
+  let description = [{
+    The host build of a CUDA artifact's kernels (`gpuopt-compile
+    --target=cuda --cuda-host-image`, docs/CUDABackend.md, "Emulation on the
+    host"): each `gpu.func` kernel of a `gpu.module` becomes a `func.func` of
+    the same name that runs one thread of it. Its twelve leading `index`
+    arguments are the block id (x, y, z), the thread id (x, y, z), the block
+    size (x, y, z) and the grid size (x, y, z); the kernel's memref arguments
+    follow, unchanged (lowered with the bare-pointer convention, as for
+    NVVM, so the launch plan's buffer addresses are the arguments). A
+    runtime runs a launch by calling it for every block and every thread of
+    the block, in any order.
+
+    ```mlir
+    gpu.module @kernels {
+      gpu.func @k(%a: memref<4xf32>) kernel {
+        %t = gpu.thread_id x
+        %v = memref.load %a[%t] : memref<4xf32>
+        gpu.return
+      }
+    }
+    // becomes
+    func.func @k(%bx: index, %by: index, %bz: index, %tx: index, %ty: index,
+                 %tz: index, %nx: index, %ny: index, %nz: index, %gx: index,
+                 %gy: index, %gz: index, %a: memref<4xf32>)
+        attributes {gpuopt.host_kernel} {
+      %v = memref.load %a[%tx] : memref<4xf32>
+      return
+    }
+    ```
+
+    `gpu.block_id`, `gpu.thread_id`, `gpu.block_dim`, `gpu.grid_dim` and
+    `gpu.global_id` become those arguments; `memref.global`s of the
+    gpu.module move to the module; the gpu.module is erased.
+
+    Input invariant: a copy of the kernels that nothing launches (no
+    `gpu.launch_func` in the module). The emulation is exact only for
+    kernels whose threads are independent, so anything else is an error
+    located at it: a `gpu.barrier`, shuffles and other GPU ops, workgroup or
+    private attributions and memrefs in a non-default memory space
+    (workgroup memory), functions that are not kernels, and ops of dialects
+    other than arith, math, memref, scf, cf, affine, index and ub.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels turned into host functions">
+  ];
+}
+
 #endif // GPUOPT_CONVERSION_PASSES_TD

@@ -112,6 +112,13 @@ LogicalResult buildGpuBinaryPipeline(OpPassManager &pm,
                                      const CudaTargetOptions &options,
                                      bool serialize, std::string &error);
 
+/// Adds the host build of the kernels (the CUDA emulation, docs/
+/// CUDABackend.md) to a module-level `pm` that runs on a module holding a
+/// copy of the gpu.module of buildGpuKernelPipeline's output:
+/// --convert-gpu-kernels-to-host, then the LLVM lowering of the CPU path's
+/// loops (memrefs as bare pointers, math through libm).
+void buildGpuHostPipeline(OpPassManager &pm);
+
 /// Registers --gpuopt-gpu-lowering (both halves).
 void registerGpuPipelines();
 

@@ -9,12 +9,14 @@
 // (--convert-parallel-loops-to-kernels guarantees it); it becomes the launch
 // plan: buffers placed in one arena (temporaries by liveness), the launches
 // of @<entry>_init (--seg-split-load-time's initializer, run once at load)
-// and those of @<entry> (per inference). The
-// second half turns the gpu.module into a cubin or PTX image.
+// and those of @<entry> (per inference). A copy of the gpu.module is built
+// for the host (CudaHostImage.h) for the CUDA emulator; the second half
+// turns the gpu.module into a cubin or PTX image.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/Cuda/CudaTarget.h"
+#include "CudaHostImage.h"
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
 
@@ -40,6 +42,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::gpuopt;
@@ -569,6 +572,19 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
            << (entry ? initName : options.entry);
   if (failed(extractPlan(init, entry, numDerived, numInputs, numOutputs, plan)))
     return failure();
+  // From the IR the PTX is made of: after outlining, before NVVM.
+  std::optional<Image> hostImage;
+  if (options.hostImage && !plan.kernels.empty()) {
+    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>("kernels");
+    if (!kernels)
+      return module.emitError("the GPU kernel pipeline produced no "
+                              "gpu.module @kernels");
+    std::string chip;
+    FailureOr<std::string> so = buildCudaHostImage(kernels, plan.kernels, chip);
+    if (failed(so))
+      return failure();
+    hostImage = Image{chip, fb::ImageFormat::HostSo, std::move(*so)};
+  }
   {
     PassManager pm(ctx);
     if (std::string error;
@@ -602,6 +618,10 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
       images.push_back({nvvmTarget.getChip().str(), imageFormat, bytes.str()});
       imageBytes += bytes.size();
     }
+  }
+  if (hostImage) {
+    imageBytes += hostImage->bytes.size();
+    images.push_back(std::move(*hostImage));
   }
   // A FlatBuffer addresses at most 2 GiB and the runtime reads at most
   // kMaxCudaArtifactBytes: a plan and images that cannot fit are refused

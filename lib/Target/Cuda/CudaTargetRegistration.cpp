@@ -48,10 +48,16 @@ public:
                 cl::init(CudaTargetOptions().toolkit), cl::cat(category)),
         blockSize("cuda-block-size",
                   cl::desc("--target=cuda: threads per block of the kernels"),
-                  cl::init(CudaTargetOptions().blockSize), cl::cat(category)) {}
+                  cl::init(CudaTargetOptions().blockSize), cl::cat(category)),
+        hostImage("cuda-host-image",
+                  cl::desc("--target=cuda: also embed the kernels built for "
+                           "the host CPU, which gpuopt-cuda-run --emulate "
+                           "runs without a GPU"),
+                  cl::init(CudaCompileOptions().hostImage), cl::cat(category)) {
+  }
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch, &format, &toolkit, &blockSize};
+    return {&arch, &format, &toolkit, &blockSize, &hostImage};
   }
 
   LogicalResult validateFlags(std::string &error) override {
@@ -77,6 +83,7 @@ public:
     options.target.format = findFormat()->format;
     options.target.toolkit = toolkit;
     options.target.blockSize = blockSize;
+    options.hostImage = hostImage;
     return compileForCuda(module, options);
   }
 
@@ -93,6 +100,7 @@ private:
   cl::opt<std::string> format;
   cl::opt<std::string> toolkit;
   cl::opt<int64_t> blockSize;
+  cl::opt<bool> hostImage;
 };
 } // namespace
 

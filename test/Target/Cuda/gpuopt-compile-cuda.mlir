@@ -6,16 +6,18 @@
 // RUN: gpuopt-cuda-run %t.sm90.gpuopt --dump | FileCheck %s --check-prefix=DUMP
 // RUN: gpuopt-cuda-run %t.ptx.gpuopt --dump | FileCheck %s --check-prefix=DUMP-PTX
 
-// One artifact for two chips: a fatbin (cubin and PTX) each.
+// One artifact for two chips: a fatbin (cubin and PTX) each, and the
+// kernels built for the host (--cuda-host-image, on by default), which the
+// emulator runs.
 // After --gpuopt-optimize the BatchNorm is folded into the convolution's
 // weights by a load-time computation: its kernel runs once at load time
 // and writes "constant" buffers; the forward launches read them.
-// SM90: entry forward, {{[0-9]+}} kernels; images: fatbin sm_90 ({{[0-9]+}} bytes) fatbin sm_86 ({{[0-9]+}} bytes)
+// SM90: entry forward, {{[0-9]+}} kernels; images: fatbin sm_90 ({{[0-9]+}} bytes) fatbin sm_86 ({{[0-9]+}} bytes) host-so host-x86_64 ({{[0-9]+}} bytes){{$}}
 // SM90: buffers: 1 input, 1 output, 6 param, {{[1-9][0-9]*}} constant
 // SM90: launches: {{[1-9][0-9]*}} at load time, {{[1-9][0-9]*}} per forward
 
 // Without the optimization the BatchNorm runs in the forward pass.
-// PTX: entry forward, {{[0-9]+}} kernels; images: ptx sm_86 ({{[0-9]+}} bytes)
+// PTX: entry forward, {{[0-9]+}} kernels; images: ptx sm_86 ({{[0-9]+}} bytes) host-so host-x86_64 ({{[0-9]+}} bytes){{$}}
 // PTX: buffers: 1 input, 1 output, 6 param, 0 constant
 // PTX: launches: 0 at load time, {{[1-9][0-9]*}} per forward
 func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
@@ -92,6 +94,14 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // DUMP-NEXT:       "format": "Fatbin",
 // DUMP-NEXT:       "data": [
 // DUMP-NEXT:         80,
+// The host image, an ELF shared object:
+// DUMP:            "chip": "host-x86_64",
+// DUMP-NEXT:       "format": "HostSo",
+// DUMP-NEXT:       "data": [
+// DUMP-NEXT:         127,
+// DUMP-NEXT:         69,
+// DUMP-NEXT:         76,
+// DUMP-NEXT:         70,
 // Buffers: the parameters (bound by name, 4*3*3*3 f32 = 432 bytes), the
 // folded weight and bias (constant), the input, the output, temporaries.
 // DUMP:        "arena_bytes": {{[1-9][0-9]*}},
@@ -174,6 +184,8 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // DUMP-PTX-NEXT: "data": [
 // DUMP-PTX-NEXT:   47,
 // DUMP-PTX-NEXT:   47,
+// DUMP-PTX:      "chip": "host-x86_64",
+// DUMP-PTX-NEXT: "format": "HostSo",
 // DUMP-PTX-NOT:  "chip"
 // DUMP-PTX:      "kind": "Param",
 // DUMP-PTX-NOT:  "kind": "Constant",

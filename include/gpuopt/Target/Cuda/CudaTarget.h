@@ -35,6 +35,9 @@ struct CudaCompileOptions {
   std::string outputPath;
   /// What the NVPTX back end generates (defaults: CudaTargetOptions).
   CudaTargetOptions target;
+  /// Also embed the kernels built for the host CPU (a HostSo image, run by
+  /// the CUDA emulator; docs/CUDABackend.md, "Emulation on the host").
+  bool hostImage = true;
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into a CUDA artifact

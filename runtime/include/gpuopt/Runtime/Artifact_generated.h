@@ -185,31 +185,34 @@ enum class ImageFormat : uint8_t {
   Fatbin = 0,
   Cubin = 1,
   Ptx = 2,
+  HostSo = 3,
   MIN = Fatbin,
-  MAX = Ptx
+  MAX = HostSo
 };
 
-inline const ImageFormat (&EnumValuesImageFormat())[3] {
+inline const ImageFormat (&EnumValuesImageFormat())[4] {
   static const ImageFormat values[] = {
     ImageFormat::Fatbin,
     ImageFormat::Cubin,
-    ImageFormat::Ptx
+    ImageFormat::Ptx,
+    ImageFormat::HostSo
   };
   return values;
 }
 
 inline const char * const *EnumNamesImageFormat() {
-  static const char * const names[4] = {
+  static const char * const names[5] = {
     "Fatbin",
     "Cubin",
     "Ptx",
+    "HostSo",
     nullptr
   };
   return names;
 }
 
 inline const char *EnumNameImageFormat(ImageFormat e) {
-  if (flatbuffers::IsOutRange(e, ImageFormat::Fatbin, ImageFormat::Ptx)) return "";
+  if (flatbuffers::IsOutRange(e, ImageFormat::Fatbin, ImageFormat::HostSo)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesImageFormat()[index];
 }
@@ -2630,6 +2633,7 @@ inline const flatbuffers::TypeTable *ImageFormatTypeTable() {
   static const flatbuffers::TypeCode type_codes[] = {
     { flatbuffers::ET_UCHAR, 0, 0 },
     { flatbuffers::ET_UCHAR, 0, 0 },
+    { flatbuffers::ET_UCHAR, 0, 0 },
     { flatbuffers::ET_UCHAR, 0, 0 }
   };
   static const flatbuffers::TypeFunction type_refs[] = {
@@ -2638,10 +2642,11 @@ inline const flatbuffers::TypeTable *ImageFormatTypeTable() {
   static const char * const names[] = {
     "Fatbin",
     "Cubin",
-    "Ptx"
+    "Ptx",
+    "HostSo"
   };
   static const flatbuffers::TypeTable tt = {
-    flatbuffers::ST_ENUM, 3, type_codes, type_refs, nullptr, nullptr, names
+    flatbuffers::ST_ENUM, 4, type_codes, type_refs, nullptr, nullptr, names
   };
   return &tt;
 }

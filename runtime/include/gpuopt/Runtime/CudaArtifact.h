@@ -12,7 +12,10 @@
 //   Model.entry, .params (name and type of each weight the model binds),
 //   .inputs, .outputs (the entry's f32 tensor types, in order)
 //   CudaProgram
-//     images       one per chip: chip "sm_NN", format Fatbin|Cubin|Ptx, data
+//     images       one per chip: chip "sm_NN", format Fatbin|Cubin|Ptx, data;
+//                  optionally chip "host-ARCH", format HostSo: the kernels
+//                  built for the host CPU, for the emulator (CudaEmulator.h),
+//                  never loaded on a GPU
 //     arena_bytes  the size of the one device allocation
 //     buffers      kind Input|Output|Param|Constant|Temp, name, type, bytes,
 //                  offset in the arena
@@ -49,6 +52,12 @@ namespace runtime {
 
 /// Alignment of every buffer in the arena.
 constexpr uint64_t kCudaArenaAlignment = 256;
+
+/// The prefix of each kernel's entry point in a HostSo image:
+/// `void gpuopt_host_<kernel>(const int64_t ids[12], void *const *args)`
+/// runs one thread (ids: block id, thread id, block size, grid size, each
+/// x, y, z; args: the kernel's buffers).
+constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
 
 } // namespace runtime
 } // namespace gpuopt

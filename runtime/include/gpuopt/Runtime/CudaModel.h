@@ -60,8 +60,8 @@ struct CudaKernel {
 
 /// The kernels compiled for one chip.
 struct CudaImage {
-  std::string chip;   // sm_90
-  std::string format; // fatbin, cubin or ptx
+  std::string chip;   // sm_90, or host-x86_64 for a host-so image
+  std::string format; // fatbin, cubin, ptx or host-so (CudaEmulator.h)
   std::vector<uint8_t> bytes;
   /// The chip's compute capability, e.g. 90.
   int computeCapability() const;
@@ -95,9 +95,18 @@ Status readCudaArtifact(const std::string &path, CudaArtifact &out);
 Status parseCudaArtifact(const uint8_t *bytes, size_t size,
                          const std::string &what, CudaArtifact &out);
 
+/// Checks that `weights` (read from `weightsPath`) hold every param buffer
+/// of `art` with its dtype and shape, and with `strict` nothing else (but
+/// training counters); the CUDA runtime and the emulator then copy each
+/// param's tensor into its buffer.
+struct SafetensorsFile;
+Status checkCudaWeights(const CudaArtifact &art, const SafetensorsFile &weights,
+                        const std::string &weightsPath, bool strict);
+
 /// The image to load on a device of compute capability `cc` (e.g. 86): the
 /// one built for it, else the newest PTX-carrying (fatbin, ptx) image of an
-/// older chip, which the driver compiles; null when none fits.
+/// older chip, which the driver compiles; null when none fits. A host image
+/// (format host-so, for the emulator) is never chosen.
 const CudaImage *selectCudaImage(const CudaArtifact &art, int cc);
 
 /// Driver, device and clocks, for reports.

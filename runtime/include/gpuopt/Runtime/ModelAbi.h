@@ -69,9 +69,14 @@ typedef struct gpuopt_model_options {
   int strict;
   /* NULL: the defaults, 8 MiB, 65536, 8. */
   const gpuopt_model_limits *limits;
-  /* The CUDA device ordinal of a CUDA artifact (ignored by CPU ones). */
+  /* The CUDA device ordinal of a CUDA artifact (ignored by CPU ones), or
+   * GPUOPT_DEVICE_EMULATE: run the artifact's host image and launch plan on
+   * the CPU (runtime/include/gpuopt/Runtime/CudaEmulator.h), no GPU needed. */
   int device;
 } gpuopt_model_options;
+
+/* The `device` that runs a CUDA artifact in the host emulator. */
+#define GPUOPT_DEVICE_EMULATE (-1)
 
 /* Sets every field to its default (NULL, 0) and `struct_size`. */
 void gpuopt_model_options_init(gpuopt_model_options *options);

@@ -16,6 +16,8 @@
 //    identifier "GPOA"; a file of the earlier "GPUOCUDA" format is refused
 //    with a message to recompile it) runs through CudaModel on GPU `device`;
 //    in a runtime built without the CUDA toolkit it is an error saying so.
+//    With `device` GPUOPT_DEVICE_EMULATE it runs through CudaEmulator (its
+//    host image and launch plan on the CPU) in any build.
 //
 // gpuopt-run links this library (GpuoptModelApi) statically; the C functions
 // of ModelAbi.h are defined only in libgpuopt_runtime.so (ModelApiExports.cpp)

@@ -1,0 +1,306 @@
+//===- CudaEmulator.cpp - run a CUDA artifact's plan on the host ----------===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The host image is written to a private temporary file, dlopened
+// (RTLD_LOCAL) and unlinked; each kernel's entry point is resolved by name.
+// One host arena of the plan's size holds every buffer at its offset, so
+// the kernels see exactly the aliasing the GPU arena gives them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/CudaEmulator.h"
+
+#include "gpuopt/Runtime/CudaArtifact.h"
+#include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/Safetensors.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <random>
+#include <unistd.h>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+/// A kernel's host entry point: one thread.
+using HostKernel = void (*)(const int64_t *ids, void *const *args);
+
+/// The bytes of the quiet NaN 0x7fc00000, little-endian.
+constexpr uint8_t kNaN[4] = {0x00, 0x00, 0xc0, 0x7f};
+/// Most blocks of one emulated launch (a zoo model at 64x64 launches a few
+/// thousand; a damaged plan's 2^93 blocks would never end).
+constexpr uint64_t kMaxBlocks = 1ull << 24;
+
+/// Fills [begin, end) of `base` with the NaN pattern, aligned to `base`.
+void fillNaN(uint8_t *base, uint64_t begin, uint64_t end) {
+  uint64_t i = begin;
+  for (; i < end && i % 4; ++i)
+    base[i] = kNaN[i % 4];
+  for (; i + 4 <= end; i += 4)
+    std::memcpy(base + i, kNaN, 4);
+  for (; i < end; ++i)
+    base[i] = kNaN[i % 4];
+}
+
+/// Writes `bytes` to a fresh private file in $TMPDIR (or /tmp).
+Status writePrivateFile(const std::vector<uint8_t> &bytes, std::string &path) {
+  const char *dir = std::getenv("TMPDIR");
+  std::string name =
+      std::string(dir && *dir ? dir : "/tmp") + "/gpuopt-emulate-XXXXXX.so";
+  std::vector<char> buf(name.begin(), name.end());
+  buf.push_back('\0');
+  int fd = ::mkstemps(buf.data(), 3);
+  if (fd < 0)
+    return Status::error("cannot create a temporary file for the host "
+                         "image in " +
+                         name.substr(0, name.rfind('/')) + ": " +
+                         std::strerror(errno));
+  path = buf.data();
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(path.c_str());
+      return Status::error("cannot write the host image to " + path + ": " +
+                           why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    ::unlink(path.c_str());
+    return Status::error("cannot write the host image to " + path);
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status gpuopt::runtime::parseEmulationOrder(const std::string &text,
+                                            EmulationOptions &out) {
+  EmulationOptions o;
+  if (text == "forward") {
+    o.order = EmulationOrder::Forward;
+  } else if (text == "reversed") {
+    o.order = EmulationOrder::Reversed;
+  } else if (text == "shuffled") {
+    o.order = EmulationOrder::Shuffled;
+  } else if (text.compare(0, 9, "shuffled:") == 0 && text.size() > 9 &&
+             text.find_first_not_of("0123456789", 9) == std::string::npos &&
+             text.size() <= 9 + 19) {
+    o.order = EmulationOrder::Shuffled;
+    o.seed = std::strtoull(text.c_str() + 9, nullptr, 10);
+  } else {
+    return Status::error("unknown emulation order '" + text +
+                         "' (expected forward, reversed, shuffled or "
+                         "shuffled:SEED)");
+  }
+  out = o;
+  return Status::ok();
+}
+
+const char *gpuopt::runtime::hostImageChip() {
+#if defined(__x86_64__)
+  return "host-x86_64";
+#elif defined(__aarch64__)
+  return "host-aarch64";
+#else
+  return "host-unknown";
+#endif
+}
+
+struct CudaEmulator::Impl {
+  void *handle = nullptr;
+  uint8_t *arena = nullptr;
+  uint64_t arenaSize = 0;
+  EmulationOptions options;
+  std::mt19937_64 rng;
+  std::vector<HostKernel> kernels;
+  /// Byte ranges [begin, end) refilled with NaN before each forward.
+  std::vector<std::pair<uint64_t, uint64_t>> volatileRanges;
+
+  ~Impl() {
+    std::free(arena);
+    if (handle)
+      dlclose(handle);
+  }
+
+  /// A permutation of [0, n) in the chosen order.
+  void order(uint64_t n, std::vector<uint32_t> &out) {
+    out.resize(n);
+    for (uint64_t i = 0; i < n; ++i)
+      out[i] = static_cast<uint32_t>(
+          options.order == EmulationOrder::Reversed ? n - 1 - i : i);
+    if (options.order == EmulationOrder::Shuffled)
+      for (uint64_t i = n; i > 1; --i) // Fisher-Yates
+        std::swap(out[i - 1], out[rng() % i]);
+  }
+
+  void run(const CudaArtifact &art, const CudaStep &step) {
+    const uint64_t gx = step.grid[0], gy = step.grid[1], gz = step.grid[2];
+    const uint64_t bx = step.block[0], by = step.block[1], bz = step.block[2];
+    std::vector<void *> args;
+    for (unsigned id : step.args)
+      args.push_back(arena + art.buffers[id].offset);
+    int64_t ids[12] = {0,           0,           0,           0,
+                       0,           0,           int64_t(bx), int64_t(by),
+                       int64_t(bz), int64_t(gx), int64_t(gy), int64_t(gz)};
+    HostKernel fn = kernels[step.kernel];
+    std::vector<uint32_t> blocks, threads;
+    order(gx * gy * gz, blocks);
+    for (uint32_t b : blocks) {
+      ids[0] = b % gx;
+      ids[1] = b / gx % gy;
+      ids[2] = b / (gx * gy);
+      order(bx * by * bz, threads);
+      for (uint32_t t : threads) {
+        ids[3] = t % bx;
+        ids[4] = t / bx % by;
+        ids[5] = t / (bx * by);
+        fn(ids, args.data());
+      }
+    }
+  }
+};
+
+CudaEmulator::~CudaEmulator() = default;
+
+Status CudaEmulator::create(const std::string &artifactPath,
+                            const std::string &weightsPath, bool strict,
+                            const EmulationOptions &options,
+                            std::unique_ptr<CudaEmulator> &out) {
+  std::unique_ptr<CudaEmulator> m(new CudaEmulator());
+  if (Status s = readCudaArtifact(artifactPath, m->art); !s)
+    return s;
+  SafetensorsFile weights;
+  if (Status s = readSafetensors(weightsPath, weights); !s)
+    return s;
+  const CudaArtifact &art = m->art;
+  if (Status s = checkCudaWeights(art, weights, weightsPath, strict); !s)
+    return s;
+  for (const std::vector<CudaStep> *steps : {&art.init, &art.run})
+    for (size_t i = 0; i < steps->size(); ++i) {
+      const CudaStep &s = (*steps)[i];
+      if (uint64_t(s.grid[0]) * s.grid[1] * s.grid[2] > kMaxBlocks)
+        return Status::error(
+            artifactPath + ": " + (steps == &art.init ? "init[" : "run[") +
+            std::to_string(i) + "] (kernel '" + art.kernels[s.kernel].name +
+            "') launches more than 2^24 blocks, more than the emulator runs");
+    }
+
+  m->impl = std::make_unique<Impl>();
+  Impl &I = *m->impl;
+  I.options = options;
+  I.rng.seed(options.seed);
+  if (!art.kernels.empty()) {
+    const CudaImage *image = nullptr;
+    std::string have;
+    for (const CudaImage &i : art.images) {
+      if (i.format == "host-so" && i.chip == hostImageChip())
+        image = &i;
+      have += (have.empty() ? "" : ", ") + i.format + " " + i.chip;
+    }
+    if (!image)
+      return Status::error(
+          artifactPath + ": no kernel image for the host (" + hostImageChip() +
+          ") to emulate; the artifact "
+          "holds " +
+          have + ": recompile it with --cuda-host-image on a " +
+          std::string(hostImageChip() + 5) + " machine");
+    if (image->bytes.size() < 4 || std::memcmp(image->bytes.data(),
+                                               "\x7f"
+                                               "ELF",
+                                               4) != 0)
+      return Status::error(artifactPath + ": its host image is not an ELF "
+                                          "shared object");
+    std::string path;
+    if (Status s = writePrivateFile(image->bytes, path); !s)
+      return s;
+    I.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const char *why = I.handle ? nullptr : dlerror();
+    ::unlink(path.c_str()); // mapped now, or failed
+    if (!I.handle)
+      return Status::error(artifactPath + ": cannot load its host image: " +
+                           (why ? why : "unknown reason"));
+    for (const CudaKernel &k : art.kernels) {
+      std::string symbol = kCudaHostKernelPrefix + k.name;
+      auto fn = reinterpret_cast<HostKernel>(dlsym(I.handle, symbol.c_str()));
+      if (!fn)
+        return Status::error(artifactPath + ": the host image has no kernel '" +
+                             k.name + "' (no symbol " + symbol + ")");
+      I.kernels.push_back(fn);
+    }
+  }
+  I.arenaSize = (std::max<uint64_t>(art.arenaBytes, kCudaArenaAlignment) +
+                 kCudaArenaAlignment - 1) /
+                kCudaArenaAlignment * kCudaArenaAlignment;
+  I.arena = static_cast<uint8_t *>(
+      std::aligned_alloc(kCudaArenaAlignment, I.arenaSize));
+  if (!I.arena)
+    return Status::error(artifactPath + ": cannot allocate its arena of " +
+                         std::to_string(I.arenaSize) + " bytes on the host");
+  // Everything NaN; then the parameters and what the init steps write, the
+  // only bytes that persist across forwards (with the inputs).
+  fillNaN(I.arena, 0, I.arenaSize);
+  std::vector<std::pair<uint64_t, uint64_t>> persistent;
+  for (const CudaBuffer &b : art.buffers) {
+    if (b.kind == "param")
+      std::memcpy(I.arena + b.offset, weights.tensors[b.name].data.data(),
+                  b.bytes);
+    if (b.kind == "param" || b.kind == "constant" || b.kind == "input")
+      persistent.emplace_back(b.offset, b.offset + b.bytes);
+  }
+  std::sort(persistent.begin(), persistent.end());
+  uint64_t at = 0;
+  for (auto [begin, end] : persistent) {
+    if (begin > at)
+      I.volatileRanges.emplace_back(at, begin);
+    at = std::max(at, end);
+  }
+  if (at < I.arenaSize)
+    I.volatileRanges.emplace_back(at, I.arenaSize);
+  for (const CudaStep &s : art.init)
+    I.run(art, s);
+  out = std::move(m);
+  return Status::ok();
+}
+
+Status CudaEmulator::setInputs(const std::vector<const float *> &inputs) {
+  if (inputs.size() != art.inputs.size())
+    return Status::error("expected " + std::to_string(art.inputs.size()) +
+                         " inputs, got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.inputs[i]];
+    std::memcpy(impl->arena + b.offset, inputs[i], b.bytes);
+  }
+  return Status::ok();
+}
+
+Status CudaEmulator::forward() {
+  for (auto [begin, end] : impl->volatileRanges)
+    fillNaN(impl->arena, begin, end);
+  for (const CudaStep &s : art.run)
+    impl->run(art, s);
+  return Status::ok();
+}
+
+Status CudaEmulator::getOutputs(const std::vector<float *> &outputs) {
+  if (outputs.size() != art.outputs.size())
+    return Status::error("expected " + std::to_string(art.outputs.size()) +
+                         " outputs, got " + std::to_string(outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const CudaBuffer &b = art.buffers[art.outputs[i]];
+    std::memcpy(outputs[i], impl->arena + b.offset, b.bytes);
+  }
+  return Status::ok();
+}

@@ -1,0 +1,88 @@
+//===- CudaEmulator.h - run a CUDA artifact's plan on the host --*- C++ -*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Runs a CUDA artifact without a GPU: its own launch plan (the same arena,
+// offsets and sizes, load-time steps and launch order) with the kernels of
+// its host-so image (gpuopt-compile --target=cuda --cuda-host-image; each
+// kernel K exports `void gpuopt_host_K(const int64_t ids[12], void *const
+// *args)`, one thread: block id, thread id, block size, grid size). Every
+// launch calls the kernel once per thread of every block, blocks and threads
+// in the chosen order, one at a time. The arena is filled with quiet NaNs
+// (0x7fc00000) at load, before the parameters are copied and the init steps
+// run, and before each forward over every byte that is not a parameter,
+// constant or input buffer: a read of a byte the plan has not written in
+// this forward shows as NaN. Needs no CUDA toolkit or driver.
+// docs/CUDABackend.md, "Emulation on the host", says what this proves.
+//
+// The host image is code: loading it runs it, like a model library; only
+// artifacts one trusts may be emulated.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_RUNTIME_CUDAEMULATOR_H
+#define GPUOPT_RUNTIME_CUDAEMULATOR_H
+
+#include "gpuopt/Runtime/CudaModel.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpuopt {
+namespace runtime {
+
+/// The order in which the blocks of a launch, and the threads of each block,
+/// run.
+enum class EmulationOrder { Forward, Reversed, Shuffled };
+
+struct EmulationOptions {
+  EmulationOrder order = EmulationOrder::Forward;
+  /// The seed of the Shuffled order (a fresh permutation of the blocks per
+  /// launch and of the threads per block, reproducible from it).
+  uint64_t seed = 0;
+};
+
+/// Parses `forward`, `reversed`, `shuffled` or `shuffled:SEED`.
+Status parseEmulationOrder(const std::string &text, EmulationOptions &out);
+
+/// The chip name of host images this runtime can run ("host-x86_64").
+const char *hostImageChip();
+
+class CudaEmulator {
+public:
+  /// Reads `artifactPath`, loads its host image, binds the weights of
+  /// `weightsPath` (as CudaModel does; with `strict`, unused tensors are an
+  /// error) and runs the load-time steps once.
+  static Status create(const std::string &artifactPath,
+                       const std::string &weightsPath, bool strict,
+                       const EmulationOptions &options,
+                       std::unique_ptr<CudaEmulator> &out);
+  ~CudaEmulator();
+  CudaEmulator(const CudaEmulator &) = delete;
+  CudaEmulator &operator=(const CudaEmulator &) = delete;
+
+  const CudaArtifact &artifact() const { return art; }
+
+  /// Copies `inputs` (dense f32 of the declared shapes, in order) into their
+  /// buffers.
+  Status setInputs(const std::vector<const float *> &inputs);
+  /// Fills the non-persistent bytes with NaN and runs the forward steps.
+  Status forward();
+  /// Copies the outputs out (dense f32 of the declared shapes).
+  Status getOutputs(const std::vector<float *> &outputs);
+
+private:
+  CudaEmulator() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  CudaArtifact art;
+};
+
+} // namespace runtime
+} // namespace gpuopt
+
+#endif // GPUOPT_RUNTIME_CUDAEMULATOR_H

@@ -1,0 +1,387 @@
+"""The CUDA artifact run on the host: its own kernels and launch plan.
+
+``gpuopt-compile --target=cuda --cuda-host-image`` embeds the kernels of the
+gpu.module the PTX is made of, built for the host (a HostSo image); the
+emulator (``gpuopt-cuda-run --emulate``, ``CompiledModel(device="emulate")``)
+runs the artifact's plan with them: the same arena, offsets, load-time steps
+and launch order, every byte that does not persist filled with NaN before
+each forward. Every model here has random weights *and* random BatchNorm
+statistics (test_export.randomize) and is compared with PyTorch (relative L2
+error <= 1e-5); blocks and threads run in forward, reversed and shuffled
+order, whose outputs must be bitwise equal (the kernels have no mma, so any
+difference is a race or a read of another thread's result). A kernel the
+emulation cannot run fails its compile, and so the test. The PTX format is
+used: it needs no ptxas, and the PTX itself is not what runs here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import rel_l2
+from cuda_artifact import program, rewrite, to_json
+from test_export import randomize
+from torch import nn
+
+import gpuopt
+from gpuopt import models
+from gpuopt.compiled import CompiledModel
+from gpuopt.tools import build_dir
+
+COMPILE = build_dir() / "bin" / "gpuopt-compile"
+CUDA_RUN = build_dir() / "bin" / "gpuopt-cuda-run"
+REL_L2 = 1e-5
+ORDERS = ("forward", "reversed", "shuffled:7")
+
+needs_cuda_run = pytest.mark.skipif(
+    not CUDA_RUN.exists(), reason="gpuopt-cuda-run not built (no CUDA toolkit at configure time)"
+)
+
+
+def compile_cuda(mlir: Path, out: Path, pipeline: str | None = None) -> Path:
+    extra = [f"--pipeline={pipeline}"] if pipeline else []
+    proc = subprocess.run(
+        [
+            COMPILE,
+            mlir,
+            "--target=cuda",
+            "--cuda-arch=sm_90",
+            "--cuda-format=ptx",
+            "--cuda-host-image",
+            "-o",
+            out,
+        ]
+        + extra,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def emulate(artifact: Path, weights: Path, inputs: list[Path], out: Path, order: str) -> np.ndarray:
+    """The output of `gpuopt-cuda-run --emulate=ORDER`."""
+    y = out / f"y-{order.replace(':', '-')}.npy"
+    proc = subprocess.run(
+        [CUDA_RUN, artifact, f"--emulate={order}", f"--weights={weights}", f"--output=@{y}"]
+        + [f"--input=@{x}" for x in inputs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return np.load(y)
+
+
+def check_orders(artifact: Path, weights: Path, inputs: list[Path], expected: np.ndarray, what: str) -> None:
+    """Every order gives the same bits, and PyTorch's result within REL_L2."""
+    outputs = {order: emulate(artifact, weights, inputs, artifact.parent, order) for order in ORDERS}
+    first = outputs[ORDERS[0]]
+    assert not np.isnan(first).any(), f"{what}: the emulated output holds NaN (a read of an unwritten byte)"
+    err = rel_l2(first, expected)
+    assert err <= REL_L2, f"{what}: relative L2 error {err:.3e} vs PyTorch"
+    for order, got in outputs.items():
+        assert got.shape == first.shape
+        assert np.array_equal(got.view(np.uint32), first.view(np.uint32)), (
+            f"{what}: order {order} differs bitwise from {ORDERS[0]} (a race between threads or blocks)"
+        )
+
+
+class ConvBnRelu(nn.Module):
+    """Conv-BN-ReLU plus a residual input: load-time BatchNorm folding after
+    --gpuopt-optimize, two inputs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 4, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(4)
+
+    def forward(self, x: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)))
+        return torch.relu(self.bn2(self.conv2(y))) + r
+
+
+@pytest.fixture(scope="module")
+def conv_bn_relu(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("cbr")
+    model = randomize(ConvBnRelu().eval(), seed=3)
+    gen = torch.Generator().manual_seed(4)
+    x, r = torch.randn(1, 3, 16, 16, generator=gen), torch.randn(1, 4, 16, 16, generator=gen)
+    gpuopt.export(model, (x, r), out / "m.mlir", out / "m.safetensors")
+    np.save(out / "x.npy", x.numpy())
+    np.save(out / "r.npy", r.numpy())
+    with torch.no_grad():
+        expected = model(x, r).numpy()
+    return {"dir": out, "model": model, "x": x, "r": r, "expected": expected}
+
+
+@needs_cuda_run
+@pytest.mark.parametrize("pipeline", [None, "gpuopt-optimize"], ids=["exported", "optimized"])
+def test_conv_bn_relu_orders(conv_bn_relu: dict, pipeline: str | None) -> None:
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", d / f"{pipeline or 'exported'}.gpuopt", pipeline)
+    model = to_json(artifact)
+    host = [i for i in program(model)["images"] if i["format"] == "HostSo"]
+    assert [i["chip"] for i in host] == ["host-x86_64"]
+    assert bytes(host[0]["data"][:4]) == b"\x7fELF"
+    check_orders(
+        artifact,
+        d / "m.safetensors",
+        [d / "x.npy", d / "r.npy"],
+        conv_bn_relu["expected"],
+        f"Conv-BN-ReLU {pipeline or 'as exported'}",
+    )
+
+
+def test_python_api_emulate(conv_bn_relu: dict) -> None:
+    """CompiledModel(device="emulate"): two forwards on different inputs and
+    a third on the first again, each checked (a forward that overwrites a
+    weight, a load-time result or its input fails the later ones)."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", d / "api.gpuopt", "gpuopt-optimize")
+    model = conv_bn_relu["model"]
+    gen = torch.Generator().manual_seed(9)
+    x2, r2 = torch.randn(1, 3, 16, 16, generator=gen), torch.randn(1, 4, 16, 16, generator=gen)
+    with torch.no_grad():
+        expected2 = model(x2, r2).numpy()
+    x, r = conv_bn_relu["x"].numpy(), conv_bn_relu["r"].numpy()
+    with CompiledModel(artifact, d / "m.safetensors", device="emulate") as compiled:
+        assert compiled.target == "cuda"
+        assert compiled.input_shapes == [(1, 3, 16, 16), (1, 4, 16, 16)]
+        results = [compiled.run(x, r)[0], compiled.run(x2.numpy(), r2.numpy())[0], compiled.run(x, r)[0]]
+    for run, (got, want) in enumerate(
+        zip(results, [conv_bn_relu["expected"], expected2, conv_bn_relu["expected"]])
+    ):
+        err = rel_l2(got, want)
+        assert err <= REL_L2, f"CompiledModel(device='emulate') run {run + 1}: relative L2 error {err:.3e}"
+    with pytest.raises(ValueError, match="device must be a GPU ordinal"):
+        CompiledModel(artifact, d / "m.safetensors", device="cpu")
+
+
+def test_no_host_image_is_an_error(conv_bn_relu: dict) -> None:
+    d: Path = conv_bn_relu["dir"]
+    out = d / "nohost.gpuopt"
+    proc = subprocess.run(
+        [COMPILE, d / "m.mlir", "--target=cuda", "--cuda-format=ptx", "--cuda-host-image=false", "-o", out],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    with pytest.raises(gpuopt.compiled.CompiledModelError) as e:
+        CompiledModel(out, d / "m.safetensors", device="emulate")
+    assert str(e.value) == (
+        f"{out}: no kernel image for the host (host-x86_64) to emulate; the artifact holds ptx sm_90: "
+        "recompile it with --cuda-host-image on a x86_64 machine"
+    )
+
+
+@needs_cuda_run
+def test_wrong_offset_is_caught(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """A mutation: the last launch reads a buffer an earlier launch wrote at
+    a wrong arena offset (a fresh range no step writes). The NaN-filled arena
+    shows it."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "good.gpuopt")
+    inputs = [d / "x.npy", d / "r.npy"]
+    good = emulate(artifact, d / "m.safetensors", inputs, tmp_path, "forward")
+    assert rel_l2(good, conv_bn_relu["expected"]) <= REL_L2
+
+    def edit(model: dict) -> None:
+        prog = program(model)
+        buffers, step = prog["buffers"], prog["run"][-1]
+        written = {a for s in prog["run"][:-1] for a in s["args"]}
+        # The first temporary of the last launch that an earlier one uses.
+        index = next(i for i, a in enumerate(step["args"]) if buffers[a]["kind"] == "Temp" and a in written)
+        moved = dict(buffers[step["args"][index]])
+        moved["kind"] = "Temp"
+        moved["offset"] = prog["arena_bytes"]
+        prog["arena_bytes"] += (moved["bytes"] + 255) // 256 * 256
+        buffers.append(moved)
+        step["args"][index] = len(buffers) - 1
+
+    bad = rewrite(artifact, tmp_path / "bad.gpuopt", edit)
+    got = emulate(bad, d / "m.safetensors", inputs, tmp_path, "forward")
+    assert np.isnan(got).any(), "a read of an unwritten arena range was not seen as NaN"
+
+
+@needs_cuda_run
+def test_race_is_caught(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """A mutation: a launch writes its result over a buffer it reads (the
+    output placed at its input's offset), so what a thread reads depends on
+    which threads ran before it. The orders must then disagree; if they did
+    not, their agreement on the real plans would prove nothing."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "good.gpuopt")
+    inputs = [d / "x.npy", d / "r.npy"]
+
+    def edit(model: dict) -> None:
+        prog = program(model)
+        buffers, seen = prog["buffers"], set()
+        for step in prog["run"]:
+            temps = [a for a in step["args"] if buffers[a]["kind"] == "Temp"]
+            fresh = [a for a in temps if a not in seen]
+            read = [a for a in temps if a in seen]
+            if fresh and read:
+                out, source = buffers[fresh[0]], buffers[read[0]]
+                assert source["offset"] + out["bytes"] <= prog["arena_bytes"]
+                out["offset"] = source["offset"]
+                return
+            seen.update(step["args"])
+        raise AssertionError("no launch reads one temporary and writes another")
+
+    bad = rewrite(artifact, tmp_path / "racy.gpuopt", edit)
+    forward = emulate(bad, d / "m.safetensors", inputs, tmp_path, "forward")
+    reversed_ = emulate(bad, d / "m.safetensors", inputs, tmp_path, "reversed")
+    assert not np.array_equal(forward.view(np.uint32), reversed_.view(np.uint32))
+
+
+@needs_cuda_run
+def test_emulate_errors(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """Usage errors and a kernel the host image lacks: one line, exit 1."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
+    base = [
+        CUDA_RUN,
+        artifact,
+        f"--weights={d / 'm.safetensors'}",
+        f"--input=@{d / 'x.npy'}",
+        f"--input=@{d / 'r.npy'}",
+    ]
+
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([*base, *args], capture_output=True, text=True, check=False)
+
+    proc = run("--emulate=sideways")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-cuda-run: error: --emulate: unknown emulation order 'sideways' "
+        "(expected forward, reversed, shuffled or shuffled:SEED)"
+    )
+    proc = run("--emulate", "--graph")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-cuda-run: error: --graph, --profile, --runs, --device and --json time or "
+        "choose a GPU; they do not apply to --emulate"
+    )
+
+    def rename(model: dict) -> None:
+        program(model)["kernels"][0]["name"] = "no_such_kernel"
+
+    bad = rewrite(artifact, tmp_path / "renamed.gpuopt", rename)
+    proc = subprocess.run(
+        [*base[:1], bad, *base[2:], "--emulate"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"gpuopt-cuda-run: error: {bad}: the host image has no kernel 'no_such_kernel' "
+        "(no symbol gpuopt_host_no_such_kernel)"
+    )
+
+
+@needs_cuda_run
+def test_host_image_chip_is_checked(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """A HostSo image names a host chip; the GPU runtime never picks it."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
+
+    def sm_chip(model: dict) -> None:
+        host = next(i for i in program(model)["images"] if i["format"] == "HostSo")
+        host["chip"] = "sm_90"
+
+    bad = rewrite(artifact, tmp_path / "bad.gpuopt", sm_chip)
+    proc = subprocess.run([CUDA_RUN, bad, "--inspect"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"gpuopt-cuda-run: error: {bad}: invalid CUDA artifact: images[1] must give chip sm_NN and format "
+        "fatbin|cubin|ptx, or chip host-ARCH and format HostSo"
+    )
+
+
+def test_emulator_needs_no_cuda_toolkit(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """libgpuopt_runtime.so of the standalone runtime project built without
+    the CUDA toolkit emulates (a GPU device is refused as unsupported)."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt", "gpuopt-optimize")
+    build = tmp_path / "rt"
+    repo = Path(__file__).resolve().parents[2]
+    for cmd in (
+        ["cmake", "-G", "Ninja", "-S", repo / "runtime", "-B", build, "-DGPUOPT_WITH_CUDA=OFF"],
+        ["ninja", "-C", build, "gpuopt_runtime"],
+    ):
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    lib = build / "lib" / "libgpuopt_runtime.so"
+    script = (
+        "import sys, numpy as np\n"
+        "from gpuopt.compiled import CompiledModel, CompiledModelError\n"
+        "a, w, x, r, y = sys.argv[1:]\n"
+        "with CompiledModel(a, w, device='emulate') as m:\n"
+        "    np.save(y, m.run(np.load(x), np.load(r))[0])\n"
+        "try:\n"
+        "    CompiledModel(a, w, device=0)\n"
+        "except CompiledModelError as e:\n"
+        "    print(e)\n"
+    )
+    y = tmp_path / "y.npy"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, artifact, d / "m.safetensors", d / "x.npy", d / "r.npy", y],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "GPUOPT_RUNTIME_LIBRARY": str(lib)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        f"{artifact} is a CUDA artifact, but this runtime was built without CUDA support "
+        "(no CUDA toolkit was found when it was built)"
+    )
+    err = rel_l2(np.load(y), conv_bn_relu["expected"])
+    assert err <= REL_L2, f"relative L2 error {err:.3e}"
+
+
+# Every zoo model but Rolling-UNet-M/-L: all ten cases take 30-60 s on 2
+# cores, so none is in a slow tier.
+ZOO = ["unet", "rolling_unet_s", "unext", "unext_s", "unext_stripe"]
+
+
+@pytest.fixture(scope="module")
+def zoo_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
+    out = tmp_path_factory.mktemp("zoo")
+    cache: dict[str, dict[str, object]] = {}
+
+    def get(name: str) -> dict[str, object]:
+        if name not in cache:
+            d = out / name
+            d.mkdir()
+            model = randomize(models.build(name).eval(), seed=11)
+            x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
+            gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
+            np.save(d / "x.npy", x.numpy())
+            with torch.no_grad():
+                expected = model(x).numpy()
+            cache[name] = {"dir": d, "expected": expected}
+        return cache[name]
+
+    return get
+
+
+@needs_cuda_run
+@pytest.mark.parametrize("pipeline", [None, "gpuopt-optimize"], ids=["exported", "optimized"])
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_emulated(name: str, pipeline: str | None, zoo_exports) -> None:
+    e = zoo_exports(name)
+    d: Path = e["dir"]
+    artifact = compile_cuda(d / "m.mlir", d / f"{pipeline or 'exported'}.gpuopt", pipeline)
+    check_orders(
+        artifact, d / "m.safetensors", [d / "x.npy"], e["expected"], f"{name} {pipeline or 'as exported'}"
+    )
