@@ -10,7 +10,8 @@
 //              [--strict-weights] [--max-header-bytes=N] [--max-tensors=N]
 //              [--max-rank=N]
 //   gpuopt-run MODEL.so|MODEL.gpuopt --weights=W.safetensors --input=@x.npy
-//              --output=@y.npy [--runs=N] [--strict-weights] [--device=N]
+//              --output=@y.npy [--runs=N] [--strict-weights]
+//              [--device=N|emulate]
 //   gpuopt-run --dump MODEL.so|MODEL.gpuopt
 //
 // Parses and verifies the graph, binds the weights, reads the inputs, runs the
@@ -33,6 +34,7 @@
 #include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/ModelAbi.h"
 #include "gpuopt/Runtime/Npy.h"
 #include "gpuopt/Runtime/Safetensors.h"
 #include "gpuopt/Target/Cpu/CpuTarget.h"
@@ -133,10 +135,13 @@ llvm::cl::opt<uint64_t>
             llvm::cl::init(rt::SafetensorsLimits().maxRank),
             llvm::cl::cat(category));
 
-llvm::cl::opt<int>
+llvm::cl::opt<std::string>
     device("device",
-           llvm::cl::desc("CUDA artifacts: the ordinal of the GPU to run on"),
-           llvm::cl::init(0), llvm::cl::cat(category));
+           llvm::cl::desc("CUDA artifacts: the ordinal of the GPU to run on, "
+                          "or 'emulate' to run the artifact's host image and "
+                          "launch plan on this CPU (no GPU needed)"),
+           llvm::cl::value_desc("N|emulate"), llvm::cl::init("0"),
+           llvm::cl::cat(category));
 llvm::cl::opt<bool>
     dump("dump",
          llvm::cl::desc("print the artifact of a compiled model (a library of "
@@ -190,8 +195,15 @@ int runCompiled(::gpuopt::CompiledKind kind) {
     return fail(inputFile + what + "; --cpu applies to gpuopt-compile");
   if (device.getNumOccurrences() && !cuda)
     return fail(inputFile + what + "; --device applies to CUDA artifacts");
-  if (device < 0)
-    return fail("--device must be at least 0");
+  int deviceOrdinal = 0;
+  if (device == "emulate") {
+    deviceOrdinal = GPUOPT_DEVICE_EMULATE;
+  } else if (llvm::StringRef(device).getAsInteger(10, deviceOrdinal) ||
+             deviceOrdinal < 0) {
+    return fail("--device must be a GPU ordinal (0, 1, ...) or 'emulate', "
+                "got '" +
+                device + "'");
+  }
   ::gpuopt::CompiledRunArgs args;
   args.library = inputFile;
   args.weights = weightsFile;
@@ -201,7 +213,7 @@ int runCompiled(::gpuopt::CompiledKind kind) {
   args.limits.maxHeaderBytes = maxHeaderBytes;
   args.limits.maxTensors = maxTensors;
   args.limits.maxRank = maxRank;
-  args.device = device;
+  args.device = deviceOrdinal;
   for (const std::string &arg : inputArgs) {
     FailureOr<std::string> path = filePath("input", arg);
     if (failed(path))

@@ -31,7 +31,7 @@
 // RUN: not gpuopt-run %t.gpuopt --weights=%t.safetensors --cpu=x86-64 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: gpuopt-run: error: {{.*}}.gpuopt is a compiled CUDA model; --cpu applies to gpuopt-compile
 // RUN: not gpuopt-run %t.gpuopt --weights=%t.safetensors --device=-1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
-// NEGATIVE: gpuopt-run: error: --device must be at least 0
+// NEGATIVE: gpuopt-run: error: --device must be a GPU ordinal (0, 1, ...) or 'emulate', got '-1'
 // RUN: not gpuopt-run %s --device=1 2>&1 | FileCheck %s --check-prefix=MLIR
 // MLIR: gpuopt-run: error: --device applies to CUDA artifacts
 

@@ -10,5 +10,6 @@ prefix = sys.argv[1]
 rng = np.random.default_rng(0)
 np.save(f"{prefix}.x.npy", rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
 weight = rng.standard_normal((4, 3, 1, 1)).astype(np.float32)
-save_file({"conv.weight": weight, "conv.bias": np.zeros(4, np.float32)}, f"{prefix}.safetensors")
+bias = rng.standard_normal(4).astype(np.float32)
+save_file({"conv.weight": weight, "conv.bias": bias}, f"{prefix}.safetensors")
 save_file({"conv.weight": weight}, f"{prefix}.wrong.safetensors")
