@@ -456,6 +456,13 @@ OpCost CostBuilder::build(Operation *op) {
         // mean, variance, normalization and the affine map.
         cost.flops = (isa<BatchNormOp>(op) ? 4 : 8) * elems;
         addContiguousCopy(norm.getInput(), cost);
+        // PyTorch normalizes trailing dims only: a LayerNorm over another
+        // axis is a permute to channels-last and its contiguous copy first.
+        if (auto layerNorm = dyn_cast<LayerNormOp>(op))
+          if (std::optional<uint64_t> axis = layerNorm.getAxis();
+              axis && *axis + 1 != static_cast<uint64_t>(
+                                       shapeOf(layerNorm.getInput()).size()))
+            cost.eager.push_back(kernel(0, 2 * bytesOf(layerNorm.getInput())));
         cost.eager.push_back(kernel(cost.flops, inOutBytes()));
         oneKernel(cost.flops, inOutBytes());
       })

@@ -386,8 +386,17 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
       })
       .Case([&](LayerNormOp o) -> FailureOr<at::Tensor> {
         const at::Tensor &w = get(o.getWeight());
+        double eps = o.getEpsilon().convertToDouble();
+        if (std::optional<uint64_t> axis = o.getAxis()) {
+          // The definition: the axis moved last, normalized, moved back.
+          auto dim = static_cast<int64_t>(*axis);
+          at::Tensor last = get(o.getInput()).movedim(dim, -1);
+          return at::layer_norm(last, w.sizes(), w, get(o.getBias()), eps)
+              .movedim(-1, dim)
+              .contiguous();
+        }
         return at::layer_norm(get(o.getInput()), w.sizes(), w, get(o.getBias()),
-                              o.getEpsilon().convertToDouble());
+                              eps);
       })
       .Case([&](LinearOp o) -> FailureOr<at::Tensor> {
         return at::linear(get(o.getInput()), get(o.getWeight()),

@@ -329,6 +329,24 @@ CASES = [
         {"g": (4, 6), "b": (4, 6)},
     ),
     Case(
+        "layer_norm_channel_axis",
+        [(2, 6, 3, 5)],
+        "%r = seg.layer_norm %a0, %p_g, %p_b axis = 1 epsilon = 1.0e-05 : "
+        "tensor<2x6x3x5xf32>, tensor<6xf32>, tensor<6xf32> -> tensor<2x6x3x5xf32>",
+        (2, 6, 3, 5),
+        lambda a0, g, b: F.layer_norm(a0.permute(0, 2, 3, 1), [6], g, b, 1e-5).permute(0, 3, 1, 2),
+        {"g": (6,), "b": (6,)},
+    ),
+    Case(
+        "layer_norm_first_axis",
+        [(4, 3, 2)],
+        "%r = seg.layer_norm %a0, %p_g, %p_b axis = 0 epsilon = 1.0e-03 : "
+        "tensor<4x3x2xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x3x2xf32>",
+        (4, 3, 2),
+        lambda a0, g, b: F.layer_norm(a0.permute(1, 2, 0), [4], g, b, 1e-3).permute(2, 0, 1),
+        {"g": (4,), "b": (4,)},
+    ),
+    Case(
         "linear_tokens_bias",
         [(1, 12, 16)],
         "%r = seg.linear %a0, %p_w, %p_b : tensor<1x12x16xf32>, tensor<24x16xf32>, tensor<24xf32> "

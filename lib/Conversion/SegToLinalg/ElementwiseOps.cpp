@@ -146,25 +146,29 @@ struct FoldBatchNormLowering : OpRewritePattern<seg::FoldBatchNormOp> {
   }
 };
 
-/// Sum over the last dim of a (M, K) tensor of f(x[m, k], extra[m]).
-Value rowSum(OpBuilder &b, Location loc, Value x, Value extra,
-             function_ref<Value(OpBuilder &, Location, Value, Value)> term) {
+/// Sum over the middle dim of a (M, K, I) tensor of f(x[m, k, i],
+/// extra[m, i]): a (M, I) tensor.
+Value middleSum(OpBuilder &b, Location loc, Value x, Value extra,
+                function_ref<Value(OpBuilder &, Location, Value, Value)> term) {
   RankedTensorType type = tensorTypeOf(x);
   MLIRContext *ctx = b.getContext();
-  auto rowType =
-      RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
-  Value init = filledTensor(b, loc, rowType, 0.0);
-  AffineExpr m = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx);
+  auto sumType = RankedTensorType::get({type.getDimSize(0), type.getDimSize(2)},
+                                       type.getElementType());
+  Value init = filledTensor(b, loc, sumType, 0.0);
+  AffineExpr m = getAffineDimExpr(0, ctx), k = getAffineDimExpr(1, ctx),
+             i = getAffineDimExpr(2, ctx);
+  AffineMap outer = AffineMap::get(3, 0, {m, i}, ctx);
   SmallVector<Value> inputs = {x};
-  SmallVector<AffineMap> maps = {AffineMap::get(2, 0, {m, k}, ctx)};
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {m, k, i}, ctx)};
   if (extra) {
     inputs.push_back(extra);
-    maps.push_back(AffineMap::get(2, 0, {m}, ctx));
+    maps.push_back(outer);
   }
-  maps.push_back(AffineMap::get(2, 0, {m}, ctx));
+  maps.push_back(outer);
   return linalg::GenericOp::create(
-             b, loc, rowType, inputs, init, maps,
-             {utils::IteratorType::parallel, utils::IteratorType::reduction},
+             b, loc, sumType, inputs, init, maps,
+             {utils::IteratorType::parallel, utils::IteratorType::reduction,
+              utils::IteratorType::parallel},
              [&](OpBuilder &nb, Location l, ValueRange args) {
                Value t = term(nb, l, args[0], extra ? args[1] : Value());
                linalg::YieldOp::create(
@@ -174,7 +178,9 @@ Value rowSum(OpBuilder &b, Location loc, Value x, Value extra,
       .getResult(0);
 }
 
-/// Mean and biased variance over the trailing dims, then the affine map.
+/// Mean and biased variance over the trailing dims (or the one `axis`),
+/// then the affine map: on the input viewed as (M, K, I), where K is the
+/// normalized extent and I = 1 without `axis`.
 struct LayerNormLowering : OpRewritePattern<seg::LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(seg::LayerNormOp op,
@@ -183,31 +189,45 @@ struct LayerNormLowering : OpRewritePattern<seg::LayerNormOp> {
     MLIRContext *ctx = rewriter.getContext();
     RankedTensorType type = tensorTypeOf(op.getResult());
     Type elt = type.getElementType();
-    int64_t k = tensorTypeOf(op.getWeight()).getNumElements();
-    int64_t m = type.getNumElements() / k;
-    auto flatType = RankedTensorType::get({m, k}, elt);
+    RankedTensorType weightType = tensorTypeOf(op.getWeight());
+    int64_t k = weightType.getNumElements();
+    // Dims before the normalized ones, and after them (with `axis`).
+    int64_t first = type.getRank() - weightType.getRank(),
+            last = type.getRank();
+    if (std::optional<uint64_t> axis = op.getAxis()) {
+      first = *axis;
+      last = *axis + 1;
+    }
+    int64_t m = 1, inner = 1;
+    for (int64_t d : type.getShape().take_front(first))
+      m *= d;
+    for (int64_t d : type.getShape().drop_front(last))
+      inner *= d;
+    auto viewType = RankedTensorType::get({m, k, inner}, elt);
     auto vecType = RankedTensorType::get({k}, elt);
-    Value x = reshapeTensor(rewriter, loc, op.getInput(), flatType);
+    Value x = reshapeTensor(rewriter, loc, op.getInput(), viewType);
     Value gamma = reshapeTensor(rewriter, loc, op.getWeight(), vecType);
     Value beta = reshapeTensor(rewriter, loc, op.getBias(), vecType);
     double inv = 1.0 / static_cast<double>(k);
     Value sum =
-        rowSum(rewriter, loc, x, Value(),
-               [](OpBuilder &b, Location l, Value v, Value) { return v; });
-    Value sq = rowSum(rewriter, loc, x, sum,
-                      [&](OpBuilder &b, Location l, Value v, Value s) -> Value {
-                        Value mean = arith::MulFOp::create(
-                            b, l, s, floatConstant(b, l, elt, inv));
-                        Value d = arith::SubFOp::create(b, l, v, mean);
-                        return arith::MulFOp::create(b, l, d, d);
-                      });
-    AffineExpr dm = getAffineDimExpr(0, ctx), dk = getAffineDimExpr(1, ctx);
-    AffineMap row = AffineMap::get(2, 0, {dm}, ctx);
-    AffineMap col = AffineMap::get(2, 0, {dk}, ctx);
+        middleSum(rewriter, loc, x, Value(),
+                  [](OpBuilder &b, Location l, Value v, Value) { return v; });
+    Value sq =
+        middleSum(rewriter, loc, x, sum,
+                  [&](OpBuilder &b, Location l, Value v, Value s) -> Value {
+                    Value mean = arith::MulFOp::create(
+                        b, l, s, floatConstant(b, l, elt, inv));
+                    Value d = arith::SubFOp::create(b, l, v, mean);
+                    return arith::MulFOp::create(b, l, d, d);
+                  });
+    AffineExpr dm = getAffineDimExpr(0, ctx), dk = getAffineDimExpr(1, ctx),
+               di = getAffineDimExpr(2, ctx);
+    AffineMap outer = AffineMap::get(3, 0, {dm, di}, ctx);
+    AffineMap norm = AffineMap::get(3, 0, {dk}, ctx);
     double eps = op.getEpsilon().convertToDouble();
     Value y = elementwise(
-        rewriter, loc, flatType, ValueRange{x, sum, sq, gamma, beta},
-        {rewriter.getMultiDimIdentityMap(2), row, row, col, col},
+        rewriter, loc, viewType, ValueRange{x, sum, sq, gamma, beta},
+        {rewriter.getMultiDimIdentityMap(3), outer, outer, norm, norm},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value scale = floatConstant(b, l, elt, inv);
           Value mean = arith::MulFOp::create(b, l, a[1], scale);
@@ -215,10 +235,10 @@ struct LayerNormLowering : OpRewritePattern<seg::LayerNormOp> {
           Value denom = math::SqrtOp::create(
               b, l,
               arith::AddFOp::create(b, l, var, floatConstant(b, l, elt, eps)));
-          Value norm = arith::DivFOp::create(
+          Value normalized = arith::DivFOp::create(
               b, l, arith::SubFOp::create(b, l, a[0], mean), denom);
           return arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, norm, a[3]), a[4]);
+              b, l, arith::MulFOp::create(b, l, normalized, a[3]), a[4]);
         });
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, y, type));
     return success();

@@ -75,6 +75,31 @@ func.func @pool_and_layout(%x: tensor<1x2x8x8xf32>) -> tensor<1x16x2xf32> {
 
 // -----
 
+// A LayerNorm over the channels of an NCHW map reduces the middle dim of its
+// (N, C, H·W) view (the trailing form is the same with H·W = 1): sums over
+// d1 into (N, H·W), then the elementwise normalization reading them at
+// (d0, d2) and gamma/beta at d1.
+// CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-NEXT: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-NEXT: #[[VEC:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK: func.func @layer_norm_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[Y:.*]]: tensor<1x3x4x2xf32>, %[[V:.*]]: tensor<3xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]] : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK: %[[Q:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]], %[[S]] : tensor<2x3x4xf32>, tensor<2x4xf32>)
+// CHECK: %[[A:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]], #[[OUT]], #[[VEC]], #[[VEC]], #[[IN]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[S]], %[[Q]], %[[V]], %[[V]] :
+// CHECK: math.sqrt
+// CHECK: tensor.expand_shape {{.*}} : tensor<24xf32> into tensor<1x3x8xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<1x3x8xf32>) outs(%{{.*}} : tensor<1x8xf32>)
+// CHECK: %[[B:.*]] = tensor.expand_shape {{.*}} : tensor<24xf32> into tensor<1x3x4x2xf32>
+// CHECK: return %[[A]], %[[B]]
+func.func @layer_norm_axis(%x: tensor<2x3x4xf32>, %y: tensor<1x3x4x2xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<1x3x4x2xf32>) {
+  %a = seg.layer_norm %x, %v, %v axis = 1 epsilon = 1.0e-05 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<2x3x4xf32>
+  %b = seg.layer_norm %y, %v, %v axis = 1 epsilon = 1.0e-05 : tensor<1x3x4x2xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x3x4x2xf32>
+  return %a, %b : tensor<2x3x4xf32>, tensor<1x3x4x2xf32>
+}
+
+// -----
+
 // Every other op lowers too (no seg op may remain: --implicit-check-not).
 // CHECK-LABEL: func.func @everything_else
 func.func @everything_else(%x: tensor<1x4x8x8xf32>, %v: tensor<4xf32>, %t: tensor<1x64x4xf32>, %lw: tensor<6x4xf32>,

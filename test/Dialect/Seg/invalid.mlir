@@ -253,6 +253,30 @@ func.func @layer_norm_normalized_shape_equal_trailing(%x: tensor<2x8xf32>, %w: t
 
 // -----
 
+func.func @layer_norm_axis_in_range(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{expected 'axis' in [0, 2), got 2}}
+  %y = seg.layer_norm %x, %w, %b axis = 2 epsilon = 1.0e-05 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis_not_negative(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{expected 'axis' in [0, 2), got -1}}
+  %y = seg.layer_norm %x, %w, %b axis = -1 epsilon = 1.0e-05 : tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_axis_weight_shape(%x: tensor<1x4x3x3xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{expected 'weight' of shape [4] (dim 1 of the input), got [3]}}
+  %y = seg.layer_norm %x, %w, %b axis = 1 epsilon = 1.0e-05 : tensor<1x4x3x3xf32>, tensor<3xf32>, tensor<3xf32> -> tensor<1x4x3x3xf32>
+  return
+}
+
+// -----
+
 func.func @layer_norm_weight_have_element_type(%x: tensor<2x8xf32>, %w: tensor<8xf16>, %b: tensor<8xf16>) {
   // expected-error @+1 {{expected 'weight' to have element type 'f32', got 'f16'}}
   %y = seg.layer_norm %x, %w, %b epsilon = 1.0e-05 : tensor<2x8xf32>, tensor<8xf16>, tensor<8xf16> -> tensor<2x8xf32>

@@ -36,7 +36,8 @@ func.func @conv_transpose2d(%x: tensor<1x64x8x8xf32>, %w: tensor<64x32x2x2xf32>,
 
 // CHECK-LABEL: func.func @norms
 func.func @norms(%x: tensor<1x16x8x8xf32>, %c: tensor<16xf32>, %t: tensor<1x64x128xf32>,
-                 %g: tensor<128xf32>) -> (tensor<1x16x8x8xf32>, tensor<1x64x128xf32>) {
+                 %g: tensor<128xf32>)
+    -> (tensor<1x16x8x8xf32>, tensor<1x64x128xf32>, tensor<1x16x8x8xf32>) {
   // CHECK: seg.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon = 1.000000e-05 : tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<1x16x8x8xf32>
   %y = seg.batch_norm %x, %c, %c, %c, %c epsilon = 1.0e-05
        : tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
@@ -44,7 +45,10 @@ func.func @norms(%x: tensor<1x16x8x8xf32>, %c: tensor<16xf32>, %t: tensor<1x64x1
   // CHECK: seg.layer_norm %{{.*}}, %{{.*}}, %{{.*}} epsilon = 1.000000e-05 : tensor<1x64x128xf32>, tensor<128xf32>, tensor<128xf32> -> tensor<1x64x128xf32>
   %z = seg.layer_norm %t, %g, %g epsilon = 1.0e-05
        : tensor<1x64x128xf32>, tensor<128xf32>, tensor<128xf32> -> tensor<1x64x128xf32>
-  return %y, %z : tensor<1x16x8x8xf32>, tensor<1x64x128xf32>
+  // CHECK: seg.layer_norm %{{.*}}, %{{.*}}, %{{.*}} axis = 1 epsilon = 1.000000e-05 : tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<1x16x8x8xf32>
+  %a = seg.layer_norm %x, %c, %c axis = 1 epsilon = 1.0e-05
+       : tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xf32> -> tensor<1x16x8x8xf32>
+  return %y, %z, %a : tensor<1x16x8x8xf32>, tensor<1x64x128xf32>, tensor<1x16x8x8xf32>
 }
 
 // CHECK-LABEL: func.func @linear

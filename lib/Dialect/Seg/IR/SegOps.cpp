@@ -288,8 +288,8 @@ LogicalResult batchNormShape(const ShapeError &err, Type input, Type mean,
 }
 
 LogicalResult layerNormShape(const ShapeError &err, Type input, Type weight,
-                             Type bias, double epsilon,
-                             SmallVectorImpl<int64_t> &shape) {
+                             Type bias, std::optional<uint64_t> axis,
+                             double epsilon, SmallVectorImpl<int64_t> &shape) {
   auto in = cast<RankedTensorType>(input);
   auto w = cast<RankedTensorType>(weight);
   if (!(epsilon > 0.0))
@@ -298,10 +298,19 @@ LogicalResult layerNormShape(const ShapeError &err, Type input, Type weight,
     return err("expected 'weight' and 'bias' of the same shape, got ",
                fmt(w.getShape()), " and ",
                fmt(cast<RankedTensorType>(bias).getShape()));
-  if (w.getRank() > in.getRank() ||
-      in.getShape().take_back(w.getRank()) != w.getShape())
+  if (axis) {
+    if (*axis >= static_cast<uint64_t>(in.getRank()))
+      return err("expected 'axis' in [0, ", in.getRank(), "), got ",
+                 static_cast<int64_t>(*axis));
+    int64_t size = in.getDimSize(*axis);
+    if (w.getShape() != ArrayRef<int64_t>{size})
+      return err("expected 'weight' of shape [", size, "] (dim ", *axis,
+                 " of the input), got ", fmt(w.getShape()));
+  } else if (w.getRank() > in.getRank() ||
+             in.getShape().take_back(w.getRank()) != w.getShape()) {
     return err("expected the normalized shape ", fmt(w.getShape()),
                " to equal the trailing dims of the input ", fmt(in.getShape()));
+  }
   if (failed(
           checkElementTypes(err, input, {{"weight", weight}, {"bias", bias}})))
     return failure();
@@ -627,7 +636,8 @@ SEG_SHAPE_HOOKS(BatchNormOp, op.getInput().getType(),
 SEG_SHAPE_HOOKS(LayerNormOp, op.getInput().getType(),
                 layerNormShape(err, op.getInput().getType(),
                                op.getWeight().getType(), op.getBias().getType(),
-                               op.getEpsilon().convertToDouble(), shape))
+                               op.getAxis(), op.getEpsilon().convertToDouble(),
+                               shape))
 
 SEG_SHAPE_HOOKS(LinearOp, op.getInput().getType(),
                 linearShape(err, op.getInput().getType(),

@@ -86,3 +86,22 @@ mlir::gpuopt::seg::rewriteTokenLinearAsConv(LinearOp op, const TokenView &view,
   rewriter.replaceOp(op, tokens);
   return conv;
 }
+
+std::optional<int64_t> mlir::gpuopt::seg::reshapedAxis(ArrayRef<int64_t> from,
+                                                       ArrayRef<int64_t> to,
+                                                       int64_t axis) {
+  if (llvm::is_contained(from, 0))
+    return std::nullopt;
+  int64_t before = 1;
+  for (int64_t d : from.take_front(axis))
+    before *= d;
+  int64_t prefix = 1;
+  for (auto [i, d] : llvm::enumerate(to)) {
+    if (prefix == before && d == from[axis])
+      return static_cast<int64_t>(i);
+    prefix *= d;
+    if (prefix > before)
+      break;
+  }
+  return std::nullopt;
+}

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Shared by --fuse-roll and --simplify-token-layout: recognizing the
-// NCHW -> tokens (N, H·W, C) layout change PyTorch code writes in several
-// ways, and rewriting a linear over such tokens as a 1×1 convolution.
+// Shared by --fuse-roll, --simplify-token-layout and --fuse-conv-bn-relu:
+// recognizing the NCHW -> tokens (N, H·W, C) layout change PyTorch code
+// writes in several ways, rewriting a linear over such tokens as a 1×1
+// convolution, and following one axis through a reshape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +43,13 @@ FailureOr<TokenView> matchTokenView(Value tokens);
 /// reshaped to (O, C, 1, 1)). Returns the new convolution.
 Conv2dOp rewriteTokenLinearAsConv(LinearOp linear, const TokenView &view,
                                   PatternRewriter &rewriter);
+
+/// The dim of `to` that holds dim `axis` of `from` unchanged across a
+/// reshape `from -> to` (the dims before it hold as many elements on both
+/// sides, so index `i` along it stays `i`), or nullopt if it is split or
+/// merged.
+std::optional<int64_t> reshapedAxis(ArrayRef<int64_t> from,
+                                    ArrayRef<int64_t> to, int64_t axis);
 
 } // namespace seg
 } // namespace gpuopt

@@ -149,26 +149,37 @@ def Seg_BatchNormOp : Seg_InferredOp<"batch_norm"> {
 }
 
 def Seg_LayerNormOp : Seg_InferredOp<"layer_norm"> {
-  let summary = "Layer normalization over trailing dims (torch.nn.functional.layer_norm)";
+  let summary = "Layer normalization over trailing dims or one axis (torch.nn.functional.layer_norm)";
   let description = [{
-    Normalizes over the trailing dimensions whose shape is the shape of
-    `weight` (PyTorch's `normalized_shape`):
+    Without `axis`, normalizes over the trailing dimensions whose shape is
+    the shape of `weight` (PyTorch's `normalized_shape`):
     `y = (x - E[x]) / sqrt(Var[x] + epsilon) * weight + bias`, with the biased
     variance. `weight` and `bias` have the same shape, equal to the input's
     trailing dimensions.
+
+    With `axis = a`, normalizes over dimension `a` alone: `weight` and `bias`
+    are `(input[a])` and apply along it. It equals moving dim `a` last, a
+    LayerNorm over it, and moving it back: a LayerNorm over the channels of
+    an NCHW map without the permute pair PyTorch code writes around it
+    (`--simplify-token-layout` creates it; PyTorch has no direct spelling).
 
     ```mlir
     %y = seg.layer_norm %t, %g, %b epsilon = 1.0e-05
          : tensor<1x64x128xf32>, tensor<128xf32>, tensor<128xf32>
            -> tensor<1x64x128xf32>
+    %z = seg.layer_norm %x, %g, %b axis = 1 epsilon = 1.0e-05
+         : tensor<1x128x8x8xf32>, tensor<128xf32>, tensor<128xf32>
+           -> tensor<1x128x8x8xf32>
     ```
   }];
   let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
-                       Seg_FloatTensor:$bias, F64Attr:$epsilon);
+                       Seg_FloatTensor:$bias, OptionalAttr<I64Attr>:$axis,
+                       F64Attr:$epsilon);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias `epsilon` `=` $epsilon attr-dict
-    `:` type($input) `,` type($weight) `,` type($bias) `->` type($result)
+    $input `,` $weight `,` $bias (`axis` `=` $axis^)? `epsilon` `=` $epsilon
+    attr-dict `:` type($input) `,` type($weight) `,` type($bias)
+    `->` type($result)
   }];
 }
 

@@ -113,11 +113,24 @@ def SimplifyTokenLayoutPass : Pass<"simplify-token-layout", "::mlir::func::FuncO
       layout change of its result;
     - elementwise ops (`relu`, `gelu`, `sigmoid`, and `add`/`mul` of two
       operands with the same layout change) move below layout changes;
+    - a `seg.layer_norm` over one axis moves below a layout change that
+      keeps that axis whole and becomes a LayerNorm over the axis it came
+      from (`axis = 1`: the channels of the NCHW map). Below a permute that
+      other ops use too, it moves only where the copied permute meets
+      another one after the LayerNorm (UNeXt's tokens feed the LayerNorm and
+      the residual add);
+    - a `seg.concat` of operands with the same layout change (the same
+      permute, or reshapes that keep the concat axis whole) becomes the
+      layout change of a concat of the NCHW maps (Rolling-UNet concatenates
+      tokens before its fc5/fc6 Linears);
+    - a reshape that splits dims of a permute's result moves above the
+      permute (the permute then moves the pieces), so `(N, H·W, C) -> (N, H,
+      W, C) -> NCHW` meets the flatten-transpose it undoes;
     - permutes of permutes compose, reshapes of reshapes fold, and round
       trips cancel.
 
-    Afterwards the only layout changes left are those a token-layout op (a
-    LayerNorm over channels, a Linear over concatenated tokens) needs.
+    Afterwards the only layout changes left are those the network really
+    needs: none in Rolling-UNet-S and UNeXt.
 
     ```mlir
     %f = seg.reshape %x : tensor<1x4x2x3xf32> -> tensor<1x4x6xf32>
@@ -130,7 +143,17 @@ def SimplifyTokenLayoutPass : Pass<"simplify-token-layout", "::mlir::func::FuncO
     %w4 = seg.reshape %w : tensor<5x4xf32> -> tensor<5x4x1x1xf32>
     %c = seg.conv2d %x, %w4, %b stride = [1, 1] padding = [0, 0] ...
     %z = seg.gelu %c : tensor<1x5x2x3xf32>
+
+    %t = seg.permute %x dims = [0, 2, 3, 1] : tensor<1x4x2x3xf32> -> tensor<1x2x3x4xf32>
+    %n = seg.layer_norm %t, %g, %b epsilon = 1.0e-05 : tensor<1x2x3x4xf32>, ...
+    %y = seg.permute %n dims = [0, 3, 1, 2] : tensor<1x2x3x4xf32> -> tensor<1x4x2x3xf32>
+    // becomes
+    %y = seg.layer_norm %x, %g, %b axis = 1 epsilon = 1.0e-05 : tensor<1x4x2x3xf32>, ...
     ```
+
+    Input: any seg graph. Output: the same function, computing the same
+    values; every rewrite is exact (only the order of elements in memory
+    changes).
   }];
   let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
   let statistics = [
@@ -140,7 +163,7 @@ def SimplifyTokenLayoutPass : Pass<"simplify-token-layout", "::mlir::func::FuncO
 }
 
 def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
-  let summary = "Fold inference BatchNorm into convolutions and fuse activations and residual adds";
+  let summary = "Fold inference BatchNorm into convolutions or the linear/convolution after it, and fuse activations and residual adds";
   let description = [{
     - `batch_norm(conv(x))` → `conv(x)` with folded weight and bias: a
       `seg.fold_batch_norm` of the parameters computes them once per loaded
@@ -149,11 +172,24 @@ def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
     - `relu(max_pool2d(conv))` → `max_pool2d(conv + relu)`: ReLU commutes with
       max-pooling (both monotone; every window holds a real element), which is
       UNeXt's Conv → BN → MaxPool → ReLU;
-    - `add(conv, r)` → the convolution's `residual`.
+    - `add(conv, r)` → the convolution's `residual`;
+    - a BatchNorm that no convolution precedes (Rolling-UNet's DSC branch:
+      ReLU → BN) folds forward into the op that consumes it when that op is
+      linear in its input channels: a `seg.linear` over the channel axis or
+      an ungrouped `seg.conv2d` / `seg.fused_conv2d` without padding (any
+      kernel, stride, dilation; a fused shift only if cyclic), reached
+      through one-use reshapes and permutes that keep the channel axis whole
+      and concats along it. With `y = x · s + t` per channel
+      (`s = gamma / sqrt(var + eps)`, `t = beta − mean · s`), the consumer's
+      weight columns of those channels become `W · diag(s)` and its bias
+      `b + W · t`: a `seg.fold_batch_norm` of the transposed columns and the
+      consumer applied to a map of `t`, all on parameters (load-time work).
+      A zero-padded convolution is refused (its border taps read 0, not `t`),
+      and so is BN → ReLU → consumer (the ReLU does not commute with the
+      affine map). Folding backwards is preferred where both apply.
 
     Everything is exact. An activation after a bilinear upsample stays there
-    (it does not commute); a BatchNorm after a ReLU (Rolling-UNet's DSC
-    branch) is left alone. Convolutions become `seg.fused_conv2d`.
+    (it does not commute). Convolutions become `seg.fused_conv2d`.
 
     ```mlir
     %c = seg.conv2d %x, %w, %b ...
@@ -162,7 +198,21 @@ def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
     // becomes
     %w2, %b2 = seg.fold_batch_norm %w bias %b, %mean, %var, %gamma, %beta ...
     %r = seg.fused_conv2d %x, %w2, %b2 ... activation = relu ...
+
+    %n = seg.batch_norm %r, %mean, %var, %gamma, %beta ... : tensor<1x4x8x8xf32>, ...
+    %y = seg.conv2d %n, %w, %b stride = [1, 1] padding = [0, 0] ...
+    // becomes (all but the last op on parameters)
+    %wt = seg.permute %w dims = [1, 0, 2, 3] ...
+    %ws, %t = seg.fold_batch_norm %wt, %mean, %var, %gamma, %beta ...
+    %w2 = seg.permute %ws dims = [1, 0, 2, 3] ...
+    %tm = seg.reshape %t : tensor<4xf32> -> tensor<1x4x1x1xf32>
+    %bm = seg.conv2d %tm, %w, %b ... -> tensor<1xOx1x1xf32>
+    %b2 = seg.reshape %bm ...
+    %y = seg.conv2d %r, %w2, %b2 stride = [1, 1] padding = [0, 0] ...
     ```
+
+    Input: any seg graph. Output: the same function, computing the same
+    values (up to rounding).
   }];
   let dependentDialects = ["::mlir::gpuopt::seg::SegDialect"];
   let options = [
@@ -172,6 +222,9 @@ def FuseConvBnReluPass : Pass<"fuse-conv-bn-relu", "::mlir::func::FuncOp"> {
   let statistics = [
     Statistic<"numBatchNormsFolded", "batch-norms-folded",
               "BatchNorms folded into convolutions">,
+    Statistic<"numBatchNormsFoldedForward", "batch-norms-folded-forward",
+              "BatchNorms folded forward into the following linear or "
+              "convolution">,
     Statistic<"numActivationsFused", "activations-fused",
               "activations fused into convolutions">,
     Statistic<"numResidualsFused", "residuals-fused",
