@@ -79,7 +79,6 @@ def run_reference(
             f"--weights={out / 'm.safetensors'}",
             *[f"--input=@{p}" for p in inputs],
             f"--output=@{y}",
-            "--backend=reference",
         ],
         capture_output=True,
         text=True,
