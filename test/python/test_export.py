@@ -88,6 +88,32 @@ def run_reference(
     return np.load(y)
 
 
+def export_and_optimize(name: str, side: int, tmp_path: Path) -> tuple[str, np.ndarray]:
+    """Exports the randomized zoo model `name` at (1, 3, side, side) into
+    tmp_path (m.mlir, m.safetensors, x.npy), optimizes it into opt.mlir and
+    returns the optimized graph's text and PyTorch's output."""
+    model = randomize(models.build(name).eval(), seed=11)
+    x = torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(5))
+    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    proc = subprocess.run(
+        [
+            str(tool("gpuopt-opt")),
+            str(tmp_path / "m.mlir"),
+            "--gpuopt-optimize",
+            "-o",
+            str(tmp_path / "opt.mlir"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return (tmp_path / "opt.mlir").read_text(), expected
+
+
 PIPELINES = ["--fuse-roll", "--gpuopt-optimize", "--gpuopt-optimize=deform-conv=true"]
 
 
@@ -282,25 +308,7 @@ def test_zoo_model_on_cpu_backend(name: str, optimize: bool, tmp_path: Path) -> 
     """The compiled CPU backend (seg -> linalg -> LLVM, JIT) equals PyTorch, for
     the graph after --gpuopt-optimize and, where it is quick, also as exported.
     Rolling-UNet-M/L differ from S only in widths."""
-    model = randomize(models.build(name).eval(), seed=11)
-    x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
-    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
-    np.save(tmp_path / "x.npy", x.numpy())
-    with torch.no_grad():
-        expected = model(x).numpy()
-    proc = subprocess.run(
-        [
-            str(tool("gpuopt-opt")),
-            str(tmp_path / "m.mlir"),
-            "--gpuopt-optimize",
-            "-o",
-            str(tmp_path / "opt.mlir"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    _, expected = export_and_optimize(name, 32, tmp_path)
     graphs = ["opt.mlir"] + ([] if optimize else ["m.mlir"])
     for graph in graphs:
         actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph=graph, backend="cpu")

@@ -14,61 +14,16 @@ import re
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
-from test_export import REL_L2, randomize
+from test_export import REL_L2, export_and_optimize, run_reference
 
 import gpuopt
 from gpuopt import models
 from gpuopt.tools import tool
 
 LAYOUT_OPS = ("seg.permute", "seg.reshape")
-
-
-def export_and_optimize(name: str, side: int, tmp_path: Path) -> tuple[str, np.ndarray]:
-    """Exports the randomized zoo model at (1, 3, side, side), optimizes it and
-    returns the optimized graph's text and PyTorch's output."""
-    model = randomize(models.build(name).eval(), seed=11)
-    x = torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(5))
-    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
-    np.save(tmp_path / "x.npy", x.numpy())
-    with torch.no_grad():
-        expected = model(x).numpy()
-    proc = subprocess.run(
-        [
-            str(tool("gpuopt-opt")),
-            str(tmp_path / "m.mlir"),
-            "--gpuopt-optimize",
-            "-o",
-            str(tmp_path / "opt.mlir"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return (tmp_path / "opt.mlir").read_text(), expected
-
-
-def run(tmp_path: Path, backend: str) -> np.ndarray:
-    y = tmp_path / f"y-{backend}.npy"
-    proc = subprocess.run(
-        [
-            str(tool("gpuopt-run")),
-            f"--backend={backend}",
-            str(tmp_path / "opt.mlir"),
-            f"--weights={tmp_path / 'm.safetensors'}",
-            f"--input=@{tmp_path / 'x.npy'}",
-            f"--output=@{y}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return np.load(y)
 
 
 def count(graph: str, op: str) -> int:
@@ -105,7 +60,9 @@ def test_optimized_zoo_model_matches_pytorch(name: str, side: int, tmp_path: Pat
     assert count(graph, "seg.batch_norm") == 0, "a BatchNorm is left after --gpuopt-optimize"
     assert layer_norms_between_layout_ops(graph) == []
     for backend in ("reference", "cpu"):
-        err = rel_l2(run(tmp_path, backend), expected)
+        err = rel_l2(
+            run_reference(tmp_path, [tmp_path / "x.npy"], graph="opt.mlir", backend=backend), expected
+        )
         assert err <= REL_L2, f"{name} on --backend={backend}: relative L2 error {err:.3e}"
 
 

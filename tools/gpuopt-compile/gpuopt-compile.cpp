@@ -11,12 +11,13 @@
 // Parses and verifies the graph and hands the module to the target --target
 // names in the registry of include/gpuopt/Target/TargetRegistry.h (each
 // target adds its own flags): cpu writes a shared library implementing
-// runtime/include/gpuopt/Runtime/ModelAbi.h, cuda an artifact for the CUDA runtime
-// (runtime/include/gpuopt/Runtime/CudaArtifact.h). Every failure is a located
-// message on stderr and exit code 1.
+// runtime/include/gpuopt/Runtime/ModelAbi.h, cuda an artifact for the CUDA
+// runtime (runtime/include/gpuopt/Runtime/CudaArtifact.h). Every failure is a
+// located message on stderr and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/CommandLine.h"
 #include "gpuopt/InitAll.h"
 #include "gpuopt/MlirSource.h"
 #include "gpuopt/Runtime/FileIO.h"
@@ -180,5 +181,7 @@ int main(int argc, char **argv) {
       "[--cpu=x86-64-v3] [--pipeline=gpuopt-optimize]\n"
       "  gpuopt-compile MODEL.mlir --target=cuda --cuda-arch=sm_90 "
       "-o model.gpuopt\n");
+  if (!mlir::gpuopt::checkNoRepeatedOptions("gpuopt-compile"))
+    return 1;
   return compileMain(targets);
 }

@@ -26,6 +26,8 @@
 
 #include "RunCompiled.h"
 
+#include "gpuopt/CommandLine.h"
+
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "gpuopt/Execution/CpuJit.h"
 #include "gpuopt/InitAll.h"
@@ -435,5 +437,7 @@ int main(int argc, char **argv) {
       "  gpuopt-run MODEL.so|MODEL.gpuopt --weights=W.safetensors "
       "--input=@x.npy --output=@y.npy\n"
       "  gpuopt-run --dump MODEL.so|MODEL.gpuopt\n");
+  if (!mlir::gpuopt::checkNoRepeatedOptions("gpuopt-run"))
+    return 1;
   return runMain();
 }

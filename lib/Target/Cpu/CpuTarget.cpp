@@ -13,6 +13,7 @@
 
 #include "gpuopt/Target/Cpu/CpuTarget.h"
 #include "CpuTargetConfig.h"
+#include "gpuopt/Target/HostCodegen.h"
 
 #include "gpuopt/Conversion/SegToLinalg/SegToLinalg.h"
 #include "gpuopt/Dialect/Seg/Transforms/Passes.h"
@@ -45,12 +46,18 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
+using mlir::gpuopt::createHostTargetMachine;
+using mlir::gpuopt::emitHostCode;
+using mlir::gpuopt::findHostCompiler;
+using mlir::gpuopt::runCapturingOutput;
+using mlir::gpuopt::ScratchFile;
 namespace rt = ::gpuopt::runtime;
 namespace fb = ::gpuopt::artifact;
 
 namespace {
 
-/// The symbols a model library exports (runtime/include/gpuopt/Runtime/ModelAbi.h).
+/// The symbols a model library exports
+/// (runtime/include/gpuopt/Runtime/ModelAbi.h).
 constexpr const char *kAbiSymbols[] = {
     "gpuopt_model_abi_version", "gpuopt_model_options_init",
     "gpuopt_model_create",      "gpuopt_model_destroy",
@@ -320,37 +327,11 @@ void addMetadata(llvm::Module &module, ArrayRef<uint8_t> metadata) {
 FailureOr<std::unique_ptr<llvm::TargetMachine>> createTargetMachine(
     const mlir::gpuopt::CpuLevelTarget &cpu, ModuleOp where,
     llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple(llvm::sys::getProcessTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return where.emitError("no LLVM target for the host: ") << error;
   llvm::SubtargetFeatures features;
   for (const std::string &feature : cpu.llvmFeatures)
     features.AddFeature(feature);
-  std::unique_ptr<llvm::TargetMachine> tm(
-      target->createTargetMachine(triple, cpu.llvmCpu, features.getString(), {},
-                                  llvm::Reloc::PIC_, std::nullopt, level));
-  if (!tm)
-    return where.emitError("cannot create an LLVM target machine for ")
-           << triple.str() << " (--cpu=" << cpu.level << ")";
-  return tm;
-}
-
-/// Runs LLVM's code generation for `tm` on `llvmModule` into `os`.
-LogicalResult emitCode(llvm::TargetMachine &tm, llvm::Module &llvmModule,
-                       llvm::raw_pwrite_stream &os, llvm::CodeGenFileType type,
-                       ModuleOp where) {
-  llvm::legacy::PassManager codegen;
-  if (tm.addPassesToEmitFile(codegen, os, nullptr, type))
-    return where.emitError("the host target cannot emit ")
-           << (type == llvm::CodeGenFileType::ObjectFile ? "object files"
-                                                         : "assembly");
-  codegen.run(llvmModule);
-  return success();
+  return createHostTargetMachine(cpu.llvmCpu, features.getString(), level,
+                                 where, "--cpu=" + cpu.level);
 }
 
 /// Moves the definitions of `llvmModule`'s optnone functions (the graph's
@@ -388,26 +369,11 @@ std::unique_ptr<llvm::Module> splitOptNoneFunctions(llvm::Module &llvmModule) {
   return glue;
 }
 
-/// A temporary file removed when this goes out of scope.
-struct TempFile {
-  SmallString<128> path;
-  std::optional<llvm::FileRemover> remover;
-
-  LogicalResult create(StringRef suffix, ModuleOp where) {
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("gpuopt-compile", suffix, path))
-      return where.emitError("cannot create a temporary file: ")
-             << ec.message();
-    remover.emplace(path);
-    return success();
-  }
-};
-
 /// Runs `c++ -shared` on `object` with the model runtime into `output`.
 LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
                                 ModuleOp where) {
-  TempFile script, log;
-  if (failed(script.create("map", where)) || failed(log.create("txt", where)))
+  ScratchFile script;
+  if (failed(script.create("gpuopt-compile", "map", where)))
     return failure();
   {
     std::error_code ec;
@@ -421,14 +387,11 @@ LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
       os << "    " << symbol << ";\n";
     os << "  local: *;\n};\n";
   }
-  std::string compiler = GPUOPT_HOST_CXX;
-  if (!llvm::sys::fs::can_execute(compiler)) {
-    auto found = llvm::sys::findProgramByName("c++");
-    if (!found)
-      return where.emitError("no C++ compiler to link with: neither ")
-             << compiler << " nor c++ on PATH";
-    compiler = *found;
-  }
+  FailureOr<std::string> found =
+      findHostCompiler(GPUOPT_HOST_CXX, where, "link with");
+  if (failed(found))
+    return failure();
+  std::string compiler = *found;
   SmallVector<std::string> args = {compiler, "-shared", "-o", output.str()};
   llvm::append_range(args, objects);
   for (const char *symbol : kAbiSymbols)
@@ -443,23 +406,15 @@ LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
                             "-Wl,-Bsymbolic"});
   for (const char *flag : kLinkFlags)
     args.push_back(flag);
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::optional<StringRef> redirects[] = {std::nullopt, log.path.str(),
-                                          log.path.str()};
-  std::string error;
-  int rc = llvm::sys::ExecuteAndWait(compiler, argRefs, std::nullopt, redirects,
-                                     0, 0, &error);
-  if (rc == 0)
-    return success();
   std::string text;
-  if (auto buffer = llvm::MemoryBuffer::getFile(log.path))
-    text = (*buffer)->getBuffer().trim().str();
+  if (succeeded(runCapturingOutput(args, where, text)))
+    return success();
   InFlightDiagnostic diag = where.emitError("linking ")
                             << output << " failed (" << compiler << ")";
   if (StringRef(text).contains("undefined reference"))
     diag << ": the generated code calls a function that the model runtime "
             "does not define";
-  diag << ":\n" << (text.empty() ? error : text);
+  diag << ":\n" << text;
   return failure();
 }
 
@@ -591,23 +546,23 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
       return module.emitError("cannot write ")
              << options.outputPath << ": " << ec.message();
     for (auto [machine, code] : parts)
-      if (failed(emitCode(*machine, *code, os,
-                          llvm::CodeGenFileType::AssemblyFile, module)))
+      if (failed(emitHostCode(*machine, *code, os,
+                              llvm::CodeGenFileType::AssemblyFile, module)))
         return failure();
     return success();
   }
-  TempFile objects[2];
+  ScratchFile objects[2];
   SmallVector<std::string> paths;
   for (auto [part, file] : llvm::zip_first(parts, objects)) {
     auto [machine, code] = part;
-    if (failed(file.create("o", module)))
+    if (failed(file.create("gpuopt-compile", "o", module)))
       return failure();
     llvm::raw_fd_ostream os(file.path, ec);
     if (ec)
       return module.emitError("cannot write ")
              << file.path << ": " << ec.message();
-    if (failed(emitCode(*machine, *code, os, llvm::CodeGenFileType::ObjectFile,
-                        module)))
+    if (failed(emitHostCode(*machine, *code, os,
+                            llvm::CodeGenFileType::ObjectFile, module)))
       return failure();
     paths.push_back(file.path.str().str());
   }

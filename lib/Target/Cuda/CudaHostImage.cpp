@@ -19,6 +19,7 @@
 #include "gpuopt/Pipelines/GpuPipeline.h"
 #include "gpuopt/Pipelines/Pipelines.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
+#include "gpuopt/Target/HostCodegen.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -51,21 +52,6 @@ namespace {
 /// Number of leading index arguments of a host kernel
 /// (--convert-gpu-kernels-to-host).
 constexpr unsigned kNumIds = 12;
-
-/// A temporary file removed when this goes out of scope.
-struct ScratchFile {
-  SmallString<128> path;
-  std::optional<llvm::FileRemover> remover;
-
-  LogicalResult create(StringRef suffix, Operation *where) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "gpuopt-cuda-host", suffix, path))
-      return where->emitError("cannot create a temporary file: ")
-             << ec.message();
-    remover.emplace(path);
-    return success();
-  }
-};
 
 /// Adds `void gpuopt_host_<name>(const int64_t *ids, void *const *args)`
 /// calling the lowered kernel `name` with ids[0..12) and args[0..n).
@@ -110,34 +96,19 @@ LogicalResult addEntryPoint(llvm::Module &module, StringRef name,
 /// Links `object` into the shared object `output` with the host compiler.
 LogicalResult linkSharedObject(StringRef object, StringRef output,
                                Operation *where) {
-  ScratchFile log;
-  if (failed(log.create("txt", where)))
+  FailureOr<std::string> compiler = findHostCompiler(
+      GPUOPT_CUDA_HOST_CXX, where, "link the host kernels with",
+      " (or pass --cuda-host-image=false)");
+  if (failed(compiler))
     return failure();
-  std::string compiler = GPUOPT_CUDA_HOST_CXX;
-  if (!llvm::sys::fs::can_execute(compiler)) {
-    auto found = llvm::sys::findProgramByName("c++");
-    if (!found)
-      return where->emitError("no C++ compiler to link the host kernels "
-                              "with: neither ")
-             << compiler << " nor c++ on PATH (or pass "
-             << "--cuda-host-image=false)";
-    compiler = *found;
-  }
-  SmallVector<StringRef> args = {
-      compiler, "-shared", "-o", output, object, "-lm", "-Wl,--no-undefined"};
-  std::optional<StringRef> redirects[] = {std::nullopt, log.path.str(),
-                                          log.path.str()};
-  std::string error;
-  int rc = llvm::sys::ExecuteAndWait(compiler, args, std::nullopt, redirects, 0,
-                                     0, &error);
-  if (rc == 0)
+  std::string log;
+  if (succeeded(runCapturingOutput({*compiler, "-shared", "-o", output.str(),
+                                    object.str(), "-lm", "-Wl,--no-undefined"},
+                                   where, log)))
     return success();
-  std::string text;
-  if (auto buffer = llvm::MemoryBuffer::getFile(log.path))
-    text = (*buffer)->getBuffer().trim().str();
   return where->emitError("linking the host kernels failed (")
-         << compiler << "):\n"
-         << (text.empty() ? error : text);
+         << *compiler << "):\n"
+         << log;
 }
 
 } // namespace
@@ -166,23 +137,15 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
     return kernels.emitError("the host build of the kernels does not "
                              "translate to LLVM IR");
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple(llvm::sys::getProcessTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return kernels.emitError("no LLVM target for the host: ") << error;
   // The baseline of the architecture: the image runs on any machine of it.
+  llvm::Triple triple(llvm::sys::getProcessTriple());
   StringRef cpu =
       triple.getArch() == llvm::Triple::x86_64 ? "x86-64" : "generic";
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, "", {}, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Default));
-  if (!tm)
-    return kernels.emitError("cannot create an LLVM target machine for ")
-           << triple.str();
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> tmOr =
+      createHostTargetMachine(cpu, "", llvm::CodeGenOptLevel::Default, kernels);
+  if (failed(tmOr))
+    return failure();
+  std::unique_ptr<llvm::TargetMachine> tm = std::move(*tmOr);
   module->setTargetTriple(tm->getTargetTriple());
   module->setDataLayout(tm->createDataLayout());
 
@@ -204,8 +167,8 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
            << llvm::toString(std::move(e));
 
   ScratchFile object, library;
-  if (failed(object.create("o", kernels)) ||
-      failed(library.create("so", kernels)))
+  if (failed(object.create("gpuopt-cuda-host", "o", kernels)) ||
+      failed(library.create("gpuopt-cuda-host", "so", kernels)))
     return failure();
   {
     std::error_code ec;
@@ -213,11 +176,9 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
     if (ec)
       return kernels.emitError("cannot write ")
              << object.path << ": " << ec.message();
-    llvm::legacy::PassManager codegen;
-    if (tm->addPassesToEmitFile(codegen, os, nullptr,
-                                llvm::CodeGenFileType::ObjectFile))
-      return kernels.emitError("the host target cannot emit object files");
-    codegen.run(*module);
+    if (failed(emitHostCode(*tm, *module, os, llvm::CodeGenFileType::ObjectFile,
+                            kernels)))
+      return failure();
   }
   if (failed(linkSharedObject(object.path, library.path, kernels)))
     return failure();
