@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Implements runtime/include/gpuopt/Runtime/CpuFeatures.h over CpuFeatures.def. The
-// extensions are read with CPUID directly rather than __builtin_cpu_supports,
-// whose accepted names differ between compilers and their versions (GCC 12
-// knows neither "cx16" nor "sahf", Clang 14 not "lzcnt"), and the psABI
-// levels need them all.
+// Implements runtime/include/gpuopt/Runtime/CpuFeatures.h over CpuFeatures.def.
+// The extensions are read with CPUID directly rather than
+// __builtin_cpu_supports, whose accepted names differ between compilers and
+// their versions (GCC 12 knows neither "cx16" nor "sahf", Clang 14 not
+// "lzcnt"), and the psABI levels need them all.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,9 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// BadAllocScope (runtime/include/gpuopt/Runtime/Allocator.h) lives in GpuoptRuntime,
-// not next to the allocator in GpuoptCpuKernels: the file readers use it in
-// every tool, and the tools do not link the generated code's allocator.
+// BadAllocScope (runtime/include/gpuopt/Runtime/Allocator.h) lives in
+// GpuoptRuntime, not next to the allocator in GpuoptCpuKernels: the file
+// readers use it in every tool, and the tools do not link the generated code's
+// allocator.
 //
 //===----------------------------------------------------------------------===//
 

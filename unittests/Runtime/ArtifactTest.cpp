@@ -213,7 +213,9 @@ static void testDump() {
        {"\"entry\": \"forward\"", "\"name\": \"conv.weight\"",
         "\"program_type\": \"CudaProgram\"", "\"chip\": \"sm_90\"",
         "\"format\": \"Cubin\"", "\"dtype\": \"F32\"",
-        "\"shape\": [\n          4,\n          3,\n          3,\n          3\n        ]", "... (100 bytes)"})
+        "\"shape\": [\n          4,\n          3,\n          3,\n          3\n "
+        "       ]",
+        "... (100 bytes)"})
     check(text.find(want) != std::string::npos,
           std::string("the dump lacks ") + want + ":\n" + text);
   // The first 16 bytes are printed, the 17th is not.

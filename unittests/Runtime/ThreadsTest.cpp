@@ -5,10 +5,10 @@
 // parallelFor (runtime/cpu/ThreadPool.cpp) with a body that throws on the
 // workers and on the caller: the exception must reach the caller of
 // parallelFor (not std::terminate), and the pool must run the next job in
-// full. BadAllocScope (runtime/include/gpuopt/Runtime/Allocator.h) opened on two
-// threads and closed in the order they were opened: the new-handler must stay
-// unset while either is open and be the original one after both. Exit status
-// 1 and one line per failing check otherwise. Run by lit
+// full. BadAllocScope (runtime/include/gpuopt/Runtime/Allocator.h) opened on
+// two threads and closed in the order they were opened: the new-handler must
+// stay unset while either is open and be the original one after both. Exit
+// status 1 and one line per failing check otherwise. Run by lit
 // (test/Runtime/threads.test).
 //
 //===----------------------------------------------------------------------===//

@@ -4,8 +4,8 @@
 //
 // Rewrites convolutions and linear layers into calls of the kernels of
 // runtime/cpu/CpuKernels.cpp. Their names, argument lists and codes are
-// runtime/include/gpuopt/Runtime/CpuKernelAbi.{def,h}, which the kernels include
-// too; every call built here is checked against that table.
+// runtime/include/gpuopt/Runtime/CpuKernelAbi.{def,h}, which the kernels
+// include too; every call built here is checked against that table.
 //
 //===----------------------------------------------------------------------===//
 

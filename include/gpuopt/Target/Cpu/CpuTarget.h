@@ -22,8 +22,8 @@ namespace mlir {
 namespace gpuopt {
 
 /// What LLVM generates code for at a `--cpu=` level
-/// (runtime/include/gpuopt/Runtime/CpuFeatures.h), shared by gpuopt-compile and the
-/// JIT of gpuopt-run.
+/// (runtime/include/gpuopt/Runtime/CpuFeatures.h), shared by gpuopt-compile and
+/// the JIT of gpuopt-run.
 struct CpuLevelTarget {
   /// The level as given: native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4.
   std::string level;

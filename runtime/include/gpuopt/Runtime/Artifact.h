@@ -17,7 +17,7 @@
 #ifndef GPUOPT_RUNTIME_ARTIFACT_H
 #define GPUOPT_RUNTIME_ARTIFACT_H
 
-#include "gpuopt/Runtime/Artifact_generated.h"
+#include "gpuopt/Runtime/Generated/Artifact_generated.h"
 #include "gpuopt/Runtime/Tensor.h"
 
 #include <cstddef>
