@@ -67,10 +67,10 @@ LogicalResult mlir::gpuopt::emitHostCode(llvm::TargetMachine &tm,
   return success();
 }
 
-FailureOr<std::string> mlir::gpuopt::findHostCompiler(StringRef preferred,
-                                                      Operation *where,
+FailureOr<std::string> mlir::gpuopt::findHostCompiler(Operation *where,
                                                       StringRef what,
                                                       StringRef hint) {
+  StringRef preferred = GPUOPT_HOST_CXX;
   if (llvm::sys::fs::can_execute(preferred))
     return preferred.str();
   if (auto found = llvm::sys::findProgramByName("c++"))

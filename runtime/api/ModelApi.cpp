@@ -190,16 +190,23 @@ Status createLibraryModel(const std::string &lib,
 // CUDA artifacts
 //===----------------------------------------------------------------------===//
 
+/// The model's input and output shapes: those of the plan's input and
+/// output buffers, in order.
+void setShapes(const rt::CudaArtifact &art,
+               std::vector<std::vector<int64_t>> &inputs,
+               std::vector<std::vector<int64_t>> &outputs) {
+  for (unsigned i : art.inputs)
+    inputs.push_back(art.buffers[i].shape);
+  for (unsigned i : art.outputs)
+    outputs.push_back(art.buffers[i].shape);
+}
+
 #ifdef GPUOPT_CUDA_RUNTIME
 class CudaLoadedModel final : public LoadedModel {
 public:
   CudaLoadedModel(std::unique_ptr<rt::CudaModel> model, int device)
       : model(std::move(model)), device(device) {
-    const rt::CudaArtifact &art = this->model->artifact();
-    for (unsigned i : art.inputs)
-      inputs.push_back(art.buffers[i].shape);
-    for (unsigned i : art.outputs)
-      outputs.push_back(art.buffers[i].shape);
+    setShapes(this->model->artifact(), inputs, outputs);
   }
 
   const char *target() const override { return "cuda"; }
@@ -229,11 +236,7 @@ class EmulatedCudaModel final : public LoadedModel {
 public:
   explicit EmulatedCudaModel(std::unique_ptr<rt::CudaEmulator> model)
       : model(std::move(model)) {
-    const rt::CudaArtifact &art = this->model->artifact();
-    for (unsigned i : art.inputs)
-      inputs.push_back(art.buffers[i].shape);
-    for (unsigned i : art.outputs)
-      outputs.push_back(art.buffers[i].shape);
+    setShapes(this->model->artifact(), inputs, outputs);
   }
 
   const char *target() const override { return "cuda"; }

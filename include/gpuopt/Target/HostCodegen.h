@@ -53,10 +53,10 @@ LogicalResult emitHostCode(llvm::TargetMachine &tm, llvm::Module &module,
                            llvm::raw_pwrite_stream &os,
                            llvm::CodeGenFileType type, Operation *where);
 
-/// The host C++ compiler: `preferred` when executable, else `c++` on PATH;
-/// the error names both (and `hint`, appended).
-FailureOr<std::string> findHostCompiler(StringRef preferred, Operation *where,
-                                        StringRef what, StringRef hint = "");
+/// The host C++ compiler: the one of this build when it is executable, else
+/// `c++` on PATH; the error (to `what`) names both, `hint` appended.
+FailureOr<std::string> findHostCompiler(Operation *where, StringRef what,
+                                        StringRef hint = "");
 
 /// Runs `args` (args[0] the program), its stdout and stderr captured. Returns
 /// success, or failure with `log` holding what it printed (or why it could

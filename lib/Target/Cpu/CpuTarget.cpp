@@ -162,13 +162,9 @@ collectMetadata(func::FuncOp init, func::FuncOp entry,
   model.version = rt::kArtifactVersion;
   model.entry = entry.getSymName().str();
   model.program.Set(std::move(program));
-  flatbuffers::FlatBufferBuilder builder;
   // Every field written, defaults too: `gpuopt-run --dump` shows each
   // argument's kind and index and each type's dtype.
-  builder.ForceDefaults(true);
-  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
+  return rt::packArtifact(model);
 }
 
 /// Static shapes of a function's arguments then results, in descriptor order.
@@ -387,8 +383,7 @@ LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
       os << "    " << symbol << ";\n";
     os << "  local: *;\n};\n";
   }
-  FailureOr<std::string> found =
-      findHostCompiler(GPUOPT_HOST_CXX, where, "link with");
+  FailureOr<std::string> found = findHostCompiler(where, "link with");
   if (failed(found))
     return failure();
   std::string compiler = *found;

@@ -14,7 +14,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaHostImage.h"
-#include "CudaTargetConfig.h"
 
 #include "gpuopt/Pipelines/GpuPipeline.h"
 #include "gpuopt/Pipelines/Pipelines.h"
@@ -96,9 +95,9 @@ LogicalResult addEntryPoint(llvm::Module &module, StringRef name,
 /// Links `object` into the shared object `output` with the host compiler.
 LogicalResult linkSharedObject(StringRef object, StringRef output,
                                Operation *where) {
-  FailureOr<std::string> compiler = findHostCompiler(
-      GPUOPT_CUDA_HOST_CXX, where, "link the host kernels with",
-      " (or pass --cuda-host-image=false)");
+  FailureOr<std::string> compiler =
+      findHostCompiler(where, "link the host kernels with",
+                       " (or pass --cuda-host-image=false)");
   if (failed(compiler))
     return failure();
   std::string log;

@@ -642,16 +642,14 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
            << rt::kMaxCudaArtifactBytes << " bytes the runtime reads";
   fb::ModelT model = planToArtifact(plan, options, images);
   images.clear();
-  flatbuffers::FlatBufferBuilder builder;
   // Every field is stored, defaults too: --dump then shows each of them.
-  builder.ForceDefaults(true);
-  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
-  if (builder.GetSize() > rt::kMaxCudaArtifactBytes)
+  std::vector<uint8_t> bytes = rt::packArtifact(model);
+  if (bytes.size() > rt::kMaxCudaArtifactBytes)
     return module.emitError("the CUDA artifact takes ")
-           << builder.GetSize() << " bytes, more than the limit of "
+           << bytes.size() << " bytes, more than the limit of "
            << rt::kMaxCudaArtifactBytes << " bytes the runtime reads";
-  if (rt::Status s = rt::writeFileBytes(
-          options.outputPath, builder.GetBufferPointer(), builder.GetSize());
+  if (rt::Status s =
+          rt::writeFileBytes(options.outputPath, bytes.data(), bytes.size());
       !s)
     return module.emitError(s.message());
   return success();
