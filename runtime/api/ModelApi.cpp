@@ -371,14 +371,6 @@ rt::ArtifactKind rt::identifyArtifact(const std::string &path) {
   return ArtifactKind::Unknown;
 }
 
-bool rt::hasCudaSupport() {
-#ifdef GPUOPT_CUDA_RUNTIME
-  return true;
-#else
-  return false;
-#endif
-}
-
 LoadedModel::~LoadedModel() = default;
 
 Status LoadedModel::create(const gpuopt_model_options &options,

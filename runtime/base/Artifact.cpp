@@ -26,6 +26,14 @@ namespace {
 constexpr flatbuffers::uoffset_t kMaxDepth = 32;
 constexpr flatbuffers::uoffset_t kMaxTables = 4u << 20;
 
+/// Whether the elements of a shape (if any) are 8-byte aligned in memory. The
+/// FlatBuffers verifier checks a vector's length prefix only (4-byte
+/// aligned): every writer aligns [long] elements, a damaged buffer may not.
+bool isAlignedShape(const flatbuffers::Vector<int64_t> &shape) {
+  return shape.size() == 0 ||
+         reinterpret_cast<uintptr_t>(shape.data()) % alignof(int64_t) == 0;
+}
+
 Status fail(const std::string &what, const std::string &why) {
   return Status::error(what + ": invalid gpuopt artifact: " + why);
 }
@@ -77,6 +85,26 @@ Status checkTypes(
 }
 
 } // namespace
+
+// The conversions below cast: the two enums must list the same types in the
+// same order.
+#define GPUOPT_SAME_DTYPE(NAME)                                                \
+  static_assert(static_cast<int>(DType::NAME) ==                               \
+                    static_cast<int>(fb::DType::NAME),                         \
+                "runtime::DType and the schema's DType differ at " #NAME);
+GPUOPT_SAME_DTYPE(F16)
+GPUOPT_SAME_DTYPE(BF16)
+GPUOPT_SAME_DTYPE(F32)
+GPUOPT_SAME_DTYPE(F64)
+GPUOPT_SAME_DTYPE(I8)
+GPUOPT_SAME_DTYPE(I16)
+GPUOPT_SAME_DTYPE(I32)
+GPUOPT_SAME_DTYPE(I64)
+GPUOPT_SAME_DTYPE(U8)
+GPUOPT_SAME_DTYPE(BOOL)
+#undef GPUOPT_SAME_DTYPE
+static_assert(static_cast<int>(fb::DType::MAX) == static_cast<int>(DType::BOOL),
+              "the schema has a dtype the runtime does not know");
 
 DType gpuopt::runtime::toDType(fb::DType dtype) {
   return static_cast<DType>(static_cast<int>(dtype));

@@ -60,16 +60,6 @@ const char *artifactTargetName(const artifact::Model &model);
 DType toDType(artifact::DType dtype);
 artifact::DType toArtifactDType(DType dtype);
 
-/// Whether the elements of a tensor type's shape (if any) are 8-byte aligned
-/// in memory. The FlatBuffers verifier checks a vector's length prefix only
-/// (4-byte aligned): every writer aligns [long] elements, a damaged buffer may
-/// not. verifyArtifact checks the model's own types; a target reader checks
-/// the types of its program before reading their dimensions.
-inline bool isAlignedShape(const flatbuffers::Vector<int64_t> &shape) {
-  return shape.size() == 0 ||
-         reinterpret_cast<uintptr_t>(shape.data()) % alignof(int64_t) == 0;
-}
-
 /// The shape of a verified tensor type.
 std::vector<int64_t> tensorShape(const artifact::TensorType &type);
 

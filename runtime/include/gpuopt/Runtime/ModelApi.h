@@ -49,10 +49,6 @@ namespace runtime {
 enum class ArtifactKind { ModelLibrary, Cuda, OldCuda, Unknown };
 ArtifactKind identifyArtifact(const std::string &path);
 
-/// Whether this runtime was built with the CUDA runtime (the toolkit's
-/// headers were found; GPUOPT_CUDA_RUNTIME).
-bool hasCudaSupport();
-
 /// A loaded model of either target.
 class LoadedModel {
 public:
