@@ -185,8 +185,7 @@ Status readEndpoints(
 /// " (argument 2 of run[3], kernel 'k' at a.py:4:9)": the first launch of
 /// the raw plan that passes buffers[id], for messages about the buffer;
 /// empty when none does.
-std::string firstUse(const fb::CudaProgram &program, uint32_t id,
-                     const std::vector<CudaKernel> &kernels) {
+std::string firstUse(const fb::CudaProgram &program, uint32_t id) {
   for (const char *field : {"init", "run"}) {
     const auto &steps = field[0] == 'i' ? *program.init() : *program.run();
     for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
@@ -201,9 +200,11 @@ std::string firstUse(const fb::CudaProgram &program, uint32_t id,
             sources.push_back(source->str());
         std::string at =
             locationText(sources, s.loc() ? s.loc()->str() : std::string());
-        std::string kernel = s.kernel() < kernels.size()
-                                 ? "'" + kernels[s.kernel()].name + "'"
-                                 : std::to_string(s.kernel());
+        const auto &kernels = *program.kernels();
+        std::string kernel =
+            s.kernel() < kernels.size()
+                ? "'" + kernels.Get(s.kernel())->name()->str() + "'"
+                : std::to_string(s.kernel());
         return " (argument " + std::to_string(a) + " of " + field + "[" +
                std::to_string(i) + "], kernel " + kernel +
                (at.empty() ? "" : " " + at) + ")";
@@ -257,52 +258,6 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
     art.images.push_back(std::move(image));
   }
 
-  // The kernels first: messages about a buffer name the launch using it.
-  for (flatbuffers::uoffset_t i = 0; i < program->kernels()->size(); ++i) {
-    const fb::CudaKernel &k = *program->kernels()->Get(i);
-    std::string where = "kernels[" + std::to_string(i) + "]";
-    CudaKernel kernel;
-    kernel.name = k.name()->str();
-    if (kernel.name.empty())
-      return fail(path, where + " must give a 'name' and 'args'");
-    // Every launch passes 0 bytes of dynamic shared memory.
-    if (k.shared_bytes() != 0)
-      return fail(path, where + " ('" + kernel.name + "') needs " +
-                            std::to_string(k.shared_bytes()) +
-                            " bytes of dynamic shared memory, which this "
-                            "runtime does not provide");
-    for (flatbuffers::uoffset_t a = 0; a < k.args()->size(); ++a) {
-      const fb::KernelArg &arg = *k.args()->Get(a);
-      std::string argument =
-          where + " ('" + kernel.name + "'): argument " + std::to_string(a);
-      if (arg.dtype() > fb::DType::MAX)
-        return fail(path, argument + " has an unknown dtype");
-      // The plan checks need to know what each launch reads and writes.
-      if (!arg.reads() || !arg.writes())
-        return fail(path, argument +
-                              " does not record whether the kernel reads "
-                              "and writes it (an artifact of an earlier "
-                              "gpuopt-compile): recompile it");
-      CudaKernelArg ka;
-      ka.dtype = toDType(arg.dtype());
-      ka.bytes = arg.bytes();
-      ka.reads = *arg.reads();
-      ka.writes = *arg.writes();
-      ka.inPlace = arg.in_place();
-      if (ka.inPlace != (ka.reads && ka.writes))
-        return fail(path, argument + " is " + (ka.inPlace ? "" : "not ") +
-                              "in place, but the kernel " +
-                              (ka.reads ? "reads" : "does not read") +
-                              (ka.reads == ka.writes ? " and " : " but ") +
-                              (ka.writes ? "writes" : "does not write") +
-                              " it");
-      kernel.args.push_back(ka);
-    }
-    art.kernels.push_back(std::move(kernel));
-  }
-  if (!art.kernels.empty() && art.images.empty())
-    return fail(path, "kernels but no image");
-
   // The model's parameters by name, for the param buffers' bindings.
   std::map<std::string, const fb::Param *> params;
   for (const fb::Param *p : *model->params())
@@ -313,7 +268,7 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
     const fb::CudaBuffer &b = *program->buffers()->Get(i);
     std::string where = "buffers[" + std::to_string(i) + "]";
     auto bad = [&](const std::string &what) {
-      return fail(path, what + firstUse(*program, i, art.kernels));
+      return fail(path, what + firstUse(*program, i));
     };
     CudaBuffer buf;
     const char *kind = bufferKindName(b.kind());
@@ -366,6 +321,51 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
                                "output", "output", art, art.outputs);
       !s)
     return s;
+
+  for (flatbuffers::uoffset_t i = 0; i < program->kernels()->size(); ++i) {
+    const fb::CudaKernel &k = *program->kernels()->Get(i);
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    CudaKernel kernel;
+    kernel.name = k.name()->str();
+    if (kernel.name.empty())
+      return fail(path, where + " must give a 'name' and 'args'");
+    // Every launch passes 0 bytes of dynamic shared memory.
+    if (k.shared_bytes() != 0)
+      return fail(path, where + " ('" + kernel.name + "') needs " +
+                            std::to_string(k.shared_bytes()) +
+                            " bytes of dynamic shared memory, which this "
+                            "runtime does not provide");
+    for (flatbuffers::uoffset_t a = 0; a < k.args()->size(); ++a) {
+      const fb::KernelArg &arg = *k.args()->Get(a);
+      std::string argument =
+          where + " ('" + kernel.name + "'): argument " + std::to_string(a);
+      if (arg.dtype() > fb::DType::MAX)
+        return fail(path, argument + " has an unknown dtype");
+      // The plan checks need to know what each launch reads and writes.
+      if (!arg.reads() || !arg.writes())
+        return fail(path, argument +
+                              " does not record whether the kernel reads "
+                              "and writes it (an artifact of an earlier "
+                              "gpuopt-compile): recompile it");
+      CudaKernelArg ka;
+      ka.dtype = toDType(arg.dtype());
+      ka.bytes = arg.bytes();
+      ka.reads = *arg.reads();
+      ka.writes = *arg.writes();
+      ka.inPlace = arg.in_place();
+      if (ka.inPlace != (ka.reads && ka.writes))
+        return fail(path, argument + " is " + (ka.inPlace ? "" : "not ") +
+                              "in place, but the kernel " +
+                              (ka.reads ? "reads" : "does not read") +
+                              (ka.reads == ka.writes ? " and " : " but ") +
+                              (ka.writes ? "writes" : "does not write") +
+                              " it");
+      kernel.args.push_back(ka);
+    }
+    art.kernels.push_back(std::move(kernel));
+  }
+  if (!art.kernels.empty() && art.images.empty())
+    return fail(path, "kernels but no image");
 
   if (Status s = readSteps(path, *program->init(), "init", art, art.init); !s)
     return s;

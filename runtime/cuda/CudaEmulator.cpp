@@ -180,7 +180,7 @@ Status CudaEmulator::create(const std::string &artifactPath,
                             const EmulationOptions &options,
                             std::unique_ptr<CudaEmulator> &out) {
   std::unique_ptr<CudaEmulator> m(new CudaEmulator());
-  if (Status s = readCudaArtifact(artifactPath, m->art); !s)
+  if (Status s = readCudaArtifact(artifactPath, m->art, options.planChecks); !s)
     return s;
   SafetensorsFile weights;
   if (Status s = readSafetensors(weightsPath, weights); !s)

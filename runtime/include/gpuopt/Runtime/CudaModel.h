@@ -151,15 +151,41 @@ struct CudaDeviceInfo {
   int multiprocessors = 0;
 };
 
+/// How CudaModel runs the plan.
+struct CudaModelOptions {
+  /// Waits for each launch (load-time and forward) to finish and reports an
+  /// asynchronous fault (an illegal address, a trap) with the step, kernel
+  /// and sources that caused it; without it a fault surfaces at the next
+  /// synchronisation, naming no step. A debugging mode: every launch pays a
+  /// round trip, and forwards never replay a CUDA graph. The environment
+  /// variable GPUOPT_CUDA_SYNC_EACH_STEP=1 turns it on too (for programs
+  /// that load models through the model API); 0 or unset leaves it as is.
+  bool syncEachStep = false;
+};
+
+/// Applies GPUOPT_CUDA_SYNC_EACH_STEP ("1": on, "0" or unset: as given) to
+/// `options`; any other value is an error.
+Status applyCudaEnvironment(CudaModelOptions &options);
+
 /// A loaded model on one GPU: one device arena, the kernels, one stream.
 class CudaModel {
 public:
   /// Loads `artifactPath` onto GPU `device`, binds the weights of
   /// `weightsPath` by seg.param name (with `strict`, tensors of the file the
   /// model does not use are an error) and runs the load-time steps once.
+  /// The artifact and its plan are checked (readCudaArtifact) and the
+  /// weights bound before any driver call; `options` as amended by
+  /// applyCudaEnvironment.
   static Status create(const std::string &artifactPath,
                        const std::string &weightsPath, bool strict, int device,
+                       const CudaModelOptions &options,
                        std::unique_ptr<CudaModel> &out);
+  static Status create(const std::string &artifactPath,
+                       const std::string &weightsPath, bool strict, int device,
+                       std::unique_ptr<CudaModel> &out) {
+    return create(artifactPath, weightsPath, strict, device, CudaModelOptions(),
+                  out);
+  }
   ~CudaModel();
   CudaModel(const CudaModel &) = delete;
   CudaModel &operator=(const CudaModel &) = delete;
@@ -170,7 +196,8 @@ public:
   /// Copies `inputs` (dense f32 of the declared shapes, in order) to the GPU.
   Status setInputs(const std::vector<const float *> &inputs);
   /// Launches the forward steps on the model's stream and waits; with
-  /// `graph`, replays a CUDA graph captured on first use.
+  /// `graph` (and without syncEachStep), replays a CUDA graph captured on
+  /// first use.
   Status forward(bool graph);
   /// Copies the outputs back (dense f32 of the declared shapes).
   Status getOutputs(const std::vector<float *> &outputs);
