@@ -38,10 +38,14 @@ using namespace mlir;
 namespace {
 
 /// The kernel's generic form without its name: equal keys, equal kernels.
+/// Never with locations (--mlir-print-debuginfo sets the default flags).
 std::string bodyKey(gpu::GPUFuncOp kernel) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  kernel->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  kernel->print(
+      os,
+      OpPrintingFlags().printGenericOpForm().useLocalScope().enableDebugInfo(
+          false));
   std::string quoted = ("\"" + kernel.getName() + "\"").str();
   if (size_t at = text.find(quoted); at != std::string::npos)
     text.erase(at, quoted.size());
