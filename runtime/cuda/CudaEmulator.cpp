@@ -193,9 +193,9 @@ Status CudaEmulator::create(const std::string &artifactPath,
       const CudaStep &s = (*steps)[i];
       if (uint64_t(s.grid[0]) * s.grid[1] * s.grid[2] > kMaxBlocks)
         return Status::error(
-            artifactPath + ": " + (steps == &art.init ? "init[" : "run[") +
-            std::to_string(i) + "] (kernel '" + art.kernels[s.kernel].name +
-            "') launches more than 2^24 blocks, more than the emulator runs");
+            artifactPath + ": " +
+            describeCudaStep(art, steps == &art.init ? "init" : "run", i) +
+            " launches more than 2^24 blocks, more than the emulator runs");
     }
 
   m->impl = std::make_unique<Impl>();

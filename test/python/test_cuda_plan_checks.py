@@ -430,6 +430,21 @@ def test_dead_buffer_read_runs_unchecked(zoo, tmp_path: Path) -> None:
     )
 
 
+def test_emulator_block_limit_names_the_step(zoo, tmp_path: Path) -> None:
+    """A grid the GPU could launch but the emulator would not finish: its
+    step, kernel and sources are named."""
+    model = zoo("unext", False)
+    m = to_json(model["artifact"])
+    program(m)["run"][7]["grid"] = {"x": 2**13, "y": 2**12, "z": 1}
+    bad = from_json(m, tmp_path / "grid.gpuopt")
+    proc = tool(bad, model, "--emulate")
+    assert proc.returncode == 1
+    assert proc.stderr == (
+        f"gpuopt-cuda-run: error: {bad}: {describe_step(m, 'run', 7)} launches more than 2^24 blocks, "
+        "more than the emulator runs\n"
+    )
+
+
 @pytest.mark.parametrize("optimized", [False, True], ids=["exported", "optimized"])
 @pytest.mark.parametrize("name", ["unet", "unext"])
 def test_zoo_plans_pass(name: str, optimized: bool, zoo) -> None:
