@@ -15,12 +15,15 @@ OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
                      its 32-byte note, `llvm-objcopy --dump-section
                      gpuopt_model=S m.so && tail -c +33 S`) and whole CUDA
                      artifacts (checked in: making them needs gpuopt-compile
-                     and ptxas): test/Target/Cuda/gpuopt-compile-cuda.mlir
+                     and ptxas; all with --cuda-host-image=false):
+                     test/Target/Cuda/gpuopt-compile-cuda.mlir
                      (--pipeline=gpuopt-optimize, fatbins for sm_90 and
                      sm_86) as compiled, and UNet (cubin sm_90) and UNeXt
                      (optimized, PTX sm_86) at 1x3x32x32 with each image cut
                      to its first 64 bytes (cuda_artifact.rewrite of
-                     test/python)
+                     test/python). They must pass the reader's plan checks:
+                     remake them when the schema gains a field the reader
+                     requires (the kernels' reads/writes did)
 
 The zoo exports are kept when they exist already (they take seconds each).
 """

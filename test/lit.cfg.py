@@ -54,6 +54,7 @@ tools = [
     "gpuopt-cpu-kernels-test",
     "gpuopt-file-io-test",
     "gpuopt-artifact-test",
+    "gpuopt-cuda-plan-check-test",
     "gpuopt-threads-test",
     "gpuopt-cpu-features-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),

@@ -60,16 +60,18 @@ const char *imageFormatName(fb::ImageFormat format) {
   return nullptr;
 }
 
-/// The dtype and shape of a tensor type of the plan, with the checks
-/// verifyArtifact makes for the model's own types (checkTensorType).
-Status readType(const std::string &path, const fb::TensorType &type,
-                const std::string &where, DType &dtype,
-                std::vector<int64_t> &shape) {
-  if (Status s = checkTensorType(type, where); !s)
-    return fail(path, s.message());
-  dtype = toDType(type.dtype());
-  shape = tensorShape(type);
-  return Status::ok();
+/// "at a.py:4:9, a.py:5:9 and 2 more" (empty without any location).
+std::string locationText(const std::vector<std::string> &sources,
+                         const std::string &loc) {
+  if (sources.empty())
+    return loc.empty() ? "" : "at " + loc;
+  constexpr size_t kShown = 3;
+  std::string text = "at ";
+  for (size_t i = 0; i < sources.size() && i < kShown; ++i)
+    text += (i ? ", " : "") + sources[i];
+  if (sources.size() > kShown)
+    text += " and " + std::to_string(sources.size() - kShown) + " more";
+  return text;
 }
 
 Status
@@ -80,46 +82,55 @@ readSteps(const std::string &path,
   for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
     const fb::CudaStep &s = *steps.Get(i);
     std::string where = std::string(field) + "[" + std::to_string(i) + "]";
+    CudaStep step;
+    if (s.loc())
+      step.loc = s.loc()->str();
+    if (s.sources())
+      for (const flatbuffers::String *source : *s.sources())
+        step.sources.push_back(source->str());
+    // Until the kernel is known: the step and where it came from.
+    std::string at = locationText(step.sources, step.loc);
+    std::string located = where + (at.empty() ? "" : " (" + at + ")");
     if (s.kind() == fb::StepKind::Library)
-      return fail(path, where +
+      return fail(path, located +
                             ": library steps are not supported by this "
                             "runtime" +
                             (s.library() ? " ('" + s.library()->str() + "')"
                                          : std::string()));
     if (s.kind() != fb::StepKind::Kernel)
-      return fail(path, where + ": unknown step kind " +
+      return fail(path, located + ": unknown step kind " +
                             std::to_string(static_cast<int>(s.kind())));
-    CudaStep step;
     if (s.kernel() >= art.kernels.size())
-      return fail(path, where + ": 'kernel' must index 'kernels'");
+      return fail(path, where + " (kernel " + std::to_string(s.kernel()) +
+                            (at.empty() ? "" : " " + at) +
+                            "): 'kernel' must index 'kernels' (" +
+                            std::to_string(art.kernels.size()) + " kernels)");
     step.kernel = s.kernel();
+    const CudaKernel &k = art.kernels[step.kernel];
+    std::string launch = where + " (kernel '" + k.name + "'" +
+                         (at.empty() ? "" : " " + at) + ")";
     for (const char *dimField : {"grid", "block"}) {
       const fb::Dim3 *d = dimField[0] == 'g' ? s.grid() : s.block();
       if (!d)
-        return fail(path, where + ": '" + dimField + "' must be [x, y, z]");
+        return fail(path, launch + ": '" + dimField + "' must be [x, y, z]");
       unsigned *dims = dimField[0] == 'g' ? step.grid : step.block;
       dims[0] = d->x();
       dims[1] = d->y();
       dims[2] = d->z();
       for (int k = 0; k < 3; ++k)
         if (dims[k] < 1 || dims[k] > 0x7fffffffu)
-          return fail(path, where + ": '" + dimField +
+          return fail(path, launch + ": '" + dimField +
                                 "' sizes must be in [1, 2^31)");
     }
     if (uint64_t(step.block[0]) * step.block[1] * step.block[2] > 1024)
-      return fail(path, where + ": more than 1024 threads per block");
+      return fail(path, launch + ": more than 1024 threads per block");
     for (uint32_t a : *s.args()) {
       if (a >= art.buffers.size())
-        return fail(path, where + ": 'args' must index 'buffers'");
+        return fail(path, launch + ": 'args' must index 'buffers'");
       step.args.push_back(a);
     }
-    if (s.loc())
-      step.loc = s.loc()->str();
     // The driver takes one pointer per kernel parameter and cannot tell a
     // missing or wrong one: check the plan against the kernel's signature.
-    const CudaKernel &k = art.kernels[step.kernel];
-    std::string launch = where + " (kernel '" + k.name + "'" +
-                         (step.loc.empty() ? "" : " at " + step.loc) + ")";
     if (step.args.size() != k.args.size())
       return fail(path, launch + ": " + std::to_string(step.args.size()) +
                             " arguments, the kernel takes " +
@@ -171,19 +182,51 @@ Status readEndpoints(
   return Status::ok();
 }
 
+/// " (argument 2 of run[3], kernel 'k' at a.py:4:9)": the first launch of
+/// the raw plan that passes buffers[id], for messages about the buffer;
+/// empty when none does.
+std::string firstUse(const fb::CudaProgram &program, uint32_t id) {
+  for (const char *field : {"init", "run"}) {
+    const auto &steps = field[0] == 'i' ? *program.init() : *program.run();
+    for (flatbuffers::uoffset_t i = 0; i < steps.size(); ++i) {
+      const fb::CudaStep &s = *steps.Get(i);
+      const flatbuffers::Vector<uint32_t> &args = *s.args();
+      for (flatbuffers::uoffset_t a = 0; a < args.size(); ++a) {
+        if (args.Get(a) != id)
+          continue;
+        std::vector<std::string> sources;
+        if (s.sources())
+          for (const flatbuffers::String *source : *s.sources())
+            sources.push_back(source->str());
+        std::string at =
+            locationText(sources, s.loc() ? s.loc()->str() : std::string());
+        const auto &kernels = *program.kernels();
+        std::string kernel =
+            s.kernel() < kernels.size()
+                ? "'" + kernels.Get(s.kernel())->name()->str() + "'"
+                : std::to_string(s.kernel());
+        return " (argument " + std::to_string(a) + " of " + field + "[" +
+               std::to_string(i) + "], kernel " + kernel +
+               (at.empty() ? "" : " " + at) + ")";
+      }
+    }
+  }
+  return "";
+}
+
 } // namespace
 
 Status gpuopt::runtime::readCudaArtifact(const std::string &path,
-                                         CudaArtifact &art) {
+                                         CudaArtifact &art, bool planChecks) {
   std::vector<uint8_t> bytes;
   if (Status s = readFileBytes(path, bytes, kMaxCudaArtifactBytes); !s)
     return s;
-  return parseCudaArtifact(bytes.data(), bytes.size(), path, art);
+  return parseCudaArtifact(bytes.data(), bytes.size(), path, art, planChecks);
 }
 
 Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
                                           const std::string &path,
-                                          CudaArtifact &art) {
+                                          CudaArtifact &art, bool planChecks) {
   const fb::Model *model = nullptr;
   if (Status s = verifyArtifact(data, size, path, model); !s)
     return s;
@@ -224,40 +267,49 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
   for (flatbuffers::uoffset_t i = 0; i < program->buffers()->size(); ++i) {
     const fb::CudaBuffer &b = *program->buffers()->Get(i);
     std::string where = "buffers[" + std::to_string(i) + "]";
+    auto bad = [&](const std::string &what) {
+      return fail(path, what + firstUse(*program, i));
+    };
     CudaBuffer buf;
     const char *kind = bufferKindName(b.kind());
     if (!kind)
-      return fail(path, where + ": unknown kind " +
-                            std::to_string(static_cast<int>(b.kind())));
+      return bad(where + ": unknown kind " +
+                 std::to_string(static_cast<int>(b.kind())));
     buf.kind = kind;
     if (b.name())
       buf.name = b.name()->str();
-    if (Status s = readType(path, *b.type(), where, buf.dtype, buf.shape); !s)
-      return s;
+    if (Status s = checkTensorType(*b.type(), where); !s)
+      return bad(s.message());
+    buf.dtype = toDType(b.type()->dtype());
+    buf.shape = tensorShape(*b.type());
     buf.bytes = b.bytes();
     buf.offset = b.offset();
     uint64_t expect;
     if (!denseByteSize(buf.shape, buf.dtype, expect) || expect != buf.bytes)
-      return fail(path, where + ": 'bytes' does not match shape and dtype");
-    if (buf.offset % kCudaArenaAlignment != 0 || buf.offset > art.arenaBytes ||
-        buf.bytes > art.arenaBytes - buf.offset)
-      return fail(path, where + ": misaligned or outside the arena");
+      return bad(where + ": 'bytes' does not match shape and dtype");
+    if (buf.offset % kCudaArenaAlignment != 0)
+      return bad(where + ": offset " + std::to_string(buf.offset) +
+                 " is not a multiple of " +
+                 std::to_string(kCudaArenaAlignment));
+    if (buf.offset > art.arenaBytes || buf.bytes > art.arenaBytes - buf.offset)
+      return bad(where + ": " + std::to_string(buf.bytes) +
+                 " bytes at offset " + std::to_string(buf.offset) +
+                 " lie outside the arena of " + std::to_string(art.arenaBytes) +
+                 " bytes");
     if (buf.kind == "param") {
       if (buf.name.empty())
-        return fail(path, where + ": a param buffer needs a 'name'");
+        return bad(where + ": a param buffer needs a 'name'");
       auto it = params.find(buf.name);
       if (it == params.end())
-        return fail(path, where + ": parameter '" + buf.name +
-                              "' is not among the model's params");
+        return bad(where + ": parameter '" + buf.name +
+                   "' is not among the model's params");
       const fb::TensorType &type = *it->second->type();
       if (toDType(type.dtype()) != buf.dtype || tensorShape(type) != buf.shape)
-        return fail(path, where + ": parameter '" + buf.name + "' is " +
-                              dtypeName(buf.dtype) + " " +
-                              formatShape(buf.shape) +
-                              ", the model's params "
-                              "give " +
-                              dtypeName(toDType(type.dtype())) + " " +
-                              formatShape(tensorShape(type)));
+        return bad(where + ": parameter '" + buf.name + "' is " +
+                   dtypeName(buf.dtype) + " " + formatShape(buf.shape) +
+                   ", the model's params give " +
+                   dtypeName(toDType(type.dtype())) + " " +
+                   formatShape(tensorShape(type)));
     }
     art.buffers.push_back(std::move(buf));
   }
@@ -285,18 +337,49 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
                             "runtime does not provide");
     for (flatbuffers::uoffset_t a = 0; a < k.args()->size(); ++a) {
       const fb::KernelArg &arg = *k.args()->Get(a);
+      std::string argument =
+          where + " ('" + kernel.name + "'): argument " + std::to_string(a);
       if (arg.dtype() > fb::DType::MAX)
-        return fail(path, where + " ('" + kernel.name + "'): argument " +
-                              std::to_string(a) + " has an unknown dtype");
-      kernel.args.push_back({toDType(arg.dtype()), arg.bytes()});
+        return fail(path, argument + " has an unknown dtype");
+      // The plan checks need to know what each launch reads and writes.
+      if (!arg.reads() || !arg.writes())
+        return fail(path, argument +
+                              " does not record whether the kernel reads "
+                              "and writes it (an artifact of an earlier "
+                              "gpuopt-compile): recompile it");
+      CudaKernelArg ka;
+      ka.dtype = toDType(arg.dtype());
+      ka.bytes = arg.bytes();
+      ka.reads = *arg.reads();
+      ka.writes = *arg.writes();
+      ka.inPlace = arg.in_place();
+      if (ka.inPlace != (ka.reads && ka.writes))
+        return fail(path, argument + " is " + (ka.inPlace ? "" : "not ") +
+                              "in place, but the kernel " +
+                              (ka.reads ? "reads" : "does not read") +
+                              (ka.reads == ka.writes ? " and " : " but ") +
+                              (ka.writes ? "writes" : "does not write") +
+                              " it");
+      kernel.args.push_back(ka);
     }
     art.kernels.push_back(std::move(kernel));
   }
   if (!art.kernels.empty() && art.images.empty())
     return fail(path, "kernels but no image");
+
   if (Status s = readSteps(path, *program->init(), "init", art, art.init); !s)
     return s;
-  return readSteps(path, *program->run(), "run", art, art.run);
+  if (Status s = readSteps(path, *program->run(), "run", art, art.run); !s)
+    return s;
+  return planChecks ? checkCudaPlan(art, path) : Status::ok();
+}
+
+std::string gpuopt::runtime::describeCudaStep(const CudaArtifact &art,
+                                              const char *plan, size_t index) {
+  const CudaStep &s = (plan[0] == 'i' ? art.init : art.run)[index];
+  std::string at = locationText(s.sources, s.loc);
+  return std::string(plan) + "[" + std::to_string(index) + "] (kernel '" +
+         art.kernels[s.kernel].name + "'" + (at.empty() ? "" : " " + at) + ")";
 }
 
 int CudaImage::computeCapability() const {

@@ -180,7 +180,7 @@ Status CudaEmulator::create(const std::string &artifactPath,
                             const EmulationOptions &options,
                             std::unique_ptr<CudaEmulator> &out) {
   std::unique_ptr<CudaEmulator> m(new CudaEmulator());
-  if (Status s = readCudaArtifact(artifactPath, m->art); !s)
+  if (Status s = readCudaArtifact(artifactPath, m->art, options.planChecks); !s)
     return s;
   SafetensorsFile weights;
   if (Status s = readSafetensors(weightsPath, weights); !s)
@@ -193,9 +193,9 @@ Status CudaEmulator::create(const std::string &artifactPath,
       const CudaStep &s = (*steps)[i];
       if (uint64_t(s.grid[0]) * s.grid[1] * s.grid[2] > kMaxBlocks)
         return Status::error(
-            artifactPath + ": " + (steps == &art.init ? "init[" : "run[") +
-            std::to_string(i) + "] (kernel '" + art.kernels[s.kernel].name +
-            "') launches more than 2^24 blocks, more than the emulator runs");
+            artifactPath + ": " +
+            describeCudaStep(art, steps == &art.init ? "init" : "run", i) +
+            " launches more than 2^24 blocks, more than the emulator runs");
     }
 
   m->impl = std::make_unique<Impl>();

@@ -20,6 +20,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 using namespace gpuopt::runtime;
 
@@ -132,6 +134,8 @@ struct CudaModel::Impl {
   CUdeviceptr arena = 0;
   CUgraphExec graph = nullptr;
   std::vector<CUfunction> functions;
+  const CudaArtifact *art = nullptr;
+  bool syncEachStep = false;
   /// Per step: the argument values and pointers to them (kernelParams).
   struct Launch {
     CUfunction fn;
@@ -174,21 +178,47 @@ struct CudaModel::Impl {
     return Status::ok();
   }
 
-  Status launch(std::vector<Launch> &steps) {
-    for (Launch &l : steps)
-      CU_CHECK(d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2],
-                                 l.block[0], l.block[1], l.block[2], 0, stream,
-                                 l.params.data(), nullptr));
+  /// Launches the steps of `plan` ("init" or "run"); a failing launch, and
+  /// with syncEachStep a fault while it runs, names the step.
+  Status launch(std::vector<Launch> &steps, const char *plan) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      Launch &l = steps[i];
+      CUresult r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2],
+                                     l.block[0], l.block[1], l.block[2], 0,
+                                     stream, l.params.data(), nullptr);
+      if (r != CUDA_SUCCESS)
+        return Status::error(describeCudaStep(*art, plan, i) + ": " +
+                             cuError(*d, r, "cuLaunchKernel").message());
+      if (!syncEachStep)
+        continue;
+      if (CUresult f = d->cuStreamSynchronize(stream); f != CUDA_SUCCESS)
+        return Status::error(
+            describeCudaStep(*art, plan, i) + ": the launch faulted (" +
+            cuError(*d, f, "cuStreamSynchronize").message() + ")");
+    }
     return Status::ok();
   }
 
+  /// Waits for the launches of `plan` ("the load-time steps", ...) on the
+  /// stream; a fault names no step unless syncEachStep found it first.
+  Status wait(const char *what, size_t launches) {
+    CUresult r = d->cuStreamSynchronize(stream);
+    if (r == CUDA_SUCCESS)
+      return Status::ok();
+    return Status::error(
+        cuError(*d, r, "cuStreamSynchronize").message() + " after " + what +
+        " (" + std::to_string(launches) +
+        " launches); gpuopt-cuda-run --sync-each-step or "
+        "GPUOPT_CUDA_SYNC_EACH_STEP=1 names the step that faulted");
+  }
+
   Status forward(bool useGraph) {
-    if (!useGraph)
-      return launch(run);
+    if (!useGraph || syncEachStep)
+      return launch(run, "run");
     if (!graph) {
       CU_CHECK(
           d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-      Status s = launch(run);
+      Status s = launch(run, "run");
       CUgraph g = nullptr;
       CUresult end = d->cuStreamEndCapture(stream, &g);
       if (!s)
@@ -207,10 +237,26 @@ struct CudaModel::Impl {
 
 CudaModel::~CudaModel() = default;
 
+Status gpuopt::runtime::applyCudaEnvironment(CudaModelOptions &options) {
+  const char *sync = std::getenv("GPUOPT_CUDA_SYNC_EACH_STEP");
+  if (!sync || !*sync || std::strcmp(sync, "0") == 0)
+    return Status::ok();
+  if (std::strcmp(sync, "1") != 0)
+    return Status::error("GPUOPT_CUDA_SYNC_EACH_STEP must be 0 or 1, got '" +
+                         std::string(sync) + "'");
+  options.syncEachStep = true;
+  return Status::ok();
+}
+
 Status CudaModel::create(const std::string &artifactPath,
                          const std::string &weightsPath, bool strict,
-                         int deviceIndex, std::unique_ptr<CudaModel> &out) {
+                         int deviceIndex, const CudaModelOptions &given,
+                         std::unique_ptr<CudaModel> &out) {
+  CudaModelOptions options = given;
+  if (Status s = applyCudaEnvironment(options); !s)
+    return s;
   std::unique_ptr<CudaModel> m(new CudaModel());
+  // The plan checks (readCudaArtifact) run before any driver call.
   if (Status s = readCudaArtifact(artifactPath, m->art); !s)
     return s;
   SafetensorsFile weights;
@@ -222,6 +268,8 @@ Status CudaModel::create(const std::string &artifactPath,
 
   m->impl = std::make_unique<Impl>();
   Impl &I = *m->impl;
+  I.art = &m->art;
+  I.syncEachStep = options.syncEachStep;
   if (Status s = loadDriver(I.d); !s)
     return s;
   const Driver *d = I.d;
@@ -301,9 +349,10 @@ Status CudaModel::create(const std::string &artifactPath,
     return s;
   if (Status s = I.prepare(art, art.run, I.run); !s)
     return s;
-  if (Status s = I.launch(I.init); !s)
+  if (Status s = I.launch(I.init, "init"); !s)
     return s;
-  CU_CHECK(d->cuStreamSynchronize(I.stream));
+  if (Status s = I.wait("the load-time steps", I.init.size()); !s)
+    return Status::error(artifactPath + ": " + s.message());
   out = std::move(m);
   return Status::ok();
 }
@@ -323,11 +372,9 @@ Status CudaModel::setInputs(const std::vector<const float *> &inputs) {
 }
 
 Status CudaModel::forward(bool graph) {
-  const Driver *d = impl->d;
   if (Status s = impl->forward(graph); !s)
     return s;
-  CU_CHECK(d->cuStreamSynchronize(impl->stream));
-  return Status::ok();
+  return impl->wait("a forward", impl->run.size());
 }
 
 Status CudaModel::getOutputs(const std::vector<float *> &outputs) {
@@ -397,7 +444,8 @@ Status CudaModel::profileSteps(std::vector<double> &ms) {
                             l.block[1], l.block[2], 0, impl->stream,
                             l.params.data(), nullptr);
     if (r != CUDA_SUCCESS)
-      result = cuError(*d, r, "profiling a launch");
+      result = Status::error(describeCudaStep(art, "run", i) + ": " +
+                             cuError(*d, r, "profiling a launch").message());
   }
   if (result) {
     CUresult r = d->cuEventRecord(events[n], impl->stream);

@@ -64,3 +64,22 @@ def rewrite(artifact: Path, out: Path, edit: object) -> Path:
     model = to_json(artifact)
     edit(model)
     return from_json(model, out)
+
+
+def location_text(sources: list[str], loc: str) -> str:
+    """The runtime's "at a.py:1:2, a.py:3:4 and 2 more" of a step (empty
+    without any location)."""
+    if not sources:
+        return f"at {loc}" if loc else ""
+    text = "at " + ", ".join(sources[:3])
+    return text + (f" and {len(sources) - 3} more" if len(sources) > 3 else "")
+
+
+def describe_step(model: dict, plan: str, index: int) -> str:
+    """How the runtime names step `index` of `plan` ("init", "run") in its
+    messages: "run[3] (kernel 'k' at a.py:1:2)" (describeCudaStep)."""
+    prog = program(model)
+    step = prog[plan][index]
+    at = location_text(step.get("sources") or [], step.get("loc") or "")
+    name = prog["kernels"][step["kernel"]]["name"]
+    return f"{plan}[{index}] (kernel '{name}'{' ' + at if at else ''})"

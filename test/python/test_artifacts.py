@@ -465,11 +465,14 @@ def test_cuda_plan_checked_against_kernel_signatures(model: dict, cuda_model: Pa
     def offset_overflow(h: dict) -> None:
         h["buffers"][step["args"][0]]["offset"] = (1 << 64) - 256
 
+    buffer = header["buffers"][step["args"][0]]
+    outside = f"buffers[{step['args'][0]}]: {buffer['bytes']} bytes at offset {{}} lie outside the arena of "
+    outside += f"{header['arena_bytes']} bytes (argument 0 of run["
     cases = {
         "count": (drop_arg, f"{where}"),
         "size": (swap_args, f"{where}"),
-        "arena": (outside_arena, "misaligned or outside the arena"),
-        "overflow": (offset_overflow, "misaligned or outside the arena"),
+        "arena": (outside_arena, outside.format(header["arena_bytes"])),
+        "overflow": (offset_overflow, outside.format((1 << 64) - 256)),
     }
     for name, (edit, message) in cases.items():
         bad = rewrite_plan(cuda_model, tmp_path / f"{name}.gpuopt", edit)

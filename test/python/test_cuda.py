@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import rel_l2
-from cuda_artifact import images, program, rewrite, to_json
+from cuda_artifact import describe_step, images, location_text, program, rewrite, to_json
 
 from gpuopt import models
 from gpuopt.tools import build_dir
@@ -247,9 +247,24 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
         assert f"{bad}: invalid gpuopt artifact: {message}" in proc.stderr, (case, proc.stderr)
 
     # Well-formed FlatBuffers whose plan is wrong: the CUDA reader's checks.
-    plan = program(to_json(good))
+    # Each message about a step names it, its kernel and its sources; one
+    # about a buffer, the first launch passing it.
+    model = to_json(good)
+    plan = program(model)
     step = next(i for i, s in enumerate(plan["run"]) if s["args"])
     arg = plan["run"][step]["args"][0]
+    launch = describe_step(model, "run", step)
+    at = location_text(plan["run"][step]["sources"], plan["run"][step]["loc"])
+    assert at.startswith("at ") and "unext.py:" in at, at
+    # The first launch passing buffers[arg]: none of the init plan (an
+    # exported model has none), `step` or an earlier one.
+    assert not plan["init"]
+    first = next(i for i, s in enumerate(plan["run"]) if arg in s["args"])
+    used = (
+        f" (argument {plan['run'][first]['args'].index(arg)} of run[{first}], kernel "
+        f"'{plan['kernels'][plan['run'][first]['kernel']]['name']}' "
+        f"{location_text(plan['run'][first]['sources'], plan['run'][first]['loc'])})"
+    )
 
     def set_step(field: str, value: object) -> object:
         return lambda m: m["program"]["run"][step].__setitem__(field, value)
@@ -260,28 +275,34 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
     param = next(i for i, b in enumerate(plan["buffers"]) if b["kind"] == "Param")
     edits = {
         "version": (lambda m: m.__setitem__("version", 99), "version 99, this runtime reads version 1"),
-        "args": (set_step("args", [10**6]), f"run[{step}]: 'args' must index 'buffers'"),
-        "kernel": (set_step("kernel", len(plan["kernels"])), f"run[{step}]: 'kernel' must index 'kernels'"),
+        "args": (set_step("args", [10**6]), f"{launch}: 'args' must index 'buffers'"),
+        "kernel": (
+            set_step("kernel", len(plan["kernels"])),
+            (
+                f"run[{step}] (kernel {len(plan['kernels'])} {at}): 'kernel' must index 'kernels' "
+                f"({len(plan['kernels'])} kernels)"
+            ),
+        ),
         "grid": (
             set_step("grid", {"x": 2**31, "y": 1, "z": 1}),
-            f"run[{step}]: 'grid' sizes must be in [1, 2^31)",
+            f"{launch}: 'grid' sizes must be in [1, 2^31)",
         ),
         "grid-zero": (set_step("grid", {"x": 1, "y": 0, "z": 1}), "'grid' sizes must be in [1, 2^31)"),
         "threads": (
             set_step("block", {"x": 1024, "y": 2, "z": 1}),
-            f"run[{step}]: more than 1024 threads per block",
+            f"{launch}: more than 1024 threads per block",
         ),
         "library": (
             set_step("kind", "Library"),
-            f"run[{step}]: library steps are not supported by this runtime",
+            f"run[{step}] ({at}): library steps are not supported by this runtime",
         ),
         "misaligned": (
             set_buffer("offset", plan["buffers"][arg]["offset"] + 16),
-            f"buffers[{arg}]: misaligned or outside the arena",
+            f"buffers[{arg}]: offset {plan['buffers'][arg]['offset'] + 16} is not a multiple of 256{used}",
         ),
         "bytes": (
             set_buffer("bytes", plan["buffers"][arg]["bytes"] + 4),
-            f"buffers[{arg}]: 'bytes' does not match shape and dtype",
+            f"buffers[{arg}]: 'bytes' does not match shape and dtype{used}",
         ),
         "param-name": (
             lambda m: m["program"]["buffers"][param].__setitem__("name", "no.such.weight"),
@@ -320,18 +341,18 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
             lambda m: m["program"]["images"][0].__setitem__("format", 4),
             "images[0] must give chip sm_NN and format fatbin|cubin|ptx, or chip host-ARCH and format HostSo",
         ),
-        "kind": (set_buffer("kind", 5), f"buffers[{arg}]: unknown kind 5"),
+        "kind": (set_buffer("kind", 5), f"buffers[{arg}]: unknown kind 5{used}"),
         "dtype": (
             lambda m: m["program"]["buffers"][arg]["type"].__setitem__("dtype", 10),
-            f"buffers[{arg}] has an unknown dtype 10",
+            f"buffers[{arg}] has an unknown dtype 10{used}",
         ),
         "rank": (
             lambda m: m["program"]["buffers"][arg]["type"].__setitem__("shape", [1] * 9),
-            f"buffers[{arg}] has rank 9, more than 8",
+            f"buffers[{arg}] has rank 9, more than 8{used}",
         ),
         "negative-dim": (
             lambda m: m["program"]["buffers"][arg]["type"].__setitem__("shape", [-1]),
-            f"buffers[{arg}] has a negative dimension",
+            f"buffers[{arg}] has a negative dimension{used}",
         ),
         "param-unnamed": (
             lambda m: m["program"]["buffers"][param].__setitem__("name", ""),
@@ -349,7 +370,7 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
             lambda m: m["program"]["kernels"][0]["args"][0].__setitem__("dtype", 200),
             "'): argument 0 has an unknown dtype",
         ),
-        "step-kind": (set_step("kind", 9), f"run[{step}]: unknown step kind 9"),
+        "step-kind": (set_step("kind", 9), f"run[{step}] ({at}): unknown step kind 9"),
         "cpu-program": (
             lambda m: m.update(
                 program_type="CpuProgram",

@@ -6,9 +6,10 @@
 //
 //   gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors --input=@x.npy
 //       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph] [--profile]
-//       [--device=I] [--strict-weights] [--json=FILE]
+//       [--device=I] [--strict-weights] [--json=FILE] [--sync-each-step]
 //   gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] --weights=W.safetensors
-//       --input=@x.npy [--output=@y.npy] [--strict-weights]  (no GPU needed)
+//       --input=@x.npy [--output=@y.npy] [--strict-weights]
+//       [--skip-plan-checks] [--sync-each-step]  (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --inspect      (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --dump         (no GPU needed)
 //
@@ -19,6 +20,14 @@
 // (gpuopt-compile --cuda-host-image; runtime/include/gpuopt/Runtime/
 // CudaEmulator.h), blocks and threads in ORDER: forward (the default),
 // reversed, shuffled or shuffled:SEED.
+//
+// Every mode but --dump checks the launch plan when it reads the artifact
+// (CudaModel.h: checkCudaPlan), before any driver call. --sync-each-step
+// waits for each launch and names the step of an asynchronous fault (also
+// GPUOPT_CUDA_SYNC_EACH_STEP=1; not with --graph); the emulator runs one
+// launch at a time anyway, so there it changes nothing. --skip-plan-checks
+// (emulation only) runs a plan the data-flow checks refuse, to see what it
+// computes; the checks that keep the emulator inside its arena still run.
 //
 // Builds with a C++ compiler and the CUDA headers only (no MLIR, no LLVM).
 // Exit status: 0 on success, 1 on bad input, 2 when no usable GPU or driver.
@@ -48,11 +57,12 @@ void usage() {
       "usage: gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors "
       "--input=@x.npy [--output=@y.npy]\n"
       "         [--runs=N] [--warmup=N] [--graph] [--profile] [--device=I]\n"
-      "         [--strict-weights] [--json=FILE]\n"
+      "         [--strict-weights] [--json=FILE] [--sync-each-step]\n"
       "       gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] "
       "--weights=W.safetensors --input=@x.npy\n"
-      "         [--output=@y.npy] [--strict-weights]   (ORDER: forward, "
-      "reversed, shuffled[:SEED])\n"
+      "         [--output=@y.npy] [--strict-weights] [--skip-plan-checks] "
+      "[--sync-each-step]\n"
+      "         (ORDER: forward, reversed, shuffled[:SEED])\n"
       "       gpuopt-cuda-run MODEL.gpuopt --inspect\n"
       "       gpuopt-cuda-run MODEL.gpuopt --dump\n");
 }
@@ -128,7 +138,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputs, outputs;
   int runs = 0, warmup = 3, device = 0;
   bool graph = false, profile = false, strict = false, inspect = false,
-       dump = false, emulate = false, deviceGiven = false;
+       dump = false, emulate = false, deviceGiven = false, sync = false,
+       skipChecks = false;
   EmulationOptions emulation;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -166,6 +177,10 @@ int main(int argc, char **argv) {
       profile = true;
     } else if (a == "--strict-weights") {
       strict = true;
+    } else if (a == "--sync-each-step") {
+      sync = true;
+    } else if (a == "--skip-plan-checks") {
+      skipChecks = true;
     } else if (a == "--inspect") {
       inspect = true;
     } else if (a == "--dump") {
@@ -203,6 +218,15 @@ int main(int argc, char **argv) {
       (graph || profile || runs > 0 || deviceGiven || !jsonPath.empty()))
     return fail("--graph, --profile, --runs, --device and --json time or "
                 "choose a GPU; they do not apply to --emulate");
+  if ((sync || skipChecks) && (inspect || dump))
+    return fail("--sync-each-step and --skip-plan-checks run a model; they "
+                "do not apply to --inspect/--dump");
+  if (skipChecks && !emulate)
+    return fail("--skip-plan-checks applies to --emulate only (a GPU never "
+                "runs a plan the checks refuse)");
+  if (sync && graph)
+    return fail("--sync-each-step and --graph are exclusive (a CUDA graph "
+                "replays the forward without waiting between launches)");
   if (dump) {
     std::vector<uint8_t> bytes;
     if (Status s = readFileBytes(model, bytes, kMaxCudaArtifactBytes); !s)
@@ -229,7 +253,7 @@ int main(int argc, char **argv) {
   // Read inputs before touching the GPU, so that bad files are reported as
   // such on any machine.
   CudaArtifact art;
-  if (Status s = readCudaArtifact(model, art); !s)
+  if (Status s = readCudaArtifact(model, art, !skipChecks); !s)
     return fail(s.message());
   if (inputs.size() != art.inputs.size())
     return fail("the model takes " + std::to_string(art.inputs.size()) +
@@ -252,6 +276,8 @@ int main(int argc, char **argv) {
   }
 
   if (emulate) {
+    // --sync-each-step: the emulator runs each launch to its end anyway.
+    emulation.planChecks = !skipChecks;
     std::unique_ptr<CudaEmulator> e;
     if (Status s = CudaEmulator::create(model, weights, strict, emulation, e);
         !s)
@@ -270,7 +296,10 @@ int main(int argc, char **argv) {
   }
 
   std::unique_ptr<CudaModel> m;
-  if (Status s = CudaModel::create(model, weights, strict, device, m); !s) {
+  CudaModelOptions options;
+  options.syncEachStep = sync;
+  if (Status s = CudaModel::create(model, weights, strict, device, options, m);
+      !s) {
     bool gpuMissing = s.message().find("NVIDIA driver") != std::string::npos ||
                       s.message().find("cuInit") != std::string::npos ||
                       s.message().find("no CUDA device") != std::string::npos;

@@ -364,7 +364,9 @@ def DeduplicateGpuKernelsPass
     ptxas cost about 20 ms per kernel, so a 10^4-op graph spent minutes
     compiling copies. Kernels whose generic form is equal but for the name
     are merged into the first of them and every `gpu.launch_func` is pointed
-    at it.
+    at it. Locations are not compared: before merging, each launch's location
+    is fused with those of its kernel's body, so that every launch still
+    names the source ops it computes (the CUDA launch plan's step sources).
 
     ```mlir
     gpu.launch_func @kernels::@k0 ...

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
@@ -64,17 +65,24 @@ struct Step {
   int64_t grid[3] = {1, 1, 1};
   int64_t block[3] = {1, 1, 1};
   SmallVector<unsigned> args;
-  SmallVector<bool> reads, writes;
   std::string loc;
+  SmallVector<std::string> sources;
+};
+
+/// One parameter of a kernel: its dtype, byte size and access.
+struct KernelArg {
+  rt::DType dtype;
+  uint64_t bytes;
+  bool reads = false, writes = false;
 };
 
 struct Plan {
   std::vector<Buffer> buffers;
   std::vector<unsigned> inputs, outputs;
   std::vector<std::string> kernels;
-  /// Per kernel, the dtype and byte size of each (memref) parameter: the
-  /// runtime checks every launch against it.
-  std::vector<SmallVector<std::pair<rt::DType, uint64_t>>> kernelArgs;
+  /// Per kernel, the dtype, byte size and access of each (memref)
+  /// parameter: the runtime checks every launch against it.
+  std::vector<SmallVector<KernelArg>> kernelArgs;
   std::vector<Step> init, run;
   uint64_t arenaBytes = 0;
 };
@@ -103,36 +111,77 @@ std::optional<rt::DType> toRuntimeDType(Type t) {
   return std::nullopt;
 }
 
-std::string formatLoc(Location loc) {
-  std::string out;
+/// The distinct file:line:col locations in `loc`, in walk order.
+SmallVector<std::string> formatLocs(Location loc) {
+  SmallVector<std::string> out;
   loc->walk([&](Location l) {
     if (auto flc = dyn_cast<FileLineColLoc>(l)) {
-      out = (flc.getFilename().getValue() + ":" + Twine(flc.getLine()) + ":" +
-             Twine(flc.getColumn()))
-                .str();
-      return WalkResult::interrupt();
+      std::string text = (flc.getFilename().getValue() + ":" +
+                          Twine(flc.getLine()) + ":" + Twine(flc.getColumn()))
+                             .str();
+      if (!llvm::is_contained(out, text))
+        out.push_back(std::move(text));
     }
     return WalkResult::advance();
   });
   return out;
 }
 
-/// Whether kernel argument `v` (or a view of it) is read and/or written.
-void classifyAccess(Value v, bool &read, bool &write) {
+std::string formatLoc(Location loc) {
+  SmallVector<std::string> locs = formatLocs(loc);
+  return locs.empty() ? std::string() : locs.front();
+}
+
+/// The loads and stores through kernel parameter `v` (or a view of it), and
+/// whether any other use reads or writes it; `unknown` receives a use whose
+/// access this cannot tell.
+LogicalResult collectAccesses(Value v, SmallVectorImpl<memref::LoadOp> &loads,
+                              SmallVectorImpl<memref::StoreOp> &stores,
+                              bool &read, bool &write, Operation *&unknown) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
-    if (isa<memref::LoadOp>(user)) {
-      read = true;
-    } else if (auto store = dyn_cast<memref::StoreOp>(user);
-               store && store.getMemRef() == v) {
-      write = true;
+    if (auto load = dyn_cast<memref::LoadOp>(user)) {
+      loads.push_back(load);
+    } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
+      stores.push_back(store); // a memref is never the stored value
+    } else if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      (use.get() == copy.getSource() ? read : write) = true;
+    } else if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(user)) {
+      read = write = true;
+    } else if (isa<memref::DimOp>(user)) {
+      continue;
     } else if (isa<ViewLikeOpInterface, memref::CastOp>(user)) {
       for (Value r : user->getResults())
-        classifyAccess(r, read, write);
+        if (failed(collectAccesses(r, loads, stores, read, write, unknown)))
+          return failure();
     } else {
-      read = write = true;
+      unknown = user;
+      return failure();
     }
   }
+  return success();
+}
+
+/// Whether the kernel reads what kernel parameter `v` held before the launch
+/// and whether it writes it. A load of an element the same thread stored
+/// first (a store to the same view at the same indices that dominates it,
+/// e.g. an accumulator's initial value) reads nothing from before.
+LogicalResult classifyAccess(Value v, DominanceInfo &dom, bool &read,
+                             bool &write, Operation *&unknown) {
+  SmallVector<memref::LoadOp> loads;
+  SmallVector<memref::StoreOp> stores;
+  if (failed(collectAccesses(v, loads, stores, read, write, unknown)))
+    return failure();
+  write |= !stores.empty();
+  for (memref::LoadOp load : loads) {
+    bool ownValue = llvm::any_of(stores, [&](memref::StoreOp store) {
+      return store.getMemRef() == load.getMemRef() &&
+             llvm::equal(store.getIndices(), load.getIndices()) &&
+             dom.properlyDominates(store.getOperation(), load.getOperation());
+    });
+    read |= !ownValue;
+  }
+  return success();
 }
 
 /// Builds the plan from the bufferized host functions of the split
@@ -292,7 +341,8 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
       if (inserted) {
         plan.kernels.push_back(name.str());
         auto &signature = plan.kernelArgs.emplace_back();
-        for (Type t : kernel.getArgumentTypes()) {
+        DominanceInfo dom(kernel);
+        for (auto [index, t] : llvm::enumerate(kernel.getArgumentTypes())) {
           auto type = dyn_cast<MemRefType>(t);
           std::optional<rt::DType> dtype =
               type ? toRuntimeDType(type.getElementType()) : std::nullopt;
@@ -300,8 +350,18 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
             return launch.emitOpError("launches a kernel with a parameter of "
                                       "type ")
                    << t << ", which the CUDA launch plan cannot pass";
-          signature.emplace_back(*dtype, type.getNumElements() *
-                                             type.getElementTypeBitWidth() / 8);
+          KernelArg arg{
+              *dtype, static_cast<uint64_t>(type.getNumElements() *
+                                            type.getElementTypeBitWidth() / 8)};
+          // The runtime's plan checks (and in_place) need the access.
+          Operation *unknown = nullptr;
+          if (failed(classifyAccess(kernel.getArgument(index), dom, arg.reads,
+                                    arg.writes, unknown)))
+            return unknown->emitOpError("uses parameter ")
+                   << index << " of kernel '" << name
+                   << "'; the CUDA launch plan records each parameter's "
+                      "reads and writes, and cannot tell them for this op";
+          signature.push_back(arg);
         }
       }
       step.kernel = it->second;
@@ -312,13 +372,12 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
           return launch.emitOpError("kernel operand ")
                  << index
                  << " is not an argument or allocation of the host function";
-        bool read = false, write = false;
-        classifyAccess(kernel.getArgument(index), read, write);
         step.args.push_back(found->second);
-        step.reads.push_back(read);
-        step.writes.push_back(write);
       }
       step.loc = formatLoc(launch.getLoc());
+      // The launch's location also holds its kernel body's, also after the
+      // kernel was merged with an identical one (--deduplicate-gpu-kernels).
+      step.sources = formatLocs(launch.getLoc());
       steps.push_back(std::move(step));
     }
     return success();
@@ -481,10 +540,13 @@ fb::ModelT planToArtifact(const Plan &plan, const CudaCompileOptions &options,
        llvm::zip_equal(plan.kernels, plan.kernelArgs)) {
     auto kernel = std::make_unique<fb::CudaKernelT>();
     kernel->name = name;
-    for (const auto &[dtype, bytes] : signature) {
+    for (const KernelArg &a : signature) {
       auto arg = std::make_unique<fb::KernelArgT>();
-      arg->dtype = rt::toArtifactDType(dtype);
-      arg->bytes = bytes;
+      arg->dtype = rt::toArtifactDType(a.dtype);
+      arg->bytes = a.bytes;
+      arg->in_place = a.reads && a.writes;
+      arg->reads = a.reads;
+      arg->writes = a.writes;
       kernel->args.push_back(std::move(arg));
     }
     program->kernels.push_back(std::move(kernel));
@@ -500,6 +562,7 @@ fb::ModelT planToArtifact(const Plan &plan, const CudaCompileOptions &options,
           std::make_unique<fb::Dim3>(s.block[0], s.block[1], s.block[2]);
       step->args.assign(s.args.begin(), s.args.end());
       step->loc = s.loc;
+      step->sources.assign(s.sources.begin(), s.sources.end());
       out.push_back(std::move(step));
     }
   };
@@ -633,8 +696,11 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
        llvm::zip_equal(plan.kernels, plan.kernelArgs))
     estimate += 64 + name.size() + 48 * signature.size();
   for (const std::vector<Step> *steps : {&plan.init, &plan.run})
-    for (const Step &s : *steps)
+    for (const Step &s : *steps) {
       estimate += 96 + 4 * s.args.size() + s.loc.size();
+      for (const std::string &source : s.sources)
+        estimate += 8 + source.size();
+    }
   if (estimate > rt::kMaxCudaArtifactBytes)
     return module.emitError("the CUDA artifact would take up to ")
            << estimate << " bytes (" << imageBytes

@@ -140,13 +140,25 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // DUMP-NEXT:         {
 // DUMP-NEXT:           "dtype": "F32",
 // DUMP-NEXT:           "bytes": 432,
-// DUMP-NEXT:           "in_place": false
+// DUMP-NEXT:           "in_place": false,
+// DUMP-NEXT:           "reads": true,
+// DUMP-NEXT:           "writes": false
 // DUMP-NEXT:         },
-// DUMP:            "shared_bytes": 0
+// What each argument's kernel reads and writes, for the runtime's plan
+// checks: the two BatchNorm vectors read, the folded weight only written.
+// DUMP-COUNT-2:      "reads": true,
+// DUMP:              "bytes": 432,
+// DUMP-NEXT:           "in_place": false,
+// DUMP-NEXT:           "reads": false,
+// DUMP-NEXT:           "writes": true
+// DUMP-NEXT:         }
+// DUMP-NEXT:       ],
+// DUMP-NEXT:       "shared_bytes": 0
 // DUMP:            "name": "forward_kernel{{[0-9]+}}",
 // The load-time steps are the BatchNorm's fold (two launches: weight and
 // bias); the three forward steps (padding copies and the convolution fused
-// with BatchNorm and ReLU) carry the ReLU's location.
+// with BatchNorm and ReLU) carry the ReLU's location. Each step's sources
+// are the distinct locations of its launch and its kernel's body.
 // DUMP:        "init": [
 // DUMP-NEXT:     {
 // DUMP-NEXT:       "kind": "Kernel",
@@ -165,17 +177,27 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // DUMP-COUNT-3:      {{^ *[0-9]+,$}}
 // DUMP-NEXT:         {{^ *[0-9]+$}}
 // DUMP-NEXT:       ],
-// DUMP-NEXT:       "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN:]]:{{[0-9]+}}"
-// DUMP:            "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN]]:{{[0-9]+}}"
+// DUMP-NEXT:       "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN:]]:{{[0-9]+}}",
+// DUMP-NEXT:       "sources": [
+// DUMP-NEXT:         "{{.*}}gpuopt-compile-cuda.mlir:[[#BN]]:{{[0-9]+}}"
+// DUMP-NEXT:       ]
+// DUMP-NEXT:     },
+// DUMP:            "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN]]:{{[0-9]+}}",
+// DUMP-NEXT:       "sources": [
+// DUMP-NEXT:         "{{.*}}gpuopt-compile-cuda.mlir:[[#BN]]:{{[0-9]+}}"
+// DUMP-NEXT:       ]
 // DUMP-NEXT:     }
 // DUMP-NEXT:   ],
 // DUMP-NEXT:   "run": [
 // DUMP-NEXT:     {
 // DUMP-NEXT:       "kind": "Kernel",
-// DUMP-COUNT-3:    "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN+1]]:{{[0-9]+}}"
-// DUMP-NOT:        "loc"
-// DUMP:          ]
-// DUMP-NEXT:   }
+// DUMP-COUNT-3:    "loc": "{{.*}}gpuopt-compile-cuda.mlir:[[#BN+1]]:{{[0-9]+}}",
+// DUMP-NEXT:       "sources": [
+// DUMP-NEXT:         "{{.*}}gpuopt-compile-cuda.mlir:[[#BN+1]]:{{[0-9]+}}"
+// DUMP-NEXT:       ]
+// DUMP-NEXT:     }
+// DUMP-NEXT:   ]
+// DUMP-NEXT: }
 // DUMP-NEXT: }
 
 // PTX for one chip, no load-time work without the optimization:

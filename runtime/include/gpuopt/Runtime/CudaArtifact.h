@@ -20,9 +20,12 @@
 //     buffers      kind Input|Output|Param|Constant|Temp, name, type, bytes,
 //                  offset in the arena
 //     inputs, outputs   buffer indices, in the order of Model.inputs/outputs
-//     kernels      name and signature: per parameter a dtype and byte size
+//     kernels      name and signature: per parameter a dtype and byte size,
+//                  whether the kernel reads and writes it (reads, writes:
+//                  required by this reader) and in_place (both)
 //     init, run    steps: kernel index, grid and block (Dim3), args (buffer
-//                  indices), loc (source location of the op)
+//                  indices), loc (source location of the op), sources (the
+//                  distinct locations of the launch and its kernel's ops)
 //
 // The runtime loads the image built for the device's compute capability,
 // else one whose PTX the driver can compile for it (a fatbin or PTX of an
@@ -36,8 +39,9 @@
 // bare-pointer ABI of convert-gpu-to-nvvm with use-bare-ptr-memref-call-conv).
 // The reader (runtime/cuda/CudaArtifact.cpp) verifies the buffer against the
 // schema, then checks every index, offset and size of the plan and each
-// step's argument count, dtypes and sizes against its kernel's signature, so
-// a damaged plan is refused before any launch. Library steps (calls into
+// step's argument count, dtypes and sizes against its kernel's signature,
+// then the plan's data flow (checkCudaPlan, CudaModel.h), so a damaged plan
+// is refused before any launch. Library steps (calls into
 // vendor libraries) are room in the schema, refused by this runtime.
 //
 //===----------------------------------------------------------------------===//

@@ -44,6 +44,11 @@ struct EmulationOptions {
   /// The seed of the Shuffled order (a fresh permutation of the blocks per
   /// launch and of the threads per block, reproducible from it).
   uint64_t seed = 0;
+  /// Whether the plan's data-flow checks (checkCudaPlan) run at load, as
+  /// they do for a GPU. Without them the emulator runs a plan they refuse,
+  /// to show what it computes (the mutation tests); the checks that keep
+  /// every launch inside the arena always run.
+  bool planChecks = true;
 };
 
 /// Parses `forward`, `reversed`, `shuffled` or `shuffled:SEED`.

@@ -44,12 +44,18 @@ struct CudaStep {
   unsigned block[3] = {1, 1, 1};
   std::vector<unsigned> args;
   std::string loc;
+  /// The distinct source locations of the ops the launch computes.
+  std::vector<std::string> sources;
 };
 
-/// One parameter of a kernel: a dense buffer of this dtype and size.
+/// One parameter of a kernel: a dense buffer of this dtype and size, and
+/// how the kernel accesses it.
 struct CudaKernelArg {
   DType dtype = DType::F32;
   uint64_t bytes = 0;
+  bool reads = false, writes = false;
+  /// Both read and written (the only in-place arguments).
+  bool inPlace = false;
 };
 
 /// A kernel of the image and its signature.
@@ -84,16 +90,44 @@ constexpr uint64_t kMaxCudaArtifactBytes = 1ull << 30;
 
 /// Reads and validates an artifact; needs no GPU. Only a regular file of at
 /// most kMaxCudaArtifactBytes is read (a FIFO or device is refused, never
-/// opened).
-Status readCudaArtifact(const std::string &path, CudaArtifact &out);
+/// opened). `planChecks` as for parseCudaArtifact.
+Status readCudaArtifact(const std::string &path, CudaArtifact &out,
+                        bool planChecks = true);
 
 /// Validates the `size` bytes of a whole artifact file: verifyArtifact
 /// (Artifact.h: the FlatBuffers verifier and the checks every target shares)
 /// first, then the CudaProgram (CudaArtifact.h); `what` (the path) starts
 /// every message. Every step's arguments are checked against its kernel's
-/// signature and every buffer lies inside the arena.
+/// signature and every buffer lies inside the arena; then, with
+/// `planChecks`, the plan's data flow (checkCudaPlan). Only the emulator
+/// may skip the latter (to show what a refused plan computes): the former
+/// are what make the plan safe to index and launch.
 Status parseCudaArtifact(const uint8_t *bytes, size_t size,
-                         const std::string &what, CudaArtifact &out);
+                         const std::string &what, CudaArtifact &out,
+                         bool planChecks = true);
+
+/// The static checks of a read plan's data flow (CudaPlanCheck.cpp), walking
+/// the init steps, then the run steps, over the bytes of the arena:
+///   - every byte a launch reads was written before, through the same
+///     buffer: by the weights file (params), the init steps (constants,
+///     which persist), setInputs (inputs) or an earlier step of the same
+///     plan; a byte last written through another buffer (arena space shared
+///     by liveness) is a read of a dead buffer;
+///   - a written argument overlaps no other argument of its launch, unless
+///     both are the same buffer and in place;
+///   - no step writes a param or an input, nor bytes that hold one; no run
+///     step writes a constant or its bytes;
+///   - at the end of the run steps every output holds what was written
+///     through it.
+/// Each violation is one message naming the plan, step, kernel and the
+/// step's source locations (describeCudaStep); `path` starts it.
+Status checkCudaPlan(const CudaArtifact &art, const std::string &path);
+
+/// "run[3] (kernel 'k' at a.py:4:9, a.py:5:9)": a step of plan `plan`
+/// ("init" or "run") for messages; at most three sources are listed (then
+/// "and N more"), the step's `loc` when it records none.
+std::string describeCudaStep(const CudaArtifact &art, const char *plan,
+                             size_t index);
 
 /// Checks that `weights` (read from `weightsPath`) hold every param buffer
 /// of `art` with its dtype and shape, and with `strict` nothing else (but
@@ -117,15 +151,41 @@ struct CudaDeviceInfo {
   int multiprocessors = 0;
 };
 
+/// How CudaModel runs the plan.
+struct CudaModelOptions {
+  /// Waits for each launch (load-time and forward) to finish and reports an
+  /// asynchronous fault (an illegal address, a trap) with the step, kernel
+  /// and sources that caused it; without it a fault surfaces at the next
+  /// synchronisation, naming no step. A debugging mode: every launch pays a
+  /// round trip, and forwards never replay a CUDA graph. The environment
+  /// variable GPUOPT_CUDA_SYNC_EACH_STEP=1 turns it on too (for programs
+  /// that load models through the model API); 0 or unset leaves it as is.
+  bool syncEachStep = false;
+};
+
+/// Applies GPUOPT_CUDA_SYNC_EACH_STEP ("1": on, "0" or unset: as given) to
+/// `options`; any other value is an error.
+Status applyCudaEnvironment(CudaModelOptions &options);
+
 /// A loaded model on one GPU: one device arena, the kernels, one stream.
 class CudaModel {
 public:
   /// Loads `artifactPath` onto GPU `device`, binds the weights of
   /// `weightsPath` by seg.param name (with `strict`, tensors of the file the
   /// model does not use are an error) and runs the load-time steps once.
+  /// The artifact and its plan are checked (readCudaArtifact) and the
+  /// weights bound before any driver call; `options` as amended by
+  /// applyCudaEnvironment.
   static Status create(const std::string &artifactPath,
                        const std::string &weightsPath, bool strict, int device,
+                       const CudaModelOptions &options,
                        std::unique_ptr<CudaModel> &out);
+  static Status create(const std::string &artifactPath,
+                       const std::string &weightsPath, bool strict, int device,
+                       std::unique_ptr<CudaModel> &out) {
+    return create(artifactPath, weightsPath, strict, device, CudaModelOptions(),
+                  out);
+  }
   ~CudaModel();
   CudaModel(const CudaModel &) = delete;
   CudaModel &operator=(const CudaModel &) = delete;
@@ -136,7 +196,8 @@ public:
   /// Copies `inputs` (dense f32 of the declared shapes, in order) to the GPU.
   Status setInputs(const std::vector<const float *> &inputs);
   /// Launches the forward steps on the model's stream and waits; with
-  /// `graph`, replays a CUDA graph captured on first use.
+  /// `graph` (and without syncEachStep), replays a CUDA graph captured on
+  /// first use.
   Status forward(bool graph);
   /// Copies the outputs back (dense f32 of the declared shapes).
   Status getOutputs(const std::vector<float *> &outputs);

@@ -14,8 +14,10 @@
 //    worker), and a second load of the same path is the same library.
 //  - A CUDA artifact (model.gpuopt: the bytes 4..7 are the FlatBuffers
 //    identifier "GPOA"; a file of the earlier "GPUOCUDA" format is refused
-//    with a message to recompile it) runs through CudaModel on GPU `device`;
-//    in a runtime built without the CUDA toolkit it is an error saying so.
+//    with a message to recompile it) runs through CudaModel on GPU `device`
+//    (GPUOPT_CUDA_SYNC_EACH_STEP=1 in the environment: each launch waited
+//    for, a fault naming its step; CudaModelOptions); in a runtime built
+//    without the CUDA toolkit it is an error saying so.
 //    With `device` GPUOPT_DEVICE_EMULATE it runs through CudaEmulator (its
 //    host image and launch plan on the CPU) in any build.
 //

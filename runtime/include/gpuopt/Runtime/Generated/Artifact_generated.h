@@ -1177,6 +1177,8 @@ struct KernelArgT : public flatbuffers::NativeTable {
   gpuopt::artifact::DType dtype = gpuopt::artifact::DType::F32;
   uint64_t bytes = 0;
   bool in_place = false;
+  flatbuffers::Optional<bool> reads = flatbuffers::nullopt;
+  flatbuffers::Optional<bool> writes = flatbuffers::nullopt;
 };
 
 /// One kernel parameter: a dense buffer of this dtype and size.
@@ -1190,7 +1192,9 @@ struct KernelArg FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
     VT_DTYPE = 4,
     VT_BYTES = 6,
-    VT_IN_PLACE = 8
+    VT_IN_PLACE = 8,
+    VT_READS = 10,
+    VT_WRITES = 12
   };
   gpuopt::artifact::DType dtype() const {
     return static_cast<gpuopt::artifact::DType>(GetField<uint8_t>(VT_DTYPE, 2));
@@ -1198,15 +1202,28 @@ struct KernelArg FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   uint64_t bytes() const {
     return GetField<uint64_t>(VT_BYTES, 0);
   }
-  /// Room: the kernel reads and writes this argument in place.
+  /// The kernel reads and writes this argument in place (set exactly when
+  /// `reads` and `writes` both are).
   bool in_place() const {
     return GetField<uint8_t>(VT_IN_PLACE, 0) != 0;
+  }
+  /// Whether the kernel loads from / stores to this argument (anywhere in
+  /// its body, through any view). Absent (null) in artifacts of an earlier
+  /// gpuopt-compile, which the CUDA reader refuses: the plan checks of the
+  /// runtime (docs/CUDABackend.md) need them.
+  flatbuffers::Optional<bool> reads() const {
+    return GetOptional<uint8_t, bool>(VT_READS);
+  }
+  flatbuffers::Optional<bool> writes() const {
+    return GetOptional<uint8_t, bool>(VT_WRITES);
   }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyField<uint8_t>(verifier, VT_DTYPE, 1) &&
            VerifyField<uint64_t>(verifier, VT_BYTES, 8) &&
            VerifyField<uint8_t>(verifier, VT_IN_PLACE, 1) &&
+           VerifyField<uint8_t>(verifier, VT_READS, 1) &&
+           VerifyField<uint8_t>(verifier, VT_WRITES, 1) &&
            verifier.EndTable();
   }
   KernelArgT *UnPack(const flatbuffers::resolver_function_t *_resolver = nullptr) const;
@@ -1227,6 +1244,12 @@ struct KernelArgBuilder {
   void add_in_place(bool in_place) {
     fbb_.AddElement<uint8_t>(KernelArg::VT_IN_PLACE, static_cast<uint8_t>(in_place), 0);
   }
+  void add_reads(bool reads) {
+    fbb_.AddElement<uint8_t>(KernelArg::VT_READS, static_cast<uint8_t>(reads));
+  }
+  void add_writes(bool writes) {
+    fbb_.AddElement<uint8_t>(KernelArg::VT_WRITES, static_cast<uint8_t>(writes));
+  }
   explicit KernelArgBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1242,9 +1265,13 @@ inline flatbuffers::Offset<KernelArg> CreateKernelArg(
     flatbuffers::FlatBufferBuilder &_fbb,
     gpuopt::artifact::DType dtype = gpuopt::artifact::DType::F32,
     uint64_t bytes = 0,
-    bool in_place = false) {
+    bool in_place = false,
+    flatbuffers::Optional<bool> reads = flatbuffers::nullopt,
+    flatbuffers::Optional<bool> writes = flatbuffers::nullopt) {
   KernelArgBuilder builder_(_fbb);
   builder_.add_bytes(bytes);
+  if(writes) { builder_.add_writes(*writes); }
+  if(reads) { builder_.add_reads(*reads); }
   builder_.add_in_place(in_place);
   builder_.add_dtype(dtype);
   return builder_.Finish();
@@ -1374,6 +1401,7 @@ struct CudaStepT : public flatbuffers::NativeTable {
   std::vector<uint32_t> args{};
   std::string loc{};
   std::string library{};
+  std::vector<std::string> sources{};
   CudaStepT() = default;
   CudaStepT(const CudaStepT &o);
   CudaStepT(CudaStepT&&) FLATBUFFERS_NOEXCEPT = default;
@@ -1396,7 +1424,8 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_BLOCK = 10,
     VT_ARGS = 12,
     VT_LOC = 14,
-    VT_LIBRARY = 16
+    VT_LIBRARY = 16,
+    VT_SOURCES = 18
   };
   gpuopt::artifact::StepKind kind() const {
     return static_cast<gpuopt::artifact::StepKind>(GetField<uint8_t>(VT_KIND, 0));
@@ -1419,6 +1448,12 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const flatbuffers::String *library() const {
     return GetPointer<const flatbuffers::String *>(VT_LIBRARY);
   }
+  /// The distinct source locations (file:line:col of the PyTorch code, from
+  /// the exporter's MLIR locations) of the ops this launch computes, in
+  /// order; runtime errors about the step name them.
+  const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *sources() const {
+    return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *>(VT_SOURCES);
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyField<uint8_t>(verifier, VT_KIND, 1) &&
@@ -1431,6 +1466,9 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            verifier.VerifyString(loc()) &&
            VerifyOffset(verifier, VT_LIBRARY) &&
            verifier.VerifyString(library()) &&
+           VerifyOffset(verifier, VT_SOURCES) &&
+           verifier.VerifyVector(sources()) &&
+           verifier.VerifyVectorOfStrings(sources()) &&
            verifier.EndTable();
   }
   CudaStepT *UnPack(const flatbuffers::resolver_function_t *_resolver = nullptr) const;
@@ -1463,6 +1501,9 @@ struct CudaStepBuilder {
   void add_library(flatbuffers::Offset<flatbuffers::String> library) {
     fbb_.AddOffset(CudaStep::VT_LIBRARY, library);
   }
+  void add_sources(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources) {
+    fbb_.AddOffset(CudaStep::VT_SOURCES, sources);
+  }
   explicit CudaStepBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1483,8 +1524,10 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStep(
     const gpuopt::artifact::Dim3 *block = nullptr,
     flatbuffers::Offset<flatbuffers::Vector<uint32_t>> args = 0,
     flatbuffers::Offset<flatbuffers::String> loc = 0,
-    flatbuffers::Offset<flatbuffers::String> library = 0) {
+    flatbuffers::Offset<flatbuffers::String> library = 0,
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources = 0) {
   CudaStepBuilder builder_(_fbb);
+  builder_.add_sources(sources);
   builder_.add_library(library);
   builder_.add_loc(loc);
   builder_.add_args(args);
@@ -1508,10 +1551,12 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStepDirect(
     const gpuopt::artifact::Dim3 *block = nullptr,
     const std::vector<uint32_t> *args = nullptr,
     const char *loc = nullptr,
-    const char *library = nullptr) {
+    const char *library = nullptr,
+    const std::vector<flatbuffers::Offset<flatbuffers::String>> *sources = nullptr) {
   auto args__ = args ? _fbb.CreateVector<uint32_t>(*args) : 0;
   auto loc__ = loc ? _fbb.CreateString(loc) : 0;
   auto library__ = library ? _fbb.CreateString(library) : 0;
+  auto sources__ = sources ? _fbb.CreateVector<flatbuffers::Offset<flatbuffers::String>>(*sources) : 0;
   return gpuopt::artifact::CreateCudaStep(
       _fbb,
       kind,
@@ -1520,7 +1565,8 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStepDirect(
       block,
       args__,
       loc__,
-      library__);
+      library__,
+      sources__);
 }
 
 flatbuffers::Offset<CudaStep> CreateCudaStep(flatbuffers::FlatBufferBuilder &_fbb, const CudaStepT *_o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
@@ -2211,6 +2257,8 @@ inline void KernelArg::UnPackTo(KernelArgT *_o, const flatbuffers::resolver_func
   { auto _e = dtype(); _o->dtype = _e; }
   { auto _e = bytes(); _o->bytes = _e; }
   { auto _e = in_place(); _o->in_place = _e; }
+  { auto _e = reads(); _o->reads = _e; }
+  { auto _e = writes(); _o->writes = _e; }
 }
 
 inline flatbuffers::Offset<KernelArg> KernelArg::Pack(flatbuffers::FlatBufferBuilder &_fbb, const KernelArgT* _o, const flatbuffers::rehasher_function_t *_rehasher) {
@@ -2224,11 +2272,15 @@ inline flatbuffers::Offset<KernelArg> CreateKernelArg(flatbuffers::FlatBufferBui
   auto _dtype = _o->dtype;
   auto _bytes = _o->bytes;
   auto _in_place = _o->in_place;
+  auto _reads = _o->reads;
+  auto _writes = _o->writes;
   return gpuopt::artifact::CreateKernelArg(
       _fbb,
       _dtype,
       _bytes,
-      _in_place);
+      _in_place,
+      _reads,
+      _writes);
 }
 
 inline CudaKernelT::CudaKernelT(const CudaKernelT &o)
@@ -2284,7 +2336,8 @@ inline CudaStepT::CudaStepT(const CudaStepT &o)
         block((o.block) ? new gpuopt::artifact::Dim3(*o.block) : nullptr),
         args(o.args),
         loc(o.loc),
-        library(o.library) {
+        library(o.library),
+        sources(o.sources) {
 }
 
 inline CudaStepT &CudaStepT::operator=(CudaStepT o) FLATBUFFERS_NOEXCEPT {
@@ -2295,6 +2348,7 @@ inline CudaStepT &CudaStepT::operator=(CudaStepT o) FLATBUFFERS_NOEXCEPT {
   std::swap(args, o.args);
   std::swap(loc, o.loc);
   std::swap(library, o.library);
+  std::swap(sources, o.sources);
   return *this;
 }
 
@@ -2314,6 +2368,7 @@ inline void CudaStep::UnPackTo(CudaStepT *_o, const flatbuffers::resolver_functi
   { auto _e = args(); if (_e) { _o->args.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->args[_i] = _e->Get(_i); } } }
   { auto _e = loc(); if (_e) _o->loc = _e->str(); }
   { auto _e = library(); if (_e) _o->library = _e->str(); }
+  { auto _e = sources(); if (_e) { _o->sources.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->sources[_i] = _e->Get(_i)->str(); } } }
 }
 
 inline flatbuffers::Offset<CudaStep> CudaStep::Pack(flatbuffers::FlatBufferBuilder &_fbb, const CudaStepT* _o, const flatbuffers::rehasher_function_t *_rehasher) {
@@ -2331,6 +2386,7 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStep(flatbuffers::FlatBufferBuild
   auto _args = _fbb.CreateVector(_o->args);
   auto _loc = _o->loc.empty() ? 0 : _fbb.CreateString(_o->loc);
   auto _library = _o->library.empty() ? 0 : _fbb.CreateString(_o->library);
+  auto _sources = _o->sources.size() ? _fbb.CreateVectorOfStrings(_o->sources) : 0;
   return gpuopt::artifact::CreateCudaStep(
       _fbb,
       _kind,
@@ -2339,7 +2395,8 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStep(flatbuffers::FlatBufferBuild
       _block,
       _args,
       _loc,
-      _library);
+      _library,
+      _sources);
 }
 
 inline CudaProgramT::CudaProgramT(const CudaProgramT &o)
@@ -2863,6 +2920,8 @@ inline const flatbuffers::TypeTable *KernelArgTypeTable() {
   static const flatbuffers::TypeCode type_codes[] = {
     { flatbuffers::ET_UCHAR, 0, 0 },
     { flatbuffers::ET_ULONG, 0, -1 },
+    { flatbuffers::ET_BOOL, 0, -1 },
+    { flatbuffers::ET_BOOL, 0, -1 },
     { flatbuffers::ET_BOOL, 0, -1 }
   };
   static const flatbuffers::TypeFunction type_refs[] = {
@@ -2871,10 +2930,12 @@ inline const flatbuffers::TypeTable *KernelArgTypeTable() {
   static const char * const names[] = {
     "dtype",
     "bytes",
-    "in_place"
+    "in_place",
+    "reads",
+    "writes"
   };
   static const flatbuffers::TypeTable tt = {
-    flatbuffers::ST_TABLE, 3, type_codes, type_refs, nullptr, nullptr, names
+    flatbuffers::ST_TABLE, 5, type_codes, type_refs, nullptr, nullptr, names
   };
   return &tt;
 }
@@ -2925,7 +2986,8 @@ inline const flatbuffers::TypeTable *CudaStepTypeTable() {
     { flatbuffers::ET_SEQUENCE, 0, 1 },
     { flatbuffers::ET_UINT, 1, -1 },
     { flatbuffers::ET_STRING, 0, -1 },
-    { flatbuffers::ET_STRING, 0, -1 }
+    { flatbuffers::ET_STRING, 0, -1 },
+    { flatbuffers::ET_STRING, 1, -1 }
   };
   static const flatbuffers::TypeFunction type_refs[] = {
     gpuopt::artifact::StepKindTypeTable,
@@ -2938,10 +3000,11 @@ inline const flatbuffers::TypeTable *CudaStepTypeTable() {
     "block",
     "args",
     "loc",
-    "library"
+    "library",
+    "sources"
   };
   static const flatbuffers::TypeTable tt = {
-    flatbuffers::ST_TABLE, 7, type_codes, type_refs, nullptr, nullptr, names
+    flatbuffers::ST_TABLE, 8, type_codes, type_refs, nullptr, nullptr, names
   };
   return &tt;
 }
