@@ -6,7 +6,7 @@ emulator (``gpuopt-cuda-run --emulate``, ``CompiledModel(device="emulate")``)
 runs the artifact's plan with them: the same arena, offsets, load-time steps
 and launch order, every byte that does not persist filled with NaN before
 each forward. Every model here has random weights *and* random BatchNorm
-statistics (test_export.randomize) and is compared with PyTorch (relative L2
+statistics (gpuopt.randomize) and is compared with PyTorch (relative L2
 error <= 1e-5); blocks and threads run in forward, reversed and shuffled
 order, whose outputs must be bitwise equal (the kernels have no mma, so any
 difference is a race or a read of another thread's result). A kernel the
@@ -26,12 +26,12 @@ import pytest
 import torch
 from conftest import rel_l2
 from cuda_artifact import program, rewrite, to_json
-from test_export import randomize
 from torch import nn
 
 import gpuopt
 from gpuopt import models
 from gpuopt.compiled import CompiledModel
+from gpuopt.randomize import randomize
 from gpuopt.tools import build_dir
 
 COMPILE = build_dir() / "bin" / "gpuopt-compile"
