@@ -349,9 +349,48 @@ def test_emulator_needs_no_cuda_toolkit(conv_bn_relu: dict, tmp_path: Path) -> N
     assert err <= REL_L2, f"relative L2 error {err:.3e}"
 
 
-# Every zoo model but Rolling-UNet-M/-L: all ten cases take 30-60 s on 2
-# cores, so none is in a slow tier.
+# Every zoo model but Rolling-UNet-M/-L, as exported, after --gpuopt-optimize
+# and after --gpuopt-optimize with deform-conv=true (the rolls become
+# seg.deform_conv2d, whose kernels only this pipeline makes): the fifteen
+# cases take about 75 s on 2 cores. Rolling-UNet-S at 224x224 is in the slow
+# tier (make check-slow).
 ZOO = ["unet", "rolling_unet_s", "unext", "unext_s", "unext_stripe"]
+PIPELINES = {
+    "exported": None,
+    "optimized": "gpuopt-optimize",
+    "deform-conv": "gpuopt-optimize{deform-conv=true}",
+}
+# The zoo models with rolls: deform-conv=true must give them deformable
+# convolutions (else the third pipeline would test the second again).
+ROLLING = {"rolling_unet_s", "unext", "unext_s", "unext_stripe"}
+
+
+def export_zoo(name: str, side: int, d: Path) -> np.ndarray:
+    """Exports zoo model `name` (random weights and statistics) at side x side
+    into d (m.mlir, m.safetensors, x.npy); returns PyTorch's output."""
+    model = randomize(models.build(name).eval(), seed=11)
+    x = torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(5))
+    gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
+    np.save(d / "x.npy", x.numpy())
+    with torch.no_grad():
+        return model(x).numpy()
+
+
+def check_pipeline(name: str, d: Path, pipeline: str, expected: np.ndarray) -> None:
+    """Compiles d/m.mlir with `pipeline` (a key of PIPELINES), checks that
+    deform-conv=true made deformable convolutions where the model rolls, and
+    runs check_orders."""
+    if pipeline == "deform-conv" and name in ROLLING:
+        proc = subprocess.run(
+            [build_dir() / "bin" / "gpuopt-opt", d / "m.mlir", "--gpuopt-optimize=deform-conv=true"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "seg.deform_conv2d" in proc.stdout, f"{name}: deform-conv=true made no seg.deform_conv2d"
+    artifact = compile_cuda(d / "m.mlir", d / f"{pipeline}.gpuopt", PIPELINES[pipeline])
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], expected, f"{name} {pipeline}")
 
 
 @pytest.fixture(scope="module")
@@ -363,25 +402,29 @@ def zoo_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
         if name not in cache:
             d = out / name
             d.mkdir()
-            model = randomize(models.build(name).eval(), seed=11)
-            x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
-            gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
-            np.save(d / "x.npy", x.numpy())
-            with torch.no_grad():
-                expected = model(x).numpy()
-            cache[name] = {"dir": d, "expected": expected}
+            cache[name] = {"dir": d, "expected": export_zoo(name, 32, d)}
         return cache[name]
 
     return get
 
 
 @needs_cuda_run
-@pytest.mark.parametrize("pipeline", [None, "gpuopt-optimize"], ids=["exported", "optimized"])
+@pytest.mark.parametrize("pipeline", PIPELINES)
 @pytest.mark.parametrize("name", ZOO)
-def test_zoo_emulated(name: str, pipeline: str | None, zoo_exports) -> None:
+def test_zoo_emulated(name: str, pipeline: str, zoo_exports) -> None:
     e = zoo_exports(name)
-    d: Path = e["dir"]
-    artifact = compile_cuda(d / "m.mlir", d / f"{pipeline or 'exported'}.gpuopt", pipeline)
-    check_orders(
-        artifact, d / "m.safetensors", [d / "x.npy"], e["expected"], f"{name} {pipeline or 'as exported'}"
-    )
+    check_pipeline(name, e["dir"], pipeline, e["expected"])
+
+
+@pytest.fixture(scope="module")
+def rolling_unet_s_224(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    d = tmp_path_factory.mktemp("rolling_unet_s_224")
+    return {"dir": d, "expected": export_zoo("rolling_unet_s", 224, d)}
+
+
+@needs_cuda_run
+@pytest.mark.slow
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_rolling_unet_s_224_emulated(pipeline: str, rolling_unet_s_224: dict) -> None:
+    """Rolling-UNet-S at its paper size (slow tier: make check-slow)."""
+    check_pipeline("rolling_unet_s", rolling_unet_s_224["dir"], pipeline, rolling_unet_s_224["expected"])
