@@ -360,9 +360,10 @@ PIPELINES = {
     "optimized": "gpuopt-optimize",
     "deform-conv": "gpuopt-optimize{deform-conv=true}",
 }
-# The zoo models with rolls: deform-conv=true must give them deformable
-# convolutions (else the third pipeline would test the second again).
-ROLLING = {"rolling_unet_s", "unext", "unext_s", "unext_stripe"}
+# The zoo models with rolls (UNet and UNeXt-Stripe have none): deform-conv=true
+# must give them deformable convolutions (else the third pipeline would test
+# the second again).
+ROLLING = {"rolling_unet_s", "unext", "unext_s"}
 
 
 def export_zoo(name: str, side: int, d: Path) -> np.ndarray:
