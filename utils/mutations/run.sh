@@ -19,6 +19,7 @@
 # `git worktree remove --force $MUTATION_DIR/src`. Uncommitted changes are not tested:
 # the scratch tree is HEAD.
 set -uo pipefail
+CALLER=$PWD
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 SCRATCH=${MUTATION_DIR:-/tmp/gpuopt-mutation}
@@ -41,16 +42,22 @@ DESELECT=(-k "not test_emulator_needs_no_cuda_toolkit")
 say() { echo "mutation-check: $*"; }
 fail() { say "error: $*"; exit 1; }
 
+# Absolute paths: those given relative to the caller's directory.
+PATCHES=()
 if [ $# -gt 0 ]; then
-  PATCHES=("$@")
+  for p in "$@"; do
+    [[ $p = /* ]] || p=$CALLER/$p
+    PATCHES+=("$p")
+  done
 else
-  PATCHES=(utils/mutations/*.patch)
+  PATCHES=("$ROOT"/utils/mutations/*.patch)
 fi
 for p in "${PATCHES[@]}"; do
   [ -f "$p" ] || fail "no patch $p"
 done
 [ -x "$PY" ] || fail "$PY is missing (make venv)"
 head=$(git rev-parse HEAD) || fail "not a git checkout"
+git diff --quiet HEAD -- || say "warning: uncommitted changes here are not tested (the scratch tree is HEAD)"
 mkdir -p "$SCRATCH" "$LOG" || exit 1
 
 # The scratch worktree at HEAD, with every earlier patch gone.
@@ -102,11 +109,11 @@ status=0
 for p in "${PATCHES[@]}"; do
   name=$(basename "$p" .patch)
   t0=$SECONDS
-  if ! git -C "$SRC" apply --check "$ROOT/$p" 2> "$LOG/$name.apply.log"; then
+  if ! git -C "$SRC" apply --check "$p" 2> "$LOG/$name.apply.log"; then
     verdict="DOES NOT APPLY ($(head -1 "$LOG/$name.apply.log"))"
     status=1
   else
-    git -C "$SRC" apply "$ROOT/$p"
+    git -C "$SRC" apply "$p"
     if ! build "$name"; then
       verdict="DOES NOT BUILD (see $LOG/$name.build.log)"
       status=1
