@@ -2,7 +2,8 @@
 #   make demo    install what is missing, build, run the demo
 #   make check   install what is missing, build, run every test
 # Both are idempotent. Other targets: build, venv, apt, docs, clean,
-# fuzz and check-asan (docs/Reliability.md).
+# fuzz and check-asan (docs/Reliability.md), check-slow and mutation-check
+# (docs/Testing.md).
 
 BUILD_DIR ?= build
 LLVM_DIR  ?= /usr/lib/llvm-22
@@ -10,7 +11,7 @@ PYTHON    := $(CURDIR)/.venv/bin/python
 JOBS      ?= $(shell nproc)
 
 .PHONY: all demo check build venv apt configure docs check-lit check-python clean
-.PHONY: fuzz check-asan
+.PHONY: fuzz check-asan check-slow mutation-check
 
 all: build
 
@@ -70,3 +71,18 @@ check-asan: venv
 	$(SANITIZER_ENV) GPUOPT_BUILD_DIR=$(CURDIR)/$(ASAN_BUILD_DIR) \
 	  $(PYTHON) -m pytest -q test/python --ignore=test/python/test_compile_cpu.py \
 	  --deselect=test/python/test_bench.py::test_real_gpuopt_and_ort_rows
+
+# The slow tier: the tests marked @pytest.mark.slow (deselected by make check,
+# test/python/conftest.py), e.g. Rolling-UNet-S at 224x224 through the
+# emulated CUDA path.
+check-slow: build
+	GPUOPT_SLOW_TESTS=1 GPUOPT_BUILD_DIR=$(CURDIR)/$(BUILD_DIR) \
+	  $(PYTHON) -m pytest -q -m slow test/python
+
+# The mutation check: each utils/mutations/*.patch (a realistic compiler bug)
+# applied in a scratch worktree of HEAD with its own build directory
+# (MUTATION_DIR, default /tmp/gpuopt-mutation), the emulation tests run
+# against it; prints caught/missed per patch, fails if one is missed. Slow (a
+# first full build, then a rebuild per patch), so not part of make check.
+mutation-check: venv
+	@JOBS=$(JOBS) PYTHON=$(PYTHON) LLVM_DIR=$(LLVM_DIR) utils/mutations/run.sh

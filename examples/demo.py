@@ -7,10 +7,11 @@ The demo
   1. picks the device: the CPU here; a GPU only when PyTorch sees one and
      gpuopt's CUDA backend is built (until the benchmark has CUDA rows, it
      says so and measures on the CPU);
-  2. builds the model from the zoo with seeded random weights, exports it to a
-     seg graph, optimizes it (`gpuopt-opt --gpuopt-optimize`), compiles both
-     graphs with `gpuopt-compile --target=cpu` and checks each against PyTorch
-     eager (relative L2 <= 1e-4);
+  2. builds the model from the zoo with seeded random weights and BatchNorm
+     statistics (gpuopt.randomize), exports it to a seg graph, optimizes it
+     (`gpuopt-opt --gpuopt-optimize`), compiles both graphs with
+     `gpuopt-compile --target=cpu` and checks each against PyTorch eager
+     (relative L2 <= 1e-4);
   3. times PyTorch eager, the exported graph and the optimized graph in
      interleaved rounds on the same threads (gpuopt.bench's machinery);
   4. prints the op counts before and after, and the before/after table.
@@ -79,6 +80,7 @@ def main() -> int:
     import torch
 
     from gpuopt import bench, models
+    from gpuopt.randomize import randomize
 
     start = time.perf_counter()
     device, why = pick_device(Path(args.build_dir))
@@ -88,7 +90,8 @@ def main() -> int:
     print(f"[1/3] device: {device} ({cpu}; {why})", flush=True)
     print("[2/3] export, optimize, compile and check against PyTorch eager; then time (progress below)")
     torch.manual_seed(args.seed)
-    module = models.build(args.model)
+    # Random BatchNorm statistics, norm scales and biases too (gpuopt.randomize).
+    module = randomize(models.build(args.model), seed=args.seed)
     with tempfile.TemporaryDirectory(prefix="gpuopt-demo-") as tmp:
         work = Path(tmp)
         report = bench.benchmark(

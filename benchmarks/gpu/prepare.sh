@@ -10,7 +10,8 @@
 # Environment: BUILD_DIR (default build), CUDA_ARCH (default sm_90),
 # PYTHON (default .venv/bin/python), ROWS_ONLY (space-separated row names:
 # prepare only these, e.g. ROWS_ONLY=unext). Weights are not kept: run.sh
-# makes them on the GPU machine from the same seeded zoo constructors.
+# makes them on the GPU machine from the seeded zoo constructors and
+# gpuopt.randomize (the artifacts take their weights at load).
 set -euo pipefail
 ART=$(realpath -m "${1:-$(dirname "$0")/artifacts}")
 cd "$(dirname "$0")/../.."

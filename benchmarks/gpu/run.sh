@@ -5,7 +5,8 @@
 # ARTIFACT_DIR (default benchmarks/gpu/artifacts) comes from prepare.sh on
 # the build machine, with the FlatBuffers headers the runtime builds with
 # (ARTIFACT_DIR/include/flatbuffers: no Debian packages here). Builds the
-# CUDA runtime from runtime/cuda, makes the weights from the seeded zoo,
+# CUDA runtime from runtime/cuda, makes the weights from the seeded zoo
+# (random BatchNorm statistics and biases too: gpuopt.randomize),
 # checks every gpuopt row against PyTorch on the GPU, measures the ceilings
 # and times the rows; writes results.md,
 # results.json, roofline.png and bench.log (at most 8 files) to OUTDIR.

@@ -3,7 +3,9 @@
     python -m gpuopt.bench --model zoo:rolling_unet_s --device cpu --input-shape 1,3,224,224
         [--threads N] [--runs N] [--warmup N] [--rows eager,ort,...] [--budget-s S] [--json FILE]
 
-``--model`` is ``zoo:NAME``, a bare zoo name, or ``all`` (every zoo model in turn).
+``--model`` is ``zoo:NAME``, a bare zoo name, or ``all`` (every zoo model in turn),
+built with seeded random weights, BatchNorm statistics, norm scales and biases
+(``gpuopt.randomize``, ``--seed``).
 From one run it prints a seed-style table per model, one row per variant:
 
 - ``eager``: PyTorch eager on the original ``nn.Module`` (the reference output);
@@ -763,11 +765,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--runs and --threads must be at least 1, --warmup at least 0")
 
     from gpuopt import models
+    from gpuopt.randomize import randomize
 
     reports = []
     for name in model_names(args.model):
         torch.manual_seed(args.seed)
-        module = models.build(name)
+        # Random BatchNorm statistics, norm scales and biases too: under the
+        # default initialisation a wrong fold or bias computes the same numbers.
+        module = randomize(models.build(name), seed=args.seed)
         rep = benchmark(
             module,
             args.input_shape,

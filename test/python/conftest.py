@@ -1,12 +1,34 @@
-"""Shared fixtures of gpuopt's Python tests."""
+"""Shared fixtures of gpuopt's Python tests, and the slow tier.
+
+A test marked ``@pytest.mark.slow`` is deselected unless GPUOPT_SLOW_TESTS=1
+(``make check`` runs without it; ``make check-slow`` runs the slow tier,
+docs/Testing.md).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 from safetensors.numpy import save_file
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: minutes on 2 cores; deselected unless GPUOPT_SLOW_TESTS=1 (make check-slow)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("GPUOPT_SLOW_TESTS") == "1":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
 
 # A one-conv graph whose parameters and input the `files` fixture writes.
 CONV_GRAPH = """\

@@ -27,11 +27,11 @@ import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
-from test_export import randomize
 from torch import nn
 
 import gpuopt
 from gpuopt.compiled import CompiledModel, compile_model
+from gpuopt.randomize import randomize
 from gpuopt.tools import build_dir, tool
 
 # A hang is a failure; no test here takes more than a second when it works.

@@ -1,6 +1,6 @@
 """gpuopt.compile(module, example_inputs) and torch.compile(backend="gpuopt").
 
-Models have random weights and BatchNorm statistics (test_export.randomize)
+Models have random weights and BatchNorm statistics (gpuopt.randomize)
 and random inputs; answers are compared with PyTorch eager at the CLI path's
 tolerance (test_compile_cpu.py: relative L2 error <= 1e-4), and gpuopt.compile
 with the CLI path itself (gpuopt.export + gpuopt-compile + CompiledModel):
@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
-from test_export import randomize
 from torch import nn
 
 import gpuopt
@@ -32,6 +31,7 @@ import gpuopt.compile as gpc
 from gpuopt import models
 from gpuopt.capture import CaptureError
 from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model
+from gpuopt.randomize import randomize
 from gpuopt.tools import REPO_ROOT, build_dir
 
 REL_L2 = 1e-4  # test_compile_cpu.py's, the CLI path's

@@ -27,7 +27,6 @@ import torch
 from conftest import rel_l2
 from safetensors.numpy import load_file, save_file
 from test_artifacts import dump, metadata_span, rehash_metadata
-from test_export import randomize
 from torch import nn
 
 import gpuopt
@@ -40,6 +39,7 @@ from gpuopt.compiled import (
     runtime_library,
     set_num_threads,
 )
+from gpuopt.randomize import randomize
 from gpuopt.tools import REPO_ROOT, ToolError, tool
 
 REL_L2 = 1e-4

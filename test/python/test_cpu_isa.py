@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
-from test_export import randomize
 
 import gpuopt
 from gpuopt import models
 from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model
+from gpuopt.randomize import randomize
 from gpuopt.tools import tool
 
 REL_L2 = 1e-4

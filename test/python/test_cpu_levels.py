@@ -23,11 +23,11 @@ import pytest
 import torch
 from conftest import rel_l2
 from test_artifacts import dump
-from test_export import randomize
 from torch import nn
 
 import gpuopt
 from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model
+from gpuopt.randomize import randomize
 from gpuopt.tools import ToolError, tool
 
 REL_L2 = 1e-4

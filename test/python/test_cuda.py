@@ -15,16 +15,18 @@ import itertools
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import rel_l2
 from cuda_artifact import describe_step, images, location_text, program, rewrite, to_json
 
+import gpuopt
 from gpuopt import models
+from gpuopt.randomize import randomize
 from gpuopt.tools import build_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,27 +45,18 @@ def has_gpu() -> bool:
     return Path("/dev/nvidiactl").exists() and shutil.which("nvidia-smi") is not None
 
 
-def export(spec: str, out: Path, shape: str) -> tuple[Path, Path]:
+def export(name: str, out: Path, shape: tuple[int, ...]) -> tuple[Path, Path]:
+    """Exports zoo model `name` with random weights and BatchNorm statistics
+    (gpuopt.randomize); ref/input.npy and ref/output.npy are a random input
+    and PyTorch's output for it."""
     mlir, weights = out / "m.mlir", out / "m.safetensors"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gpuopt.export",
-            spec,
-            "-o",
-            mlir,
-            "--weights",
-            weights,
-            "--input-shape",
-            shape,
-            "--reference-dir",
-            out / "ref",
-            "-q",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    model = randomize(models.build(name).eval(), seed=17)
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(18))
+    gpuopt.export(model, (x,), mlir, weights)
+    (out / "ref").mkdir()
+    np.save(out / "ref" / "input.npy", x.numpy())
+    with torch.no_grad():
+        np.save(out / "ref" / "output.npy", model(x).numpy())
     return mlir, weights
 
 
@@ -131,7 +124,7 @@ def zoo_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pat
     for name in models.names():
         d = out / name
         d.mkdir()
-        result[name] = export(f"zoo:{name}", d, "1,3,32,32")
+        result[name] = export(name, d, (1, 3, 32, 32))
     return result
 
 

@@ -6,7 +6,7 @@ emulator (``gpuopt-cuda-run --emulate``, ``CompiledModel(device="emulate")``)
 runs the artifact's plan with them: the same arena, offsets, load-time steps
 and launch order, every byte that does not persist filled with NaN before
 each forward. Every model here has random weights *and* random BatchNorm
-statistics (test_export.randomize) and is compared with PyTorch (relative L2
+statistics (gpuopt.randomize) and is compared with PyTorch (relative L2
 error <= 1e-5); blocks and threads run in forward, reversed and shuffled
 order, whose outputs must be bitwise equal (the kernels have no mma, so any
 difference is a race or a read of another thread's result). A kernel the
@@ -26,12 +26,12 @@ import pytest
 import torch
 from conftest import rel_l2
 from cuda_artifact import program, rewrite, to_json
-from test_export import randomize
 from torch import nn
 
 import gpuopt
 from gpuopt import models
 from gpuopt.compiled import CompiledModel
+from gpuopt.randomize import randomize
 from gpuopt.tools import build_dir
 
 COMPILE = build_dir() / "bin" / "gpuopt-compile"
@@ -352,9 +352,51 @@ def test_emulator_needs_no_cuda_toolkit(conv_bn_relu: dict, tmp_path: Path) -> N
     assert err <= REL_L2, f"relative L2 error {err:.3e}"
 
 
-# Every zoo model but Rolling-UNet-M/-L: all ten cases take 30-60 s on 2
-# cores, so none is in a slow tier.
+# Every zoo model, as exported, after --gpuopt-optimize and after
+# --gpuopt-optimize with deform-conv=true (the rolls become seg.deform_conv2d,
+# whose kernels only this pipeline makes). The fifteen cases of the five
+# small models take 75-140 s on 2 cores; Rolling-UNet-M/-L (their exported
+# graphs take minutes to compile) and Rolling-UNet-S at 224x224 are in the
+# slow tier (make check-slow).
 ZOO = ["unet", "rolling_unet_s", "unext", "unext_s", "unext_stripe"]
+ZOO_SLOW = ["rolling_unet_m", "rolling_unet_l"]
+PIPELINES = {
+    "exported": None,
+    "optimized": "gpuopt-optimize",
+    "deform-conv": "gpuopt-optimize{deform-conv=true}",
+}
+# The zoo models with rolls (UNet and UNeXt-Stripe have none): deform-conv=true
+# must give them deformable convolutions (else the third pipeline would test
+# the second again).
+ROLLING = {"rolling_unet_s", "rolling_unet_m", "rolling_unet_l", "unext", "unext_s"}
+
+
+def export_zoo(name: str, side: int, d: Path) -> np.ndarray:
+    """Exports zoo model `name` (random weights and statistics) at side x side
+    into d (m.mlir, m.safetensors, x.npy); returns PyTorch's output."""
+    model = randomize(models.build(name).eval(), seed=11)
+    x = torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(5))
+    gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
+    np.save(d / "x.npy", x.numpy())
+    with torch.no_grad():
+        return model(x).numpy()
+
+
+def check_pipeline(name: str, d: Path, pipeline: str, expected: np.ndarray) -> None:
+    """Compiles d/m.mlir with `pipeline` (a key of PIPELINES), checks that
+    deform-conv=true made deformable convolutions where the model rolls, and
+    runs check_orders."""
+    if pipeline == "deform-conv" and name in ROLLING:
+        proc = subprocess.run(
+            [build_dir() / "bin" / "gpuopt-opt", d / "m.mlir", "--gpuopt-optimize=deform-conv=true"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "seg.deform_conv2d" in proc.stdout, f"{name}: deform-conv=true made no seg.deform_conv2d"
+    artifact = compile_cuda(d / "m.mlir", d / f"{pipeline}.gpuopt", PIPELINES[pipeline])
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], expected, f"{name} {pipeline}")
 
 
 @pytest.fixture(scope="module")
@@ -366,25 +408,29 @@ def zoo_exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
         if name not in cache:
             d = out / name
             d.mkdir()
-            model = randomize(models.build(name).eval(), seed=11)
-            x = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(5))
-            gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
-            np.save(d / "x.npy", x.numpy())
-            with torch.no_grad():
-                expected = model(x).numpy()
-            cache[name] = {"dir": d, "expected": expected}
+            cache[name] = {"dir": d, "expected": export_zoo(name, 32, d)}
         return cache[name]
 
     return get
 
 
 @needs_cuda_run
-@pytest.mark.parametrize("pipeline", [None, "gpuopt-optimize"], ids=["exported", "optimized"])
-@pytest.mark.parametrize("name", ZOO)
-def test_zoo_emulated(name: str, pipeline: str | None, zoo_exports) -> None:
+@pytest.mark.parametrize("pipeline", PIPELINES)
+@pytest.mark.parametrize("name", ZOO + [pytest.param(n, marks=pytest.mark.slow) for n in ZOO_SLOW])
+def test_zoo_emulated(name: str, pipeline: str, zoo_exports) -> None:
     e = zoo_exports(name)
-    d: Path = e["dir"]
-    artifact = compile_cuda(d / "m.mlir", d / f"{pipeline or 'exported'}.gpuopt", pipeline)
-    check_orders(
-        artifact, d / "m.safetensors", [d / "x.npy"], e["expected"], f"{name} {pipeline or 'as exported'}"
-    )
+    check_pipeline(name, e["dir"], pipeline, e["expected"])
+
+
+@pytest.fixture(scope="module")
+def rolling_unet_s_224(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    d = tmp_path_factory.mktemp("rolling_unet_s_224")
+    return {"dir": d, "expected": export_zoo("rolling_unet_s", 224, d)}
+
+
+@needs_cuda_run
+@pytest.mark.slow
+@pytest.mark.parametrize("pipeline", PIPELINES)
+def test_rolling_unet_s_224_emulated(pipeline: str, rolling_unet_s_224: dict) -> None:
+    """Rolling-UNet-S at its paper size (slow tier: make check-slow)."""
+    check_pipeline("rolling_unet_s", rolling_unet_s_224["dir"], pipeline, rolling_unet_s_224["expected"])

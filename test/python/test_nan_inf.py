@@ -36,12 +36,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from test_export import randomize
 from test_reference_ops import CASES, Case
 
 import gpuopt
 from gpuopt import models
 from gpuopt.compiled import CompiledModel, compile_model
+from gpuopt.randomize import randomize
 from gpuopt.tools import run_graph, run_tool, save_weights
 
 RTOL = 1e-5

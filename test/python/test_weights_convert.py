@@ -18,10 +18,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from test_artifacts import Net as ConvBn  # Conv-BN-ReLU
-from test_export import randomize
 
 import gpuopt
 from gpuopt.compiled import CompiledModel, CompiledModelError, compile_model
+from gpuopt.randomize import randomize
 from gpuopt.tools import tool
 
 
