@@ -528,7 +528,7 @@ OpCost CostBuilder::build(Operation *op) {
           cost.eager.push_back(kernel(0, inOutBytes()));
         oneKernel(0, inOutBytes());
       })
-      .Case<ChannelShiftOp>([&](ChannelShiftOp shift) {
+      .Case<ChannelShiftOp, ShiftOp>([&](auto shift) {
         // One gather kernel in eager mode too.
         addContiguousCopy(shift.getInput(), cost);
         cost.eager.push_back(kernel(0, inOutBytes()));

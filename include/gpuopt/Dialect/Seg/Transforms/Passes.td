@@ -49,7 +49,8 @@ def CollapseRollsPass : Pass<"collapse-rolls", "::mlir::func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numRollsRemoved", "rolls-removed", "seg.roll ops removed">,
-    Statistic<"numShifts", "shift-ops", "seg.channel_shift ops in the result">,
+    Statistic<"numShifts", "shift-ops",
+              "seg.channel_shift and seg.shift ops in the result">,
   ];
 }
 
@@ -94,7 +95,8 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
     Statistic<"numShiftsFused", "shifts-fused",
               "shifts folded into a convolution's or linear's addressing">,
     Statistic<"numShiftsLeft", "shift-ops-left",
-              "seg.channel_shift ops left (consumers that cannot absorb them)">,
+              "seg.channel_shift and seg.shift ops left (consumers that "
+              "cannot absorb them)">,
     Statistic<"numBytesSaved", "bytes-saved",
               "bytes no longer moved by roll/slice/concat/pad/shift ops">,
   ];
