@@ -158,7 +158,7 @@ struct ConcatOfShiftedPieces : OpRewritePattern<ConcatOp> {
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
     int64_t g = op.getDim();
-    SmallVector<ShiftedPiece> pieces;
+    SmallVector<ShiftedPiece, 4> pieces;
     std::optional<ShiftMode> mode;
     SmallVector<int64_t> dims;
     int64_t next = 0;

@@ -149,8 +149,8 @@ func.func @index_select_runs(%x: tensor<1x8x4xf32>) -> tensor<1x8x4xf32> {
 
 // F.pad(x, (1, 1, 2, 2), mode="circular") exported as concats of slices (W
 // then H), then cropped back to H x W at offset (1, 2) of the padded map:
-// out[i, j] = x[(i - 1) mod 4, (j) mod 8]... here (i + 1 - 2, j + 2 - 1):
-// roll by (1, -1) along (H, W).
+// out[i, j] = x[(i + 1 - 2) mod 4, (j + 2 - 1) mod 8], a roll by (1, -1)
+// along (H, W) (-1 written as 8 - 1 = 7).
 // CHECK-LABEL: func.func @circular_pad_crop
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x8xf32>)
 // CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [1, 1] offsets_w = [7, 7] mode = cyclic
