@@ -214,8 +214,11 @@ def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], 
     if len(parts) == 1:
         return parts[0]
     order = list(range(len(parts)))
-    if rng.random() < 0.05:  # a permutation of the groups, not a shift
-        rng.shuffle(order)
+    if rng.random() < 0.05 and len(parts) > 2:  # a permutation of the groups, not a shift
+        # Not a rotation either (that is a roll along the groups, which stays).
+        rotations = [order[k:] + order[:k] for k in range(len(order))]
+        while order in rotations:
+            rng.shuffle(order)
     return b.op(
         f"seg.concat {', '.join(parts[i] for i in order)} dim = {g} : "
         f"{', '.join(types[i] for i in order)} -> {ty(shape)}"
@@ -377,19 +380,23 @@ def _consume(
     return s, tuple(shape)
 
 
-def generate(seed: int, index: int, first_arg: int) -> Case:
-    """Case number ``index`` of the stream ``seed``; its arguments start at ``%arg<first_arg>``."""
+def generate(seed: int, index: int, first_arg: int, canonical: bool = False) -> Case:
+    """Case number ``index`` of the stream ``seed``; its arguments start at ``%arg<first_arg>``.
+
+    ``canonical``: the stream of the exporter's canonical-form spellings
+    (zero-filled buffers, Shift-Net windows, hand-written rolls, circular
+    pads) instead of the roll spellings."""
     rng = random.Random(seed * 1_000_003 + index)
-    b = _Builder(f"c{index}", first_arg)
+    b = _Builder(f"{'k' if canonical else 'c'}{index}", first_arg)
     shape = [rng.choice([1, 2]), rng.randint(1, 6), rng.randint(2, 6), rng.randint(2, 6)]
     x = b.arg(tuple(shape))
     style = rng.random()
-    if style < 0.35:
-        s = _roll_group(b, x, shape, rng)
-    elif style < 0.55:
-        s = _padded_group(b, x, shape, rng)
-    elif style < 0.9:
+    if canonical:
         s = _canonical_form(b, x, shape, rng)
+    elif style < 0.55:
+        s = _roll_group(b, x, shape, rng)
+    elif style < 0.85:
+        s = _padded_group(b, x, shape, rng)
     else:
         axes = rng.choice([[2], [3], [2, 3]])
         shifts = [_shift_value(rng, shape[a]) for a in axes]

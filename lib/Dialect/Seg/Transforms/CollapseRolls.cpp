@@ -61,6 +61,11 @@ struct RollToChannelShift : OpRewritePattern<RollOp> {
   }
 };
 
+/// Whether a pad value is +0.0, what a zero-filled shift reads outside.
+bool isPositiveZero(const APFloat &value) {
+  return value.isZero() && !value.isNegative();
+}
+
 /// One operand of a concat along dim `g`: the interval
 /// [first, first + count) of dim g of `source`, read shifted (`offsets[d]`
 /// per dim d, one entry per index of the interval) or not.
@@ -110,9 +115,7 @@ FailureOr<ShiftedPiece> matchPiece(Value v, int64_t g) {
           llvm::to_vector(shift.getOffsets().slice(k * count, count));
     v = shift.getInput();
   } else if ((pad = v.getDefiningOp<PadOp>())) {
-    if (pad.getValue().convertToDouble() != 0.0 ||
-        std::signbit(pad.getValue().convertToDouble()) || pad.getLow()[g] ||
-        pad.getHigh()[g])
+    if (!isPositiveZero(pad.getValue()) || pad.getLow()[g] || pad.getHigh()[g])
       return failure();
     piece.mode = ShiftMode::Zero;
     v = pad.getInput();
@@ -120,6 +123,29 @@ FailureOr<ShiftedPiece> matchPiece(Value v, int64_t g) {
   auto slice = v.getDefiningOp<SliceOp>();
   if (!slice || llvm::any_of(slice.getStep(), [](int64_t s) { return s != 1; }))
     return failure();
+  // A window of X's size of a zero padding of X (no padding along g) reads
+  // X shifted by low - start, zero-filled, even where it reads only padding
+  // (a shift by the size or more, which the slice-of-pad rewrite leaves).
+  if (auto padded = slice.getInput().getDefiningOp<PadOp>();
+      padded && !piece.mode && isPositiveZero(padded.getValue()) &&
+      !padded.getLow()[g] && !padded.getHigh()[g]) {
+    ArrayRef<int64_t> inner =
+        cast<RankedTensorType>(padded.getInput().getType()).getShape();
+    for (auto [d, size] : llvm::enumerate(inner)) {
+      int64_t d64 = static_cast<int64_t>(d);
+      if (d64 == g)
+        continue;
+      if (slice.getSize()[d] != size)
+        return failure();
+      if (int64_t offset = padded.getLow()[d] - slice.getStart()[d])
+        piece.offsets[d64] = uniform(offset);
+    }
+    piece.mode = ShiftMode::Zero;
+    piece.source = padded.getInput();
+    piece.first = slice.getStart()[g];
+    piece.count = slice.getSize()[g];
+    return piece;
+  }
   ArrayRef<int64_t> shape =
       cast<RankedTensorType>(slice.getInput().getType()).getShape();
   for (auto [d, size] : llvm::enumerate(shape)) {
