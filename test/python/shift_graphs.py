@@ -205,9 +205,7 @@ def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], 
             v = _slice(b, x, shape, sl_start, sl_size)
             if offsets:
                 value = "1.5" if rng.random() < 0.04 else "0.0"
-                v = b.op(
-                    f"seg.pad {v} low = {lo} high = {hi} value = {value} : {ty(sl_size)} -> {ty(piece)}"
-                )
+                v = b.op(f"seg.pad {v} low = {lo} high = {hi} value = {value} : {ty(sl_size)} -> {ty(piece)}")
         parts.append(v)
         types.append(ty(piece))
         start += size

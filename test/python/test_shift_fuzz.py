@@ -48,11 +48,15 @@ def run_module(mlir: Path, inputs: list[Path], n_out: int, out_dir: Path) -> lis
 
 # (canonical, batch): the roll spellings 100 to a batch; the canonical forms,
 # fewer ops per case, 200 (the cost is mostly per tool invocation).
-STREAMS = [(False, b, PER_BATCH) for b in range(BATCHES)] + [(True, b, 2 * PER_BATCH) for b in range(BATCHES // 2)]
+STREAMS = [(False, b, PER_BATCH) for b in range(BATCHES)] + [
+    (True, b, 2 * PER_BATCH) for b in range(BATCHES // 2)
+]
 
 
 @pytest.mark.parametrize(
-    ("canonical", "batch", "per_batch"), STREAMS, ids=[f"{'canonical' if c else 'rolls'}{b}" for c, b, _ in STREAMS]
+    ("canonical", "batch", "per_batch"),
+    STREAMS,
+    ids=[f"{'canonical' if c else 'rolls'}{b}" for c, b, _ in STREAMS],
 )
 def test_random_shift_graphs(canonical: bool, batch: int, per_batch: int, tmp_path: Path) -> None:
     cases, first = [], 0
@@ -150,7 +154,10 @@ def _torch_idioms():
     def circular_pad_crop(x):
         return F.pad(x, (1, 1, 2, 2), mode="circular")[:, :, 1:5, 2:10]
 
-    return {f.__name__: f for f in (tsm, tsm_conv, shiftvit, shiftnet, hand_written_roll, index_select_runs, circular_pad_crop)}
+    return {
+        f.__name__: f
+        for f in (tsm, tsm_conv, shiftvit, shiftnet, hand_written_roll, index_select_runs, circular_pad_crop)
+    }
 
 
 @pytest.mark.parametrize("backend", ["reference", "cpu"])
@@ -161,7 +168,7 @@ def test_canonical_idioms_match_pytorch(backend: str, tmp_path: Path) -> None:
     chunks = IDIOMS_MLIR.read_text().split("// -----")
     found = 0
     for chunk in chunks:
-        m = re.search(r"^func\.func @(\w+)\((.*?)\) ->", chunk, re.M)
+        m = re.search(r"^func\.func @(\w+)\((.*?)\) ->", chunk, re.MULTILINE)
         if not m or m.group(1) not in idioms:
             continue
         found += 1
@@ -177,7 +184,9 @@ def test_canonical_idioms_match_pytorch(backend: str, tmp_path: Path) -> None:
         )
         assert proc.returncode == 0, proc.stderr
         assert "seg.concat" not in opt.read_text(), f"{name}: not recognized"
-        shapes = [tuple(int(d) for d in t.split("x")[:-1]) for t in re.findall(r"tensor<([0-9x]+f32)>", m.group(2))]
+        shapes = [
+            tuple(int(d) for d in t.split("x")[:-1]) for t in re.findall(r"tensor<([0-9x]+f32)>", m.group(2))
+        ]
         rng = np.random.default_rng(7)
         args, inputs = [], []
         for i, shape in enumerate(shapes):
@@ -189,7 +198,14 @@ def test_canonical_idioms_match_pytorch(backend: str, tmp_path: Path) -> None:
         expected = idioms[name](*args).numpy()
         out = tmp_path / f"{name}_out.npy"
         proc = subprocess.run(
-            [str(tool("gpuopt-run")), str(opt), "--quiet", f"--backend={backend}", *[f"--input=@{p}" for p in inputs], f"--output=@{out}"],
+            [
+                str(tool("gpuopt-run")),
+                str(opt),
+                "--quiet",
+                f"--backend={backend}",
+                *[f"--input=@{p}" for p in inputs],
+                f"--output=@{out}",
+            ],
             capture_output=True,
             text=True,
             check=False,

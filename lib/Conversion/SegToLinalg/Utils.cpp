@@ -253,8 +253,8 @@ Value mlir::gpuopt::detail::groupShift(OpBuilder &b, Location loc, Value x,
                                     cst(0)),
               arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s,
                                     cst(size)));
-          valid = valid ? arith::AndIOp::create(nb, l, valid, inRange)
-                        : inRange;
+          valid =
+              valid ? arith::AndIOp::create(nb, l, valid, inRange) : inRange;
           indices[dim] = arith::MinSIOp::create(
               nb, l, arith::MaxSIOp::create(nb, l, s, cst(0)), cst(size - 1));
         }

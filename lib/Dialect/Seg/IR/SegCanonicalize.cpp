@@ -59,10 +59,10 @@ struct SliceOfPad : OpRewritePattern<SliceOp> {
     }
     if (!cuts)
       return rewriter.notifyMatchFailure(op, "keeps every padded dim whole");
-    Value slice = SliceOp::create(rewriter, op.getLoc(), pad.getInput(),
-                                  rewriter.getDenseI64ArrayAttr(start),
-                                  rewriter.getDenseI64ArrayAttr(size),
-                                  op.getStepAttr());
+    Value slice =
+        SliceOp::create(rewriter, op.getLoc(), pad.getInput(),
+                        rewriter.getDenseI64ArrayAttr(start),
+                        rewriter.getDenseI64ArrayAttr(size), op.getStepAttr());
     rewriter.replaceOpWithNewOp<PadOp>(
         op, slice, rewriter.getDenseI64ArrayAttr(newLow),
         rewriter.getDenseI64ArrayAttr(newHigh), pad.getValueAttr());
@@ -110,8 +110,8 @@ struct SliceOfConcat : OpRewritePattern<SliceOp> {
     }
     Value windows = parts.front();
     if (parts.size() > 1)
-      windows = ConcatOp::create(rewriter, op.getLoc(), parts,
-                                 concat.getDimAttr());
+      windows =
+          ConcatOp::create(rewriter, op.getLoc(), parts, concat.getDimAttr());
     // The window along the other dims (whole along d), folded when whole.
     SmallVector<int64_t> start(op.getStart());
     start[d] = 0;
@@ -141,9 +141,9 @@ struct SliceOfRoll : OpRewritePattern<SliceOp> {
     auto roll = op.getInput().getDefiningOp<RollOp>();
     if (!roll || !keepsWhole(op, roll.getDims()))
       return rewriter.notifyMatchFailure(op, "not a slice across a roll");
-    Value slice = SliceOp::create(rewriter, op.getLoc(), roll.getInput(),
-                                  op.getStartAttr(), op.getSizeAttr(),
-                                  op.getStepAttr());
+    Value slice =
+        SliceOp::create(rewriter, op.getLoc(), roll.getInput(),
+                        op.getStartAttr(), op.getSizeAttr(), op.getStepAttr());
     rewriter.replaceOpWithNewOp<RollOp>(op, slice, roll.getShiftsAttr(),
                                         roll.getDimsAttr());
     return success();
@@ -182,9 +182,9 @@ struct SliceOfChannelShift : OpRewritePattern<SliceOp> {
       return keptOffsets(offsets, op.getStart()[1], op.getSize()[1],
                          op.getStep()[1]);
     };
-    Value slice = SliceOp::create(rewriter, op.getLoc(), shift.getInput(),
-                                  op.getStartAttr(), op.getSizeAttr(),
-                                  op.getStepAttr());
+    Value slice =
+        SliceOp::create(rewriter, op.getLoc(), shift.getInput(),
+                        op.getStartAttr(), op.getSizeAttr(), op.getStepAttr());
     rewriter.replaceOpWithNewOp<ChannelShiftOp>(
         op, slice, rewriter.getDenseI64ArrayAttr(kept(shift.getOffsetsH())),
         rewriter.getDenseI64ArrayAttr(kept(shift.getOffsetsW())),
@@ -207,17 +207,16 @@ struct SliceOfShift : OpRewritePattern<SliceOp> {
     int64_t groups = shift.getType().getDimSize(g);
     SmallVector<int64_t> offsets;
     for (size_t k = 0; k < shift.getDims().size(); ++k)
-      llvm::append_range(offsets,
-                         keptOffsets(shift.getOffsets().slice(k * groups, groups),
-                                     op.getStart()[g], op.getSize()[g],
-                                     op.getStep()[g]));
-    Value slice = SliceOp::create(rewriter, op.getLoc(), shift.getInput(),
-                                  op.getStartAttr(), op.getSizeAttr(),
-                                  op.getStepAttr());
-    rewriter.replaceOpWithNewOp<ShiftOp>(op, slice, shift.getGroupDimAttr(),
-                                         shift.getDimsAttr(),
-                                         rewriter.getDenseI64ArrayAttr(offsets),
-                                         shift.getModeAttr());
+      llvm::append_range(
+          offsets,
+          keptOffsets(shift.getOffsets().slice(k * groups, groups),
+                      op.getStart()[g], op.getSize()[g], op.getStep()[g]));
+    Value slice =
+        SliceOp::create(rewriter, op.getLoc(), shift.getInput(),
+                        op.getStartAttr(), op.getSizeAttr(), op.getStepAttr());
+    rewriter.replaceOpWithNewOp<ShiftOp>(
+        op, slice, shift.getGroupDimAttr(), shift.getDimsAttr(),
+        rewriter.getDenseI64ArrayAttr(offsets), shift.getModeAttr());
     return success();
   }
 };
@@ -236,7 +235,8 @@ struct ShiftToChannelShift : OpRewritePattern<ShiftOp> {
     SmallVector<int64_t> normalized = op.getNormalizedOffsets();
     SmallVector<int64_t> offsetsH, offsetsW;
     for (auto [k, dim] : llvm::enumerate(op.getDims())) {
-      ArrayRef<int64_t> row = ArrayRef(normalized).slice(k * channels, channels);
+      ArrayRef<int64_t> row =
+          ArrayRef(normalized).slice(k * channels, channels);
       if (llvm::all_of(row, [](int64_t v) { return v == 0; }))
         continue;
       llvm::append_range(dim == 2 ? offsetsH : offsetsW,

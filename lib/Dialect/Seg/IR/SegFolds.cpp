@@ -175,8 +175,8 @@ SmallVector<int64_t> ShiftOp::getNormalizedOffsets() {
       if (size == 0)
         result.push_back(0);
       else if (cyclic)
-        result.push_back(static_cast<int64_t>(
-            (Wide(offset) % size + size) % size));
+        result.push_back(
+            static_cast<int64_t>((Wide(offset) % size + size) % size));
       else
         result.push_back(std::clamp<int64_t>(offset, -size, size));
     }

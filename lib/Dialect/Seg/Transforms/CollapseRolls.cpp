@@ -16,8 +16,8 @@
 #include "gpuopt/Dialect/Seg/Transforms/Transforms.h"
 
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/MapVector.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir {
 namespace gpuopt {
@@ -126,20 +126,22 @@ FailureOr<ShiftedPiece> matchPiece(Value v, int64_t g) {
   // A window of X's size of a zero padding of X (no padding along g) reads
   // X shifted by low - start, zero-filled, even where it reads only padding
   // (a shift by the size or more, which the slice-of-pad rewrite leaves).
-  if (auto padded = slice.getInput().getDefiningOp<PadOp>();
-      padded && !piece.mode && isPositiveZero(padded.getValue()) &&
-      !padded.getLow()[g] && !padded.getHigh()[g]) {
+  // Windows of another size (UNeXt's chunks of the padded map) are not.
+  auto padded = slice.getInput().getDefiningOp<PadOp>();
+  auto xSized = [&] {
     ArrayRef<int64_t> inner =
         cast<RankedTensorType>(padded.getInput().getType()).getShape();
-    for (auto [d, size] : llvm::enumerate(inner)) {
-      int64_t d64 = static_cast<int64_t>(d);
-      if (d64 == g)
-        continue;
-      if (slice.getSize()[d] != size)
-        return failure();
-      if (int64_t offset = padded.getLow()[d] - slice.getStart()[d])
-        piece.offsets[d64] = uniform(offset);
-    }
+    for (auto [d, size] : llvm::enumerate(inner))
+      if (static_cast<int64_t>(d) != g && slice.getSize()[d] != size)
+        return false;
+    return true;
+  };
+  if (padded && !piece.mode && isPositiveZero(padded.getValue()) &&
+      !padded.getLow()[g] && !padded.getHigh()[g] && xSized()) {
+    for (int64_t d = 0, e = slice.getType().getRank(); d < e; ++d)
+      if (int64_t offset = padded.getLow()[d] - slice.getStart()[d];
+          d != g && offset)
+        piece.offsets[d] = uniform(offset);
     piece.mode = ShiftMode::Zero;
     piece.source = padded.getInput();
     piece.first = slice.getStart()[g];

@@ -495,8 +495,11 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
     pad → roll → crop computes (UNeXt's shifted MLP). An offsets array is
     either empty (no shift along that axis) or has one entry per channel.
 
-    `--collapse-rolls` creates this op from rolls; `--fuse-roll` folds it into
-    the consumer's addressing (`seg.fused_conv2d`) where it can.
+    It is the NCHW form of `seg.shift` (`group_dim = 1`, `dims` ⊆ {2, 3}),
+    which canonicalizes to it. `--collapse-rolls` creates this op from rolls
+    and from the canonical forms of the other shift idioms; `--fuse-roll`
+    folds it into the consumer's addressing (`seg.fused_conv2d`) where it
+    can.
 
     ```mlir
     // Rolling-UNet: channel c rolled by c along H.
