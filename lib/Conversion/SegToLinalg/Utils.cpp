@@ -239,24 +239,25 @@ Value mlir::gpuopt::detail::groupShift(OpBuilder &b, Location loc, Value x,
               nb, l, table, ValueRange{cst(static_cast<int64_t>(k)), group});
           // Normalized offsets: the source is in (-L, L) when cyclic and in
           // [-L, 2L) when zero-filled.
-          Value s = arith::SubIOp::create(
-              nb, l, indices[dim],
-              arith::IndexCastOp::create(nb, l, nb.getIndexType(), off));
+          // One op per statement: the IR does not depend on the order in
+          // which the compiler evaluates arguments.
+          Value index =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), off);
+          Value s = arith::SubIOp::create(nb, l, indices[dim], index);
           if (cyclic) {
-            indices[dim] = arith::RemSIOp::create(
-                nb, l, arith::AddIOp::create(nb, l, s, cst(size)), cst(size));
+            Value wrapped = arith::AddIOp::create(nb, l, s, cst(size));
+            indices[dim] = arith::RemSIOp::create(nb, l, wrapped, cst(size));
             continue;
           }
-          Value inRange = arith::AndIOp::create(
-              nb, l,
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, s,
-                                    cst(0)),
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s,
-                                    cst(size)));
+          Value ge = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, s,
+                                           cst(0));
+          Value lt = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s,
+                                           cst(size));
+          Value inRange = arith::AndIOp::create(nb, l, ge, lt);
           valid =
               valid ? arith::AndIOp::create(nb, l, valid, inRange) : inRange;
-          indices[dim] = arith::MinSIOp::create(
-              nb, l, arith::MaxSIOp::create(nb, l, s, cst(0)), cst(size - 1));
+          Value low = arith::MaxSIOp::create(nb, l, s, cst(0));
+          indices[dim] = arith::MinSIOp::create(nb, l, low, cst(size - 1));
         }
         Value v = tensor::ExtractOp::create(nb, l, x, indices);
         if (!valid)
