@@ -92,11 +92,15 @@ def test_random_shift_graphs(canonical: bool, batch: int, per_batch: int, tmp_pa
                 re.findall(r"seg\.fused_conv2d .* offsets_w = \[-?\d", text)
             )
             assert fused >= per_batch // 5, f"only {fused} shifts fused in {per_batch} cases"
-        if canonical and pipeline == "--collapse-rolls":
+        if pipeline == "--collapse-rolls":
             # What stays: the spoiled cases (not shifts) and the multi
-            # consumers' own concats.
-            before, after = original.read_text().count("seg.concat"), text.count("seg.concat")
-            assert after <= 0.3 * before, f"{after} of {before} concats left: shifts not recognized"
+            # consumers' own concats; the pads of the rolls stream are
+            # UNeXt's, which become zero-filled shifts.
+            for op, share in [("seg.concat", 0.3 if canonical else 0.4)] + (
+                [] if canonical else [("seg.pad", 0.4)]
+            ):
+                before, after = original.read_text().count(op), text.count(op)
+                assert after <= share * before, f"{after} of {before} {op} left: shifts not recognized"
         actual = run_module(optimized, inputs, len(cases), tmp_path)
         for case, a, e in zip(cases, actual, expected):
             assert a.shape == e.shape, case.name
