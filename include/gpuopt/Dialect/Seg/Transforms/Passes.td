@@ -84,7 +84,9 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
       followed by the same layout change of its output.
 
     A shift with other consumers (an add, a LayerNorm, ...) stays as one
-    `seg.channel_shift` op, never as C rolls. The folded forms are exact:
+    `seg.channel_shift` op, never as C rolls (its gather fuses into an
+    elementwise consumer's loop in the linalg lowering); so does a
+    `seg.shift` along other axes (TSM's T). The folded forms are exact:
     zero extra bytes and zero extra kernels.
 
     ```mlir
