@@ -528,7 +528,7 @@ OpCost CostBuilder::build(Operation *op) {
           cost.eager.push_back(kernel(0, inOutBytes()));
         oneKernel(0, inOutBytes());
       })
-      .Case<ChannelShiftOp>([&](ChannelShiftOp shift) {
+      .Case<ChannelShiftOp, ShiftOp>([&](auto shift) {
         // One gather kernel in eager mode too.
         addContiguousCopy(shift.getInput(), cost);
         cost.eager.push_back(kernel(0, inOutBytes()));
@@ -592,8 +592,9 @@ bool isStatisticOperand(OpOperand &use) {
 }
 
 /// Compiled mode: an elementwise op absorbs the kernel of an elementwise
-/// producer that has no other use and the same shape; the intermediate is
-/// neither written nor read.
+/// producer, or of a shift (a gather: the consumer's loop reads the shifted
+/// element), that has no other use and the same shape; the intermediate is
+/// neither written nor read (the linalg lowering's elementwise fusion).
 void fuseElementwise(std::vector<OpCost> &ops,
                      const DenseMap<Operation *, size_t> &index) {
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -602,7 +603,10 @@ void fuseElementwise(std::vector<OpCost> &ops,
       continue;
     for (Value operand : consumer.op->getOperands()) {
       Operation *producerOp = operand.getDefiningOp();
-      if (!producerOp || !isElementwise(producerOp) || !operand.hasOneUse() ||
+      if (!producerOp ||
+          !(isElementwise(producerOp) ||
+            isa<ChannelShiftOp, ShiftOp>(producerOp)) ||
+          !operand.hasOneUse() ||
           operand.getType() != consumer.op->getResult(0).getType())
         continue;
       auto it = index.find(producerOp);

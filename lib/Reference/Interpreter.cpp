@@ -121,28 +121,37 @@ HostTensor toHost(const at::Tensor &t) {
   return out;
 }
 
-/// Shifts every channel c of the NCHW tensor `x` by `offsets[c]` along
-/// `axis` (2 or 3): out[.., i, ..] = x[.., i - offsets[c], ..], wrapping when
-/// `cyclic`, reading 0 outside the map otherwise. No offsets: `x` itself.
+/// Shifts every index g of dim `groupDim` of `x` by `offsets[g]` along
+/// `axis`: out[.., g, .., i, ..] = x[.., g, .., i - offsets[g], ..], wrapping
+/// when `cyclic`, reading 0 outside the tensor otherwise. No offsets: `x`
+/// itself.
 at::Tensor shiftAxis(const at::Tensor &x, ArrayRef<int64_t> offsets,
-                     int64_t axis, bool cyclic) {
-  if (offsets.empty())
+                     int64_t axis, bool cyclic, int64_t groupDim = 1) {
+  if (offsets.empty() || x.numel() == 0)
     return x;
-  int64_t channels = x.size(1), length = x.size(axis);
-  at::Tensor index = at::empty({channels, length}, at::kLong);
-  at::Tensor valid = at::empty({channels, length}, at::kBool);
+  int64_t groups = x.size(groupDim), length = x.size(axis);
+  at::Tensor index = at::empty({groups, length}, at::kLong);
+  at::Tensor valid = at::empty({groups, length}, at::kBool);
   auto idx = index.accessor<int64_t, 2>();
   auto ok = valid.accessor<bool, 2>();
-  for (int64_t c = 0; c < channels; ++c) {
+  for (int64_t g = 0; g < groups; ++g) {
+    // In [-L, L] (or reduced mod L): i - offset cannot overflow.
+    int64_t offset = cyclic ? offsets[g] % length
+                            : std::clamp<int64_t>(offsets[g], -length, length);
     for (int64_t i = 0; i < length; ++i) {
-      int64_t src = i - offsets[c];
+      int64_t src = i - offset;
       if (cyclic)
         src = ((src % length) + length) % length;
-      ok[c][i] = src >= 0 && src < length;
-      idx[c][i] = std::clamp<int64_t>(src, 0, length - 1);
+      ok[g][i] = src >= 0 && src < length;
+      idx[g][i] = std::clamp<int64_t>(src, 0, length - 1);
     }
   }
-  std::vector<int64_t> view = {1, channels, 1, 1};
+  if (groupDim > axis) {
+    index = index.t().contiguous();
+    valid = valid.t().contiguous();
+  }
+  std::vector<int64_t> view(x.dim(), 1);
+  view[groupDim] = groups;
   view[axis] = length;
   at::Tensor gathered =
       x.gather(axis, index.view(view).expand(x.sizes()).contiguous());
@@ -150,6 +159,18 @@ at::Tensor shiftAxis(const at::Tensor &x, ArrayRef<int64_t> offsets,
     return gathered;
   return at::where(valid.view(view).expand(x.sizes()), gathered,
                    at::zeros({}, x.options()));
+}
+
+/// The reference semantics of seg.shift: one gather per shifted dim (a
+/// zero-filled shift reads 0 where any source index is outside).
+at::Tensor groupShift(mlir::gpuopt::seg::ShiftOp op, at::Tensor x) {
+  bool cyclic = op.getMode() == mlir::gpuopt::seg::ShiftMode::Cyclic;
+  int64_t groupDim = op.getGroupDim();
+  int64_t groups = x.size(groupDim);
+  for (auto [k, dim] : llvm::enumerate(op.getDims()))
+    x = shiftAxis(x, op.getOffsets().slice(k * groups, groups), dim, cyclic,
+                  groupDim);
+  return x;
 }
 
 /// The reference semantics of seg.channel_shift.
@@ -347,6 +368,9 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
       .Case([&](ChannelShiftOp o) -> FailureOr<at::Tensor> {
         return channelShift(get(o.getInput()), o.getOffsetsH(), o.getOffsetsW(),
                             o.getMode());
+      })
+      .Case([&](ShiftOp o) -> FailureOr<at::Tensor> {
+        return groupShift(o, get(o.getInput()));
       })
       .Case([&](FusedConv2dOp o) -> FailureOr<at::Tensor> {
         at::Tensor shifted = channelShift(get(o.getInput()), o.getOffsetsH(),

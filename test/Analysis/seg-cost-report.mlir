@@ -122,6 +122,23 @@ func.func @negative_elementwise_fusion_two_uses(%x: tensor<1x8xf32>) -> (tensor<
 
 // -----
 
+// ShiftViT's residual y = x + shift(x) on 8 elements (32 B): the shift's
+// gather (reads 32 B, writes 32 B) fuses into the add (reads x and the shifted
+// value, writes y: 96 B), which then reads x twice and never stores the
+// shifted map: one kernel of 96 + 64 − 2·32 = 96 B.
+// CHECK-LABEL: "name": "shift_into_elementwise"
+// CHECK: "compiled": {
+// CHECK-NEXT: "kernels": 1,
+// CHECK: "index":0,"name":"seg.channel_shift"{{.*}}"eager":{"kernels":1,"flops":0,"bytes":64,{{.*}}"compiled":{"kernels":0,{{.*}}"fused_into":1}
+// CHECK: "index":1,"name":"seg.add"{{.*}}"compiled":{"kernels":1,"flops":8,"bytes":96,
+func.func @shift_into_elementwise(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %s = seg.channel_shift %x offsets_h = [1, 0] offsets_w = [0, -1] mode = zero : tensor<1x2x2x2xf32>
+  %y = seg.add %x, %s : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
+  return %y : tensor<1x2x2x2xf32>
+}
+
+// -----
+
 // BatchNorm: thop counts 4·numel = 32; the running mean and variance are
 // buffers, not learned parameters. Bytes 32 + 4·8 + 32 = 96.
 // CHECK-LABEL: "name": "batch_norm_buffers"

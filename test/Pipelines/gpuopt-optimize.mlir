@@ -29,8 +29,8 @@
 // ORDER: IR Dump After FuseConvBnReluPass
 // ORDER: IR Dump After Canonicalizer
 // ORDER: IR Dump After CSE
-// expected-remark @+3 {{fuse-roll: 2 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 768 bytes no longer moved}}
-// expected-remark @+2 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 bytes no longer moved}}
+// expected-remark @+3 {{fuse-roll: 2 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 768 bytes no longer moved}}
+// expected-remark @+2 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
 // expected-remark @+1 {{fuse-conv-bn-relu: 1 batch_norm folded, 2 activations fused, 0 residual adds fused}}
 func.func @or_mlp(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %v: tensor<2xf32>, %fc: tensor<2x2xf32>) -> tensor<1x2x4x4xf32> {
   %c = seg.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32> -> tensor<1x2x4x4xf32>

@@ -56,3 +56,23 @@ func.func @slice_steps_overflow(%x: tensor<8xf32>) -> tensor<1xf32> {
   %z = seg.slice %y start = [0] size = [1] step = [4611686018427387904] : tensor<1xf32> -> tensor<1xf32>
   return %z : tensor<1xf32>
 }
+
+// -----
+
+// seg.shift: an empty tensor folds; offsets near the int64 limits are
+// normalized before they are added (cyclic: 2^63 - 1 ≡ 2 mod 5, twice 4)
+// and clamped for the lowering (zero-filled: the gather's index arithmetic
+// stays in [-L, 2L)).
+// CHECK-LABEL: func.func @shift_edge_cases
+// CHECK-SAME: (%[[E:.*]]: tensor<2x0x3xf32>, %[[X:.*]]: tensor<2x3x5xf32>)
+// CHECK: %[[C:.*]] = seg.shift %[[X]] group_dim = 1 dims = [2] offsets = [4, 0, 1] mode = cyclic
+// CHECK: %[[Z:.*]] = seg.shift %[[X]] group_dim = 1 dims = [2] offsets = [-9223372036854775808, 9223372036854775807, 1] mode = zero
+// CHECK: return %[[E]], %[[C]], %[[Z]]
+func.func @shift_edge_cases(%e: tensor<2x0x3xf32>, %x: tensor<2x3x5xf32>) -> (tensor<2x0x3xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>) {
+  %a = seg.shift %e group_dim = 1 dims = [2] offsets = [] mode = cyclic : tensor<2x0x3xf32>
+  %c0 = seg.shift %x group_dim = 1 dims = [2] offsets = [9223372036854775807, -9223372036854775808, 1] mode = cyclic : tensor<2x3x5xf32>
+  // -2^63 ≡ 2 mod 5: the second group returns to 0 (2 + 3), the third to 1.
+  %c = seg.shift %c0 group_dim = 1 dims = [2] offsets = [9223372036854775807, 3, 0] mode = cyclic : tensor<2x3x5xf32>
+  %z = seg.shift %x group_dim = 1 dims = [2] offsets = [-9223372036854775808, 9223372036854775807, 1] mode = zero : tensor<2x3x5xf32>
+  return %a, %c, %z : tensor<2x0x3xf32>, tensor<2x3x5xf32>, tensor<2x3x5xf32>
+}

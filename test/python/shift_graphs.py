@@ -5,7 +5,13 @@ way real models do — a random partition of the channels into slices, each
 rolled by its own amount along H, W, both or neither (positive, negative,
 larger than the size), rolls of rolls, whole-tensor rolls, and UNeXt-style
 zero-padding → roll → crop (sometimes with shifts larger than the padding, so
-that it is *not* a zero-filled shift) — followed by a random consumer: a
+that it is *not* a zero-filled shift) — and the other spellings of shifts in
+the exporter's canonical form (issue 15): zero-filled buffers with shifted
+slice assignments (TSM along T of an (N, T, C, H, W) view, ShiftViT along H/W),
+Shift-Net's windows of a zero-padded map, hand-written rolls (a concat of
+slices rotating a dim) and crops of circular pads, each sometimes spoiled so
+that it is *not* a shift (pieces out of order, a nonzero fill, a pad that zeroes
+what a shift would read) — followed by a random consumer: a
 convolution (1×1 or 3×3, stride, padding, groups), a linear over the tokens
 (flatten + transpose or channels-last), an add, several consumers at once, or
 none. Weights are extra function arguments, so a case needs no weights file.
@@ -155,6 +161,173 @@ def _padded_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> 
     )
 
 
+def _slice(b: _Builder, x: str, shape: list[int], start: list[int], size: list[int]) -> str:
+    return b.op(
+        f"seg.slice {x} start = {start} size = {size} step = {[1] * len(shape)} : {ty(shape)} -> {ty(size)}"
+    )
+
+
+def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], rng: random.Random) -> str:
+    """A zero buffer with shifted slice assignments, in canonical form: a concat
+    along dim g of channel intervals, each a slice of x zero-padded back to its
+    size along the shifted dims (or whole), or with cyclic pieces (rolls)."""
+    parts, types = [], []
+    cyclic = rng.random() < 0.2
+    sizes = _partition(rng, shape[g])
+    if cyclic and len(sizes) < 2:
+        cyclic = False
+    start = 0
+    for size in sizes:
+        piece = list(shape)
+        piece[g] = size
+        lo, hi = [0] * len(shape), [0] * len(shape)
+        sl_start, sl_size = [0] * len(shape), list(piece)
+        sl_start[g] = start
+        offsets = {}
+        for d in dims:
+            if rng.random() < 0.6:
+                offsets[d] = rng.randint(-(shape[d] - 1), shape[d] - 1)
+        if cyclic:
+            v = _slice(b, x, shape, sl_start, sl_size)
+            if offsets:
+                ds = sorted(offsets)
+                v = b.op(f"seg.roll {v} shifts = {[offsets[d] for d in ds]} dims = {ds} : {ty(piece)}")
+        else:
+            spoil = rng.random() < 0.04
+            for d, o in offsets.items():
+                # out[i] = x[i - o]: the window [max(0, -o), L - max(0, o)) padded
+                # by max(0, o) below and max(0, -o) above.
+                sl_start[d] = max(0, -o)
+                sl_size[d] = shape[d] - abs(o)
+                lo[d], hi[d] = max(0, o), max(0, -o)
+                if spoil and o > 0 and sl_size[d] > 1:
+                    sl_start[d] = 1  # zeroes x[0] where the shift reads it
+            v = _slice(b, x, shape, sl_start, sl_size)
+            if offsets:
+                value = "1.5" if rng.random() < 0.04 else "0.0"
+                v = b.op(f"seg.pad {v} low = {lo} high = {hi} value = {value} : {ty(sl_size)} -> {ty(piece)}")
+        parts.append(v)
+        types.append(ty(piece))
+        start += size
+    if len(parts) == 1:
+        return parts[0]
+    order = list(range(len(parts)))
+    if rng.random() < 0.05 and len(parts) > 2:  # a permutation of the groups, not a shift
+        # Not a rotation either (that is a roll along the groups, which stays).
+        rotations = [order[k:] + order[:k] for k in range(len(order))]
+        while order in rotations:
+            rng.shuffle(order)
+    return b.op(
+        f"seg.concat {', '.join(parts[i] for i in order)} dim = {g} : "
+        f"{', '.join(types[i] for i in order)} -> {ty(shape)}"
+    )
+
+
+def _shiftnet_group(b: _Builder, x: str, shape: list[int], rng: random.Random) -> str:
+    """Shift-Net: pad H and W by p, each channel group's window offset by up to
+    p, concat along channels."""
+    n, c, h, w = shape
+    p = rng.randint(1, 2)
+    padded = [n, c, h + 2 * p, w + 2 * p]
+    value = "0.0" if rng.random() < 0.95 else "1.5"
+    v = b.op(
+        f"seg.pad {x} low = [0, 0, {p}, {p}] high = [0, 0, {p}, {p}] value = {value} "
+        f": {ty(shape)} -> {ty(padded)}"
+    )
+    parts, types = [], []
+    start = 0
+    for size in _partition(rng, c):
+        dy, dx = rng.randint(-p, p), rng.randint(-p, p)
+        part = [n, size, h, w]
+        parts.append(_slice(b, v, padded, [0, start, p - dy, p - dx], part))
+        types.append(ty(part))
+        start += size
+    if len(parts) == 1:
+        return parts[0]
+    return b.op(f"seg.concat {', '.join(parts)} dim = 1 : {', '.join(types)} -> {ty(shape)}")
+
+
+def _rotation(b: _Builder, x: str, shape: list[int], d: int, rng: random.Random) -> str:
+    """A hand-written roll (or index_select with constant runs): slices of x
+    along d in the order a, a+1, ..., L-1, 0, ..., a-1, cut at random points."""
+    length = shape[d]
+    first = rng.randrange(length)
+    order = [(first + i) % length for i in range(length)]
+    cuts = sorted(rng.sample(range(1, length), rng.randint(0, length - 1))) if length > 1 else []
+    bounds = [0] + cuts + [length]
+    runs = []
+    for lo, hi in itertools.pairwise(bounds):
+        idx = order[lo:hi]
+        # A run that wraps from L-1 to 0 is two slices.
+        split = next((k for k in range(1, len(idx)) if idx[k] != idx[k - 1] + 1), None)
+        if split is None:
+            runs.append((idx[0], len(idx)))
+        else:
+            runs += [(idx[0], split), (idx[split], len(idx) - split)]
+    if rng.random() < 0.05 and len(runs) > 1:  # not a rotation
+        rng.shuffle(runs)
+    parts, types = [], []
+    for start, size in runs:
+        st, sz = [0] * len(shape), list(shape)
+        st[d], sz[d] = start, size
+        parts.append(_slice(b, x, shape, st, sz))
+        types.append(ty(sz))
+    if len(parts) == 1:
+        return parts[0]
+    return b.op(f"seg.concat {', '.join(parts)} dim = {d} : {', '.join(types)} -> {ty(shape)}")
+
+
+def _circular_crop(b: _Builder, x: str, shape: list[int], rng: random.Random) -> str:
+    """F.pad(mode="circular") as the exporter writes it (a concat of the end,
+    the tensor and the start, per dim), then a crop back to the size at a
+    random offset: a roll."""
+    axes = rng.choice([[2], [3], [3, 2], [2, 3]])
+    v, cur = x, list(shape)
+    for d in axes:
+        lo, hi = rng.randint(0, cur[d]), rng.randint(0, cur[d])
+        parts, types = [], []
+        if lo:
+            st, sz = [0] * 4, list(cur)
+            st[d], sz[d] = cur[d] - lo, lo
+            parts.append(_slice(b, v, cur, st, sz))
+            types.append(ty(sz))
+        parts.append(v)
+        types.append(ty(cur))
+        if hi:
+            sz = list(cur)
+            sz[d] = hi
+            parts.append(_slice(b, v, cur, [0] * 4, sz))
+            types.append(ty(sz))
+        nxt = list(cur)
+        nxt[d] += lo + hi
+        if len(parts) > 1:
+            v = b.op(f"seg.concat {', '.join(parts)} dim = {d} : {', '.join(types)} -> {ty(nxt)}")
+        cur = nxt
+    start = [0, 0, rng.randint(0, cur[2] - shape[2]), rng.randint(0, cur[3] - shape[3])]
+    return _slice(b, v, cur, start, list(shape))
+
+
+def _canonical_form(b: _Builder, x: str, shape: list[int], rng: random.Random) -> str:
+    """One of the canonical-form spellings over the NCHW input x."""
+    kind = rng.choice(["tsm", "tsm", "zero", "zero", "shiftnet", "roll", "circular"])
+    n, c, h, w = shape
+    if kind == "tsm" and n > 1:
+        # (N·T, C, H, W) viewed as (N', T, C, H, W): shift channel groups along
+        # T (and sometimes H/W), view back.
+        t = n
+        view = [1, t, c, h, w]
+        v = b.op(f"seg.reshape {x} : {ty(shape)} -> {ty(view)}")
+        s = _zero_group(b, v, view, 2, rng.choice([[1], [1], [1, 3], [1, 4]]), rng)
+        return b.op(f"seg.reshape {s} : {ty(view)} -> {ty(shape)}")
+    if kind in ("zero", "tsm"):
+        return _zero_group(b, x, shape, 1, rng.choice([[2], [3], [2, 3]]), rng)
+    if kind == "shiftnet":
+        return _shiftnet_group(b, x, shape, rng)
+    if kind == "roll":
+        return _rotation(b, x, shape, rng.choice([2, 3]), rng)
+    return _circular_crop(b, x, shape, rng)
+
+
 def _consume(
     b: _Builder, x: str, s: str, shape: list[int], rng: random.Random
 ) -> tuple[str, tuple[int, ...]]:
@@ -205,14 +378,20 @@ def _consume(
     return s, tuple(shape)
 
 
-def generate(seed: int, index: int, first_arg: int) -> Case:
-    """Case number ``index`` of the stream ``seed``; its arguments start at ``%arg<first_arg>``."""
+def generate(seed: int, index: int, first_arg: int, canonical: bool = False) -> Case:
+    """Case number ``index`` of the stream ``seed``; its arguments start at ``%arg<first_arg>``.
+
+    ``canonical``: the stream of the exporter's canonical-form spellings
+    (zero-filled buffers, Shift-Net windows, hand-written rolls, circular
+    pads) instead of the roll spellings."""
     rng = random.Random(seed * 1_000_003 + index)
-    b = _Builder(f"c{index}", first_arg)
+    b = _Builder(f"{'k' if canonical else 'c'}{index}", first_arg)
     shape = [rng.choice([1, 2]), rng.randint(1, 6), rng.randint(2, 6), rng.randint(2, 6)]
     x = b.arg(tuple(shape))
     style = rng.random()
-    if style < 0.55:
+    if canonical:
+        s = _canonical_form(b, x, shape, rng)
+    elif style < 0.55:
         s = _roll_group(b, x, shape, rng)
     elif style < 0.85:
         s = _padded_group(b, x, shape, rng)

@@ -179,6 +179,34 @@ def shift_case(name, x, dh, dw, mode):
     return Case(name, [x], body, x, lambda a0: torch_channel_shift(a0, list(dh), list(dw), mode))
 
 
+def torch_group_shift(
+    x: torch.Tensor, g: int, dims: list[int], offsets: list[int], mode: str
+) -> torch.Tensor:
+    """seg.shift written with PyTorch: each index of dim g rolled along dims
+    (cyclic), or zero-padded by more than any offset, rolled and cropped (zero)."""
+    groups = x.shape[g]
+    pads = [max(x.shape[d], *(abs(o) for o in offsets)) for d in dims]
+    if mode == "zero":
+        spec = [0] * (2 * x.dim())
+        for d, p in zip(dims, pads):
+            spec[2 * (x.dim() - 1 - d)] = spec[2 * (x.dim() - 1 - d) + 1] = p
+        x = F.pad(x, spec)
+    parts = []
+    for i in range(groups):
+        shifts = [offsets[k * groups + i] for k in range(len(dims))]
+        parts.append(torch.roll(x.narrow(g, i, 1), shifts, dims))
+    out = torch.cat(parts, g)
+    if mode == "zero":
+        for d, p in zip(dims, pads):
+            out = out.narrow(d, p, out.shape[d] - 2 * p)
+    return out
+
+
+def group_shift_case(name, x, g, dims, offsets, mode):
+    body = f"%r = seg.shift %a0 group_dim = {g} dims = {list(dims)} offsets = {list(offsets)} mode = {mode} : {ty(x)}"
+    return Case(name, [x], body, x, lambda a0: torch_group_shift(a0, g, list(dims), list(offsets), mode))
+
+
 def fused_conv_case(name, x, w, dh, dw, mode, stride, padding, groups, activation, residual):
     o = w[0]
     ho = (x[2] + 2 * padding[0] - (w[2] - 1) - 1) // stride[0] + 1
@@ -406,6 +434,13 @@ CASES = [
     shift_case("channel_shift_cyclic_hw_negative", (2, 3, 5, 4), [-1, 7, 0], [2, -9, 1], "cyclic"),
     shift_case("channel_shift_zero_h", (1, 5, 6, 7), [-2, -1, 0, 1, 2], [], "zero"),
     shift_case("channel_shift_zero_beyond_size", (1, 3, 4, 5), [], [6, -1, -7], "zero"),
+    # TSM: channel groups of an (N, T, C, H, W) view along T; a group dim after
+    # the shifted one; offsets beyond the size, negative, both modes.
+    group_shift_case("shift_tsm_zero", (2, 3, 4, 2, 3), 2, [1], [-1, 1, 0, 0], "zero"),
+    group_shift_case("shift_two_dims_cyclic", (2, 3, 4, 5), 1, [2, 3], [1, -5, 0, 9, 2, -1], "cyclic"),
+    group_shift_case(
+        "shift_group_after_dim_zero", (4, 3, 5), 2, [0, 1], [1, -2, 5, 0, -3, 2, 1, 0, -1, 4], "zero"
+    ),
     fused_conv_case(
         "fused_conv2d_1x1_cyclic",
         (1, 4, 6, 6),

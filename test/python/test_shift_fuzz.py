@@ -1,11 +1,13 @@
 """Differential testing of the roll passes on random shift graphs.
 
-1000 generated cases (see shift_graphs.py), packed 100 to a function, run on
-the reference backend before and after each pipeline. Shifts move data
-exactly, so every result must agree to fp32 rounding: |a - e| <= 1e-5 +
-1e-5 |e| (a linear turned into a 1x1 convolution may sum in another order).
-The pipelines must also leave no seg.roll behind, and must fold a good share
-of the shifts (a pass that never fires would pass the numeric check).
+1000 generated cases of roll spellings and 1000 of the exporter's canonical
+forms of the other shift idioms (see shift_graphs.py), packed 100 to a
+function, run on the reference backend before and after each pipeline. Shifts
+move data exactly, so every result must agree to fp32 rounding: |a - e| <=
+1e-5 + 1e-5 |e| (a linear turned into a 1x1 convolution may sum in another
+order). The pipelines must also leave no seg.roll behind, must fold a good
+share of the shifts and, for the canonical forms, recognize most of them (a
+pass that never fires would pass the numeric check).
 """
 
 from __future__ import annotations
@@ -44,11 +46,22 @@ def run_module(mlir: Path, inputs: list[Path], n_out: int, out_dir: Path) -> lis
     return [np.load(p) for p in outs]
 
 
-@pytest.mark.parametrize("batch", range(BATCHES))
-def test_random_shift_graphs(batch: int, tmp_path: Path) -> None:
+# (canonical, batch): the roll spellings 100 to a batch; the canonical forms,
+# fewer ops per case, 200 (the cost is mostly per tool invocation).
+STREAMS = [(False, b, PER_BATCH) for b in range(BATCHES)] + [
+    (True, b, 2 * PER_BATCH) for b in range(BATCHES // 2)
+]
+
+
+@pytest.mark.parametrize(
+    ("canonical", "batch", "per_batch"),
+    STREAMS,
+    ids=[f"{'canonical' if c else 'rolls'}{b}" for c, b, _ in STREAMS],
+)
+def test_random_shift_graphs(canonical: bool, batch: int, per_batch: int, tmp_path: Path) -> None:
     cases, first = [], 0
-    for i in range(PER_BATCH):
-        case = shift_graphs.generate(SEED, batch * PER_BATCH + i, first)
+    for i in range(per_batch):
+        case = shift_graphs.generate(SEED, batch * per_batch + i, first, canonical)
         first += len(case.args)
         cases.append(case)
     original = tmp_path / "original.mlir"
@@ -78,10 +91,132 @@ def test_random_shift_graphs(batch: int, tmp_path: Path) -> None:
             fused = len(re.findall(r"seg\.fused_conv2d .* offsets_h = \[\d", text)) + len(
                 re.findall(r"seg\.fused_conv2d .* offsets_w = \[-?\d", text)
             )
-            assert fused >= PER_BATCH // 5, f"only {fused} shifts fused in {PER_BATCH} cases"
+            assert fused >= per_batch // 5, f"only {fused} shifts fused in {per_batch} cases"
+        if pipeline == "--collapse-rolls":
+            # What stays: the spoiled cases (not shifts) and the multi
+            # consumers' own concats; the pads of the rolls stream are
+            # UNeXt's, which become zero-filled shifts.
+            for op, share in [("seg.concat", 0.3 if canonical else 0.4)] + (
+                [] if canonical else [("seg.pad", 0.4)]
+            ):
+                before, after = original.read_text().count(op), text.count(op)
+                assert after <= share * before, f"{after} of {before} {op} left: shifts not recognized"
         actual = run_module(optimized, inputs, len(cases), tmp_path)
         for case, a, e in zip(cases, actual, expected):
             assert a.shape == e.shape, case.name
             np.testing.assert_allclose(
                 a, e, rtol=1e-5, atol=1e-5, err_msg=f"{pipeline}: case {case.name} differs"
             )
+
+
+# The canonical-form idioms of the --collapse-rolls lit test, each checked
+# against the PyTorch code it stands for, on the reference and cpu backends
+# after --gpuopt-optimize (which must have recognized it: no concat left).
+IDIOMS_MLIR = Path(__file__).parents[1] / "Dialect/Seg/Transforms/collapse-rolls-idioms.mlir"
+
+
+def _torch_idioms():
+    import torch
+    import torch.nn.functional as F
+
+    def tsm(x):
+        out = torch.zeros_like(x)
+        out[:, :-1, :2] = x[:, 1:, :2]
+        out[:, 1:, 2:4] = x[:, :-1, 2:4]
+        out[:, :, 4:] = x[:, :, 4:]
+        return out
+
+    def tsm_conv(x, w):
+        v = x.view(2, 3, 4, 2, 2)
+        out = torch.zeros_like(v)
+        out[:, :-1, :1] = v[:, 1:, :1]
+        out[:, 1:, 1:2] = v[:, :-1, 1:2]
+        out[:, :, 2:] = v[:, :, 2:]
+        return F.conv2d(out.view(6, 4, 2, 2), w, padding=1)
+
+    def shiftvit(x):
+        out = torch.zeros_like(x)
+        out[:, 0, :, 1:] = x[:, 0, :, :-1]
+        out[:, 1, :, :-1] = x[:, 1, :, 1:]
+        out[:, 2, 1:, :] = x[:, 2, :-1, :]
+        out[:, 3, :-1, :] = x[:, 3, 1:, :]
+        out[:, 4:] = x[:, 4:]
+        return x + out
+
+    def shiftnet(x, w):
+        xp = F.pad(x, (1, 1, 1, 1))
+        shifts = [(1, 0), (-1, 0), (0, 1), (0, -1), (0, 0)]
+        groups = [xp[:, g : g + 1, 1 - dy : 5 - dy, 1 - dx : 5 - dx] for g, (dy, dx) in enumerate(shifts)]
+        return F.conv2d(torch.cat(groups, 1), w)
+
+    def hand_written_roll(x, w):
+        return F.conv2d(torch.cat((x[..., -2:], x[..., :-2]), -1), w, padding=1)
+
+    def index_select_runs(x):
+        return torch.index_select(x, 1, torch.tensor([5, 6, 7, 0, 1, 2, 3, 4]))
+
+    def circular_pad_crop(x):
+        return F.pad(x, (1, 1, 2, 2), mode="circular")[:, :, 1:5, 2:10]
+
+    return {
+        f.__name__: f
+        for f in (tsm, tsm_conv, shiftvit, shiftnet, hand_written_roll, index_select_runs, circular_pad_crop)
+    }
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+def test_canonical_idioms_match_pytorch(backend: str, tmp_path: Path) -> None:
+    import torch
+
+    idioms = _torch_idioms()
+    chunks = IDIOMS_MLIR.read_text().split("// -----")
+    found = 0
+    for chunk in chunks:
+        m = re.search(r"^func\.func @(\w+)\((.*?)\) ->", chunk, re.MULTILINE)
+        if not m or m.group(1) not in idioms:
+            continue
+        found += 1
+        name = m.group(1)
+        src = tmp_path / f"{name}.mlir"
+        src.write_text(chunk[m.start() :])
+        opt = tmp_path / f"{name}_opt.mlir"
+        proc = subprocess.run(
+            [str(tool("gpuopt-opt")), str(src), "--gpuopt-optimize", "-o", str(opt)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert "seg.concat" not in opt.read_text(), f"{name}: not recognized"
+        shapes = [
+            tuple(int(d) for d in t.split("x")[:-1]) for t in re.findall(r"tensor<([0-9x]+f32)>", m.group(2))
+        ]
+        rng = np.random.default_rng(7)
+        args, inputs = [], []
+        for i, shape in enumerate(shapes):
+            a = rng.standard_normal(shape).astype(np.float32)
+            p = tmp_path / f"{name}_in{i}.npy"
+            np.save(p, a)
+            args.append(torch.from_numpy(a))
+            inputs.append(p)
+        expected = idioms[name](*args).numpy()
+        out = tmp_path / f"{name}_out.npy"
+        proc = subprocess.run(
+            [
+                str(tool("gpuopt-run")),
+                str(opt),
+                "--quiet",
+                f"--backend={backend}",
+                *[f"--input=@{p}" for p in inputs],
+                f"--output=@{out}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        actual = np.load(out)
+        assert actual.shape == expected.shape, name
+        err = np.linalg.norm(actual - expected) / max(np.linalg.norm(expected), 1e-30)
+        assert err <= 1e-5, f"{name} on {backend}: relative L2 error {err:.3e}"
+    assert found == len(idioms), f"{found} of {len(idioms)} idioms found in {IDIOMS_MLIR}"

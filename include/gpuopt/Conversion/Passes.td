@@ -20,7 +20,7 @@ def ConvertSegToLinalgPass : Pass<"convert-seg-to-linalg", "::mlir::ModuleOp"> {
       with bias, activation and residual as one `linalg.generic` epilogue;
       a transposed convolution is a convolution of the zero-upsampled input
       with the flipped kernel; a shifted input (`seg.fused_conv2d` offsets,
-      `seg.channel_shift`) is a gather `linalg.generic`;
+      `seg.channel_shift`, `seg.shift`) is a gather `linalg.generic`;
     - elementwise ops, normalizations and linear layers → `linalg.generic`
       (GELU through `math.erf`/`math.tanh`);
     - max pooling → `tensor.pad` with −∞ + `linalg.pooling_nchw_max`;

@@ -103,6 +103,18 @@ struct ChannelShiftLowering : OpRewritePattern<seg::ChannelShiftOp> {
   }
 };
 
+struct ShiftLowering : OpRewritePattern<seg::ShiftOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(seg::ShiftOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, groupShift(rewriter, op.getLoc(), op.getInput(),
+                                      op.getGroupDim(), op.getDims(),
+                                      op.getNormalizedOffsets(),
+                                      op.getMode() == seg::ShiftMode::Cyclic));
+    return success();
+  }
+};
+
 struct ReshapeLowering : OpRewritePattern<seg::ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(seg::ReshapeOp op,
@@ -286,7 +298,7 @@ struct UpsampleNearestLowering : OpRewritePattern<seg::UpsampleNearestOp> {
 void mlir::gpuopt::populateSegDataMovementToLinalgPatterns(
     RewritePatternSet &patterns) {
   patterns.add<SliceLowering, ConcatLowering, PadLowering, RollLowering,
-               ChannelShiftLowering, ReshapeLowering, PermuteLowering,
-               MaxPool2dLowering, UpsampleBilinearLowering,
+               ChannelShiftLowering, ShiftLowering, ReshapeLowering,
+               PermuteLowering, MaxPool2dLowering, UpsampleBilinearLowering,
                UpsampleNearestLowering>(patterns.getContext());
 }

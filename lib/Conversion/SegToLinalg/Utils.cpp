@@ -210,3 +210,58 @@ Value mlir::gpuopt::detail::channelShift(OpBuilder &b, Location loc, Value x,
         return arith::SelectOp::create(nb, l, valid, v, zero);
       });
 }
+
+Value mlir::gpuopt::detail::groupShift(OpBuilder &b, Location loc, Value x,
+                                       int64_t groupDim, ArrayRef<int64_t> dims,
+                                       ArrayRef<int64_t> offsets, bool cyclic) {
+  RankedTensorType type = tensorTypeOf(x);
+  int64_t groups = type.getDimSize(groupDim);
+  int64_t rows = static_cast<int64_t>(dims.size());
+  // The offsets as a constant i64 tensor [K, G].
+  auto tableType = RankedTensorType::get({rows, groups}, b.getI64Type());
+  Value table = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(tableType, offsets));
+  Value zero = floatConstant(b, loc, type.getElementType(), 0.0);
+  return elementwise(
+      b, loc, type, {}, {},
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        auto cst = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, l, v);
+        };
+        SmallVector<Value> indices;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          indices.push_back(linalg::IndexOp::create(nb, l, d));
+        Value group = indices[groupDim];
+        Value valid;
+        for (auto [k, dim] : llvm::enumerate(dims)) {
+          int64_t size = type.getDimSize(dim);
+          Value off = tensor::ExtractOp::create(
+              nb, l, table, ValueRange{cst(static_cast<int64_t>(k)), group});
+          // Normalized offsets: the source is in (-L, L) when cyclic and in
+          // [-L, 2L) when zero-filled.
+          // One op per statement: the IR does not depend on the order in
+          // which the compiler evaluates arguments.
+          Value index =
+              arith::IndexCastOp::create(nb, l, nb.getIndexType(), off);
+          Value s = arith::SubIOp::create(nb, l, indices[dim], index);
+          if (cyclic) {
+            Value wrapped = arith::AddIOp::create(nb, l, s, cst(size));
+            indices[dim] = arith::RemSIOp::create(nb, l, wrapped, cst(size));
+            continue;
+          }
+          Value ge = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, s,
+                                           cst(0));
+          Value lt = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, s,
+                                           cst(size));
+          Value inRange = arith::AndIOp::create(nb, l, ge, lt);
+          valid =
+              valid ? arith::AndIOp::create(nb, l, valid, inRange) : inRange;
+          Value low = arith::MaxSIOp::create(nb, l, s, cst(0));
+          indices[dim] = arith::MinSIOp::create(nb, l, low, cst(size - 1));
+        }
+        Value v = tensor::ExtractOp::create(nb, l, x, indices);
+        if (!valid)
+          return v;
+        return arith::SelectOp::create(nb, l, valid, v, zero);
+      });
+}

@@ -64,6 +64,13 @@ Value channelShift(OpBuilder &b, Location loc, Value x,
                    ArrayRef<int64_t> offsetsH, ArrayRef<int64_t> offsetsW,
                    bool cyclic);
 
+/// The gather that reads `x` through a per-group shift (see seg.shift):
+/// `offsets` are normalized (seg::ShiftOp::getNormalizedOffsets), row `k`
+/// along `dims[k]`, one per index of `groupDim`.
+Value groupShift(OpBuilder &b, Location loc, Value x, int64_t groupDim,
+                 ArrayRef<int64_t> dims, ArrayRef<int64_t> offsets,
+                 bool cyclic);
+
 } // namespace detail
 } // namespace gpuopt
 } // namespace mlir

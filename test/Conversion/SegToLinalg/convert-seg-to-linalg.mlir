@@ -125,3 +125,27 @@ func.func @everything_else(%x: tensor<1x4x8x8xf32>, %v: tensor<4xf32>, %t: tenso
   %r = seg.relu %a : tensor<1x4x8x8xf32>
   return %r, %l, %ct, %un, %c, %m : tensor<1x4x8x8xf32>, tensor<1x64x6xf32>, tensor<1x2x16x16xf32>, tensor<1x4x16x16xf32>, tensor<1x8x8x8xf32>, tensor<1x4x8x8xf32>
 }
+
+// -----
+
+// seg.shift is one gather linalg.generic reading its input at the shifted
+// index; the offsets table holds the normalized offsets (zero-filled: clamped
+// to [-L, L], here -5 -> -3; cyclic: mod L, here -1 -> 2 and 7 -> 1).
+// CHECK-LABEL: func.func @group_shift
+// CHECK: %[[ZT:.*]] = arith.constant dense<{{\[}}[-3, 1, 0, 0]]> : tensor<1x4xi64>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(
+// CHECK: tensor.extract %[[ZT]]
+// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// CHECK: %[[CT:.*]] = arith.constant dense<{{\[}}[2, 1]]> : tensor<1x2xi64>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} outs(
+// CHECK: tensor.extract %[[CT]]
+// CHECK: arith.remsi
+// CHECK-NOT: arith.select
+// CHECK: return
+func.func @group_shift(%x: tensor<2x3x4x2x2xf32>, %t: tensor<2x3x2xf32>) -> (tensor<2x3x4x2x2xf32>, tensor<2x3x2xf32>) {
+  %a = seg.shift %x group_dim = 2 dims = [1] offsets = [-5, 1, 0, 0] mode = zero : tensor<2x3x4x2x2xf32>
+  %b = seg.shift %t group_dim = 2 dims = [1] offsets = [-1, 7] mode = cyclic : tensor<2x3x2xf32>
+  return %a, %b : tensor<2x3x4x2x2xf32>, tensor<2x3x2xf32>
+}

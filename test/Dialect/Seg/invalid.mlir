@@ -691,3 +691,67 @@ func.func @shift_offsets_kernel_entries() {
   %o = seg.shift_offsets offsets_h = [1, 2] offsets_w = [] mode = zero input_size = [4, 4] kernel = [1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<1x4x4x4xf32>
   return
 }
+
+// -----
+
+func.func @shift_group_dim(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected 'group_dim' in [0, 3), got 3}}
+  %y = seg.shift %x group_dim = 3 dims = [1] offsets = [1, 1] mode = zero : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_no_dims(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected at least one dim to shift}}
+  %y = seg.shift %x group_dim = 1 dims = [] offsets = [] mode = zero : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_dim_range(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected shifted dims in [0, 3), got [-1]}}
+  %y = seg.shift %x group_dim = 1 dims = [-1] offsets = [0, 0, 0, 0] mode = cyclic : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_group_dim_shifted(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected shifted dims other than 'group_dim' (1), got [2, 1]}}
+  %y = seg.shift %x group_dim = 1 dims = [2, 1] offsets = [0, 0, 0, 0, 0, 0, 0, 0] mode = cyclic : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_distinct_dims(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected distinct shifted dims, got [2, 2]}}
+  %y = seg.shift %x group_dim = 1 dims = [2, 2] offsets = [0, 0, 0, 0, 0, 0, 0, 0] mode = cyclic : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_offsets_count(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected 'offsets' to have one entry per index of 'group_dim' (4) for each of the 2 shifted dims, got 4}}
+  %y = seg.shift %x group_dim = 1 dims = [0, 2] offsets = [1, 2, 3, 4] mode = zero : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_mode(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{unknown shift mode "reflect", expected one of: cyclic, zero}}
+  %y = seg.shift %x group_dim = 1 dims = [2] offsets = [1, 2, 3, 4] mode = reflect : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @shift_result_type(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{expected result shape [2, 4, 8], got [2, 4, 9]}}
+  %y = "seg.shift"(%x) <{group_dim = 1 : i64, dims = array<i64: 2>, offsets = array<i64: 1, 2, 3, 4>, mode = #seg<shift_mode zero>}> : (tensor<2x4x8xf32>) -> tensor<2x4x9xf32>
+  return
+}

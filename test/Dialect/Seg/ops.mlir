@@ -167,3 +167,12 @@ func.func @deform(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>, %b: tensor<6
        : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>, tensor<6x4x1x1xf32>, tensor<6xf32>) -> tensor<1x6x8x8xf32>
   return %y : tensor<1x6x8x8xf32>
 }
+
+// CHECK-LABEL: func.func @group_shift
+func.func @group_shift(%x: tensor<2x3x4x2x2xf32>) -> (tensor<2x3x4x2x2xf32>, tensor<2x3x4x2x2xf32>) {
+  // CHECK: seg.shift %{{.*}} group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero : tensor<2x3x4x2x2xf32>
+  %a = seg.shift %x group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero : tensor<2x3x4x2x2xf32>
+  // CHECK: seg.shift %{{.*}} group_dim = 0 dims = [3, 4] offsets = [1, -1, 2, 0] mode = cyclic : tensor<2x3x4x2x2xf32>
+  %b = seg.shift %x group_dim = 0 dims = [3, 4] offsets = [1, -1, 2, 0] mode = cyclic : tensor<2x3x4x2x2xf32>
+  return %a, %b : tensor<2x3x4x2x2xf32>, tensor<2x3x4x2x2xf32>
+}

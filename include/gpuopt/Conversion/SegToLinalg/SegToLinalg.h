@@ -23,7 +23,7 @@ void populateSegConvToLinalgPatterns(RewritePatternSet &patterns);
 void populateSegElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 
 /// Patterns lowering data movement, pooling and resampling (slice, concat,
-/// pad, roll, channel_shift, reshape, permute, max_pool2d, upsampling).
+/// pad, roll, channel_shift, shift, reshape, permute, max_pool2d, upsampling).
 void populateSegDataMovementToLinalgPatterns(RewritePatternSet &patterns);
 
 /// Turns every seg.param of every function in `module` into a trailing

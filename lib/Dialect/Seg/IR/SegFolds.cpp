@@ -14,6 +14,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::gpuopt::seg;
 
@@ -160,4 +162,51 @@ OpFoldResult PermuteOp::fold(FoldAdaptor) {
     if (static_cast<int64_t>(i) != d)
       return changed ? OpFoldResult(getResult()) : OpFoldResult();
   return getInput();
+}
+
+SmallVector<int64_t> ShiftOp::getNormalizedOffsets() {
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t groups = shape[getGroupDim()];
+  bool cyclic = getMode() == ShiftMode::Cyclic;
+  SmallVector<int64_t> result;
+  for (auto [k, dim] : llvm::enumerate(getDims())) {
+    int64_t size = shape[dim];
+    for (int64_t offset : getOffsets().slice(k * groups, groups)) {
+      if (size == 0)
+        result.push_back(0);
+      else if (cyclic)
+        result.push_back(
+            static_cast<int64_t>((Wide(offset) % size + size) % size));
+      else
+        result.push_back(std::clamp<int64_t>(offset, -size, size));
+    }
+  }
+  return result;
+}
+
+OpFoldResult ShiftOp::fold(FoldAdaptor) {
+  auto isZero = [](int64_t v) { return v == 0; };
+  // An empty tensor has nothing to move.
+  if (llvm::is_contained(getType().getShape(), 0))
+    return getInput();
+  if (llvm::all_of(getNormalizedOffsets(), isZero))
+    return getInput();
+  // Cyclic shifts over the same groups and dims compose: the offsets add.
+  auto prev = getInput().getDefiningOp<ShiftOp>();
+  if (!prev || getMode() != ShiftMode::Cyclic ||
+      prev.getMode() != ShiftMode::Cyclic ||
+      prev.getGroupDim() != getGroupDim() || prev.getDims() != getDims())
+    return {};
+  SmallVector<int64_t> a = prev.getNormalizedOffsets();
+  SmallVector<int64_t> b = getNormalizedOffsets();
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t groups = shape[getGroupDim()];
+  SmallVector<int64_t> sum;
+  for (auto [i, v] : llvm::enumerate(a))
+    sum.push_back((v + b[i]) % shape[getDims()[i / groups]]);
+  getInputMutable().assign(prev.getInput());
+  setOffsets(sum);
+  if (llvm::all_of(sum, isZero))
+    return getInput();
+  return getResult();
 }

@@ -531,6 +531,35 @@ LogicalResult channelShiftShape(const ShapeError &err, Type input,
   return success();
 }
 
+LogicalResult shiftShape(const ShapeError &err, Type input, int64_t groupDim,
+                         ArrayRef<int64_t> dims, ArrayRef<int64_t> offsets,
+                         SmallVectorImpl<int64_t> &shape) {
+  auto in = cast<RankedTensorType>(input);
+  int64_t rank = in.getRank();
+  if (groupDim < 0 || groupDim >= rank)
+    return err("expected 'group_dim' in [0, ", rank, "), got ", groupDim);
+  if (dims.empty())
+    return err("expected at least one dim to shift");
+  llvm::SmallSet<int64_t, 4> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return err("expected shifted dims in [0, ", rank, "), got ", fmt(dims));
+    if (d == groupDim)
+      return err("expected shifted dims other than 'group_dim' (", groupDim,
+                 "), got ", fmt(dims));
+    if (!seen.insert(d).second)
+      return err("expected distinct shifted dims, got ", fmt(dims));
+  }
+  Wide expected = Wide(dims.size()) * in.getDimSize(groupDim);
+  if (Wide(offsets.size()) != expected)
+    return err("expected 'offsets' to have one entry per index of 'group_dim' "
+               "(",
+               in.getDimSize(groupDim), ") for each of the ", dims.size(),
+               " shifted dims, got ", offsets.size());
+  llvm::append_range(shape, in.getShape());
+  return success();
+}
+
 LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
                                SmallVectorImpl<int64_t> &shape) {
   Type input = op.getInput().getType();
@@ -687,6 +716,11 @@ SEG_SHAPE_HOOKS(PermuteOp, op.getInput().getType(),
 SEG_SHAPE_HOOKS(ChannelShiftOp, op.getInput().getType(),
                 channelShiftShape(err, op.getInput().getType(),
                                   op.getOffsetsH(), op.getOffsetsW(), shape))
+
+SEG_SHAPE_HOOKS(ShiftOp, op.getInput().getType(),
+                shiftShape(err, op.getInput().getType(),
+                           op.getGroupDimAttr().getInt(), op.getDims(),
+                           op.getOffsets(), shape))
 
 SEG_SHAPE_HOOKS(FusedConv2dOp, op.getInput().getType(),
                 fusedConv2dShape(FusedConv2dOp::Adaptor(op), err, shape))

@@ -103,16 +103,18 @@ struct FuseRollPass : mlir::gpuopt::seg::impl::FuseRollPassBase<FuseRollPass> {
     int64_t removed = rollsBefore - countOps<RollOp>(root);
     int64_t fused = countFused() - fusedBefore;
     int64_t left = countOps<ChannelShiftOp>(root);
+    int64_t leftGeneric = countOps<ShiftOp>(root);
     int64_t saved =
         std::max<int64_t>(0, bytesBefore - countDataMovementBytes(root));
     numRollsRemoved += removed;
     numShiftsFused += fused;
-    numShiftsLeft += left;
+    numShiftsLeft += left + leftGeneric;
     numBytesSaved += saved;
     if (report)
       emitRemark(root->getLoc())
           << "fuse-roll: " << removed << " seg.roll removed, " << fused
-          << " shifts fused, " << left << " seg.channel_shift left, " << saved
+          << " shifts fused, " << left << " seg.channel_shift left, "
+          << leftGeneric << " seg.shift left, " << saved
           << " bytes no longer moved";
   }
 };
@@ -140,7 +142,7 @@ int64_t mlir::gpuopt::seg::countDataMovementBytes(Operation *root) {
       add(op->getResult(0));
       return;
     }
-    if (!isa<RollOp, ConcatOp, PadOp, ChannelShiftOp>(op))
+    if (!isa<RollOp, ConcatOp, PadOp, ChannelShiftOp, ShiftOp>(op))
       return;
     for (Value v : op->getOperands())
       add(v);

@@ -11,7 +11,7 @@
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.concat
 // CHECK: return %[[S]]
-// expected-remark @+1 {{collapse-rolls: 4 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 4 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @one_channel_slices(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %s0 = seg.slice %x start = [0, 0, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] : tensor<1x4x8x8xf32> -> tensor<1x1x8x8xf32>
   %s1 = seg.slice %x start = [0, 1, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] : tensor<1x4x8x8xf32> -> tensor<1x1x8x8xf32>
@@ -31,7 +31,7 @@ func.func @one_channel_slices(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // CHECK-LABEL: func.func @chunk_remainder
 // CHECK: seg.channel_shift %{{.*}} offsets_h = [] offsets_w = [-1, -1, 0, 0, 7] mode = cyclic
 // CHECK-NOT: seg.concat
-// expected-remark @+1 {{collapse-rolls: 2 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 2 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @chunk_remainder(%x: tensor<2x5x4x6xf32>) -> tensor<2x5x4x6xf32> {
   %a = seg.slice %x start = [0, 0, 0, 0] size = [2, 2, 4, 6] step = [1, 1, 1, 1] : tensor<2x5x4x6xf32> -> tensor<2x2x4x6xf32>
   %b = seg.slice %x start = [0, 2, 0, 0] size = [2, 2, 4, 6] step = [1, 1, 1, 1] : tensor<2x5x4x6xf32> -> tensor<2x2x4x6xf32>
@@ -48,7 +48,7 @@ func.func @chunk_remainder(%x: tensor<2x5x4x6xf32>) -> tensor<2x5x4x6xf32> {
 // CHECK-LABEL: func.func @whole_tensor_two_dims
 // CHECK: %[[S:.*]] = seg.channel_shift %{{.*}} offsets_h = [1, 1] offsets_w = [-2, -2] mode = cyclic
 // CHECK: seg.add %[[S]], %[[S]]
-// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @whole_tensor_two_dims(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %r = seg.roll %x shifts = [1, -2] dims = [2, 3] : tensor<1x2x4x4xf32>
   %y = seg.add %r, %r : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
@@ -63,7 +63,7 @@ func.func @whole_tensor_two_dims(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
 // CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [-1, 0, 2] offsets_w = [] mode = zero
 // CHECK-NOT: seg.pad
 // CHECK: return %[[S]]
-// expected-remark @+1 {{collapse-rolls: 2 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 2 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @pad_roll_crop(%x: tensor<1x3x4x5xf32>) -> tensor<1x3x4x5xf32> {
   %p = seg.pad %x low = [0, 0, 2, 2] high = [0, 0, 2, 2] value = 0.0 : tensor<1x3x4x5xf32> -> tensor<1x3x8x9xf32>
   %a = seg.slice %p start = [0, 0, 0, 0] size = [1, 1, 8, 9] step = [1, 1, 1, 1] : tensor<1x3x8x9xf32> -> tensor<1x1x8x9xf32>
@@ -85,7 +85,7 @@ func.func @pad_roll_crop(%x: tensor<1x3x4x5xf32>) -> tensor<1x3x4x5xf32> {
 // CHECK: seg.pad
 // CHECK: seg.channel_shift %{{.*}} offsets_h = [5] offsets_w = [] mode = cyclic
 // CHECK: seg.slice
-// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @negative_pad_roll_crop_exceeds_padding(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %p = seg.pad %x low = [0, 0, 2, 0] high = [0, 0, 2, 0] value = 0.0 : tensor<1x1x4x4xf32> -> tensor<1x1x8x4xf32>
   %r = seg.roll %p shifts = [5] dims = [2] : tensor<1x1x8x4xf32>
@@ -99,7 +99,7 @@ func.func @negative_pad_roll_crop_exceeds_padding(%x: tensor<1x1x4x4xf32>) -> te
 // CHECK-LABEL: func.func @negative_pad_value
 // CHECK: seg.pad
 // CHECK: seg.channel_shift %{{.*}} mode = cyclic
-// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @negative_pad_value(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %p = seg.pad %x low = [0, 0, 2, 0] high = [0, 0, 2, 0] value = 1.0 : tensor<1x1x4x4xf32> -> tensor<1x1x8x4xf32>
   %r = seg.roll %p shifts = [1] dims = [2] : tensor<1x1x8x4xf32>
@@ -112,7 +112,7 @@ func.func @negative_pad_value(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
 // Slices concatenated out of order are a channel permutation, not a shift.
 // CHECK-LABEL: func.func @negative_out_of_order
 // CHECK: seg.concat
-// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 1 seg.roll removed, 1 seg.channel_shift, 0 seg.shift}}
 func.func @negative_out_of_order(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %a = seg.slice %x start = [0, 0, 0, 0] size = [1, 1, 4, 4] step = [1, 1, 1, 1] : tensor<1x2x4x4xf32> -> tensor<1x1x4x4xf32>
   %b = seg.slice %x start = [0, 1, 0, 0] size = [1, 1, 4, 4] step = [1, 1, 1, 1] : tensor<1x2x4x4xf32> -> tensor<1x1x4x4xf32>
@@ -127,7 +127,7 @@ func.func @negative_out_of_order(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
 // CHECK-LABEL: func.func @negative_non_spatial
 // CHECK: seg.roll %{{.*}} shifts = [1] dims = [1]
 // CHECK: seg.roll %{{.*}} shifts = [2] dims = [1]
-// expected-remark @+1 {{collapse-rolls: 0 seg.roll removed, 0 seg.channel_shift}}
+// expected-remark @+1 {{collapse-rolls: 0 seg.roll removed, 0 seg.channel_shift, 0 seg.shift}}
 func.func @negative_non_spatial(%x: tensor<1x4x4x4xf32>, %t: tensor<1x16x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x16x4xf32>) {
   %a = seg.roll %x shifts = [1] dims = [1] : tensor<1x4x4x4xf32>
   %b = seg.roll %t shifts = [2] dims = [1] : tensor<1x16x4xf32>

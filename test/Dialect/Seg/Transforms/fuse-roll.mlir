@@ -8,7 +8,7 @@
 // CHECK: %[[Y:.*]] = seg.fused_conv2d %[[X]], %[[W]], %[[B]] offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 activation = none
 // CHECK-NOT: seg.channel_shift
 // CHECK: return %[[Y]]
-// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 2048 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 2048 bytes no longer moved}}
 func.func @conv_consumer(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x4x4xf32> {
   %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic : tensor<1x4x8x8xf32>
   %y = seg.conv2d %s, %w, %b stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>, tensor<6xf32> -> tensor<1x6x4x4xf32>
@@ -22,7 +22,7 @@ func.func @conv_consumer(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: t
 // CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} offsets_h = [] offsets_w = [0, -1] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2
 // CHECK-NOT: seg.roll
 // CHECK-NOT: seg.concat
-// expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 2560 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 2560 bytes no longer moved}}
 func.func @roll_group_into_depthwise_conv(%x: tensor<1x2x8x8xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x2x8x8xf32> {
   %a = seg.slice %x start = [0, 0, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] : tensor<1x2x8x8xf32> -> tensor<1x1x8x8xf32>
   %b = seg.slice %x start = [0, 1, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] : tensor<1x2x8x8xf32> -> tensor<1x1x8x8xf32>
@@ -43,7 +43,7 @@ func.func @roll_group_into_depthwise_conv(%x: tensor<1x2x8x8xf32>, %w: tensor<2x
 // CHECK: %[[T:.*]] = seg.permute %[[F]] dims = [0, 2, 1] : tensor<1x5x6xf32> -> tensor<1x6x5xf32>
 // CHECK-NOT: seg.linear
 // CHECK: return %[[T]]
-// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 192 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 192 bytes no longer moved}}
 func.func @linear_on_flattened_tokens(%x: tensor<1x4x2x3xf32>, %w: tensor<5x4xf32>, %b: tensor<5xf32>) -> tensor<1x6x5xf32> {
   %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic : tensor<1x4x2x3xf32>
   %f = seg.reshape %s : tensor<1x4x2x3xf32> -> tensor<1x4x6xf32>
@@ -60,7 +60,7 @@ func.func @linear_on_flattened_tokens(%x: tensor<1x4x2x3xf32>, %w: tensor<5x4xf3
 // CHECK: %[[P:.*]] = seg.permute %[[C]] dims = [0, 2, 3, 1] : tensor<1x3x2x2xf32> -> tensor<1x2x2x3xf32>
 // CHECK: %[[R:.*]] = seg.reshape %[[P]] : tensor<1x2x2x3xf32> -> tensor<1x4x3xf32>
 // CHECK: return %[[R]]
-// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 64 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 64 bytes no longer moved}}
 func.func @linear_on_channels_last_tokens(%x: tensor<1x2x2x2xf32>, %w: tensor<3x2xf32>) -> tensor<1x4x3xf32> {
   %s = seg.channel_shift %x offsets_h = [] offsets_w = [1, -1] mode = zero : tensor<1x2x2x2xf32>
   %p = seg.permute %s dims = [0, 2, 3, 1] : tensor<1x2x2x2xf32> -> tensor<1x2x2x2xf32>
@@ -78,7 +78,7 @@ func.func @linear_on_channels_last_tokens(%x: tensor<1x2x2x2xf32>, %w: tensor<3x
 // CHECK-DAG: %[[S:.*]] = seg.channel_shift %[[X]]
 // CHECK-DAG: seg.fused_conv2d %[[X]]
 // CHECK: seg.add %[[S]]
-// expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 1 seg.channel_shift left, 0 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 1 seg.roll removed, 1 shifts fused, 1 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
 func.func @shift_with_two_consumers(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
   %r = seg.roll %x shifts = [1] dims = [3] : tensor<1x2x4x4xf32>
   %c = seg.conv2d %r, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32>
@@ -92,7 +92,7 @@ func.func @shift_with_two_consumers(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1x
 // CHECK-LABEL: func.func @negative_linear_over_width
 // CHECK: seg.channel_shift
 // CHECK: seg.linear
-// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 1 seg.channel_shift left, 0 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 1 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
 func.func @negative_linear_over_width(%x: tensor<1x2x4x4xf32>, %w: tensor<3x4xf32>) -> tensor<1x2x4x3xf32> {
   %s = seg.channel_shift %x offsets_h = [1, 2] offsets_w = [] mode = cyclic : tensor<1x2x4x4xf32>
   %y = seg.linear %s, %w : tensor<1x2x4x4xf32>, tensor<3x4xf32> -> tensor<1x2x4x3xf32>
@@ -105,7 +105,7 @@ func.func @negative_linear_over_width(%x: tensor<1x2x4x4xf32>, %w: tensor<3x4xf3
 // CHECK-LABEL: func.func @negative_linear_other_permute
 // CHECK: seg.channel_shift
 // CHECK: seg.linear
-// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 1 seg.channel_shift left, 0 bytes no longer moved}}
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 1 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
 func.func @negative_linear_other_permute(%x: tensor<1x2x4x4xf32>, %w: tensor<3x4xf32>) -> tensor<1x2x4x3xf32> {
   %s = seg.channel_shift %x offsets_h = [1, 2] offsets_w = [] mode = cyclic : tensor<1x2x4x4xf32>
   %p = seg.permute %s dims = [0, 1, 3, 2] : tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>

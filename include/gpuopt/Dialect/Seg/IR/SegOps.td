@@ -375,6 +375,13 @@ def Seg_SliceOp : Seg_InferredOp<"slice", [SameOperandsAndResultElementType]> {
     index `start + (size − 1) · step` inside the dimension). The result shape
     is `size`.
 
+    Canonicalization: a unit-step slice of a `seg.pad` that cuts into the
+    padding becomes a pad of a slice of the unpadded tensor (a window offset
+    into a zero-padded map is a shifted, zero-filled window: Shift-Net's
+    pad → per-group windows); a unit-step slice inside one dimension of a
+    `seg.concat` along it becomes the concat of the slices of the pieces it
+    overlaps (a crop of a circular pad).
+
     ```mlir
     %y = seg.slice %x start = [0, 3, 0, 0] size = [1, 1, 8, 8]
            step = [1, 1, 1, 1] : tensor<1x16x8x8xf32> -> tensor<1x1x8x8xf32>
@@ -387,7 +394,7 @@ def Seg_SliceOp : Seg_InferredOp<"slice", [SameOperandsAndResultElementType]> {
     $input `start` `=` $start `size` `=` $size `step` `=` $step attr-dict
     `:` type($input) `->` type($result)
   }];
-  let hasFolder = 1;
+  let hasFolder = 1;  let hasCanonicalizer = 1;
 }
 
 def Seg_PadOp : Seg_InferredOp<"pad", [SameOperandsAndResultElementType]> {
@@ -488,8 +495,11 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
     pad → roll → crop computes (UNeXt's shifted MLP). An offsets array is
     either empty (no shift along that axis) or has one entry per channel.
 
-    `--collapse-rolls` creates this op from rolls; `--fuse-roll` folds it into
-    the consumer's addressing (`seg.fused_conv2d`) where it can.
+    It is the NCHW form of `seg.shift` (`group_dim = 1`, `dims` ⊆ {2, 3}),
+    which canonicalizes to it. `--collapse-rolls` creates this op from rolls
+    and from the canonical forms of the other shift idioms; `--fuse-roll`
+    folds it into the consumer's addressing (`seg.fused_conv2d`) where it
+    can.
 
     ```mlir
     // Rolling-UNet: channel c rolled by c along H.
@@ -505,6 +515,55 @@ def Seg_ChannelShiftOp : Seg_InferredOp<"channel_shift",
     `mode` `=` `` $mode attr-dict `:` type($input)
   }];
   let hasFolder = 1;
+}
+
+def Seg_ShiftOp : Seg_InferredOp<"shift", [SameOperandsAndResultElementType]> {
+  let summary = "Shift every index of one dim (the groups) along other dims by its own offsets";
+  let description = [{
+    The rank-generic per-group shift: with `G` the size of `group_dim`, `K`
+    the number of shifted `dims` and `offsets` of `K · G` entries (row `k`,
+    the offsets along `dims[k]`, one per index `g` of `group_dim`):
+
+    `out[..., g, ..., i_d, ...] = in[..., g, ..., i_d − offsets[k · G + g], ...]`
+
+    for every `d = dims[k]` at once. With `mode = cyclic` a source index
+    wraps around (mod the dim's size), as a group of `torch.roll`s computes;
+    with `mode = zero` a source index outside the tensor reads 0, as a
+    zero-filled buffer with shifted slice assignments computes (TSM's
+    temporal shift, ShiftViT, Shift-Net's pad → windows → cat). `dims` are
+    distinct, in range and other than `group_dim`; offsets are any int64
+    (beyond the dim's size a zero shift reads only zeros).
+
+    All-zero offsets (multiples of the size when cyclic) fold to the input;
+    a cyclic shift of a cyclic shift over the same dims folds into one. The
+    NCHW form (rank 4, `group_dim = 1`, `dims` ⊆ {2, 3}) canonicalizes to
+    `seg.channel_shift`, which `--fuse-roll` folds into convolutions.
+    `--collapse-rolls` creates this op from concats of shifted slices.
+
+    ```mlir
+    // TSM: channels 0-1 shifted back along T, channels 2-3 forward, 4-7 kept.
+    %y = seg.shift %x group_dim = 2 dims = [1]
+           offsets = [-1, -1, 1, 1, 0, 0, 0, 0] mode = zero
+         : tensor<2x4x8x6x6xf32>
+    ```
+  }];
+  let arguments = (ins Seg_FloatTensor:$input, I64Attr:$group_dim,
+                       DenseI64ArrayAttr:$dims, DenseI64ArrayAttr:$offsets,
+                       Seg_ShiftModeAttr:$mode);
+  let results = (outs Seg_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `group_dim` `=` $group_dim `dims` `=` $dims `offsets` `=` $offsets
+    `mode` `=` `` $mode attr-dict `:` type($input)
+  }];
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// The offsets, row `k` (along `dims[k]`) reduced to the equivalent
+    /// value in [0, L) when cyclic and clamped to [−L, L] when zero-filled
+    /// (L the size of `dims[k]`; 0 when L is 0): the exact shift, in a range
+    /// whose index arithmetic cannot overflow.
+    SmallVector<int64_t> getNormalizedOffsets();
+  }];
 }
 
 def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments]> {

@@ -26,8 +26,23 @@ def CollapseRollsPass : Pass<"collapse-rolls", "::mlir::func::FuncOp"> {
       the padding), is a zero-filled shift of the unpadded map (UNeXt's
       pad → chunk → roll → concat → crop).
 
-    Shifts of shifts, rolls of rolls and slices of slices fold. Rolls along
-    other dimensions (batch, channels) or of tensors of another rank stay.
+    The exporter's canonical forms of the other shift idioms become one
+    `seg.shift` (any rank; its NCHW form is `seg.channel_shift`):
+
+    - a `seg.concat` along dim g of pieces that partition dim g of one
+      tensor in order, each a slice (whole, rolled or shifted) or a zero pad
+      of a slice that fills exactly what a zero-filled shift reads from
+      outside (TSM along T, ShiftViT), or a window of a zero-padded tensor
+      (Shift-Net), is a per-group shift;
+    - a `seg.concat` of windows of one dim that rotate it (a hand-written
+      roll, `index_select` with constant runs, a crop of a circular pad once
+      the crop moved into the pieces) is a `seg.roll`.
+
+    Shifts of shifts, rolls of rolls and slices of slices fold; slices of
+    pads, concats, rolls and shifts canonicalize (see `seg.slice`). Rolls
+    along other dimensions (batch, channels) or of tensors of another rank
+    stay; so do concats that are not shifts (pieces out of order or
+    overlapping, a nonzero fill, different tensors).
 
     ```mlir
     %s0 = seg.slice %x start = [0, 0, 0, 0] size = [1, 1, 8, 8] step = [1, 1, 1, 1] ...
@@ -49,7 +64,8 @@ def CollapseRollsPass : Pass<"collapse-rolls", "::mlir::func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numRollsRemoved", "rolls-removed", "seg.roll ops removed">,
-    Statistic<"numShifts", "shift-ops", "seg.channel_shift ops in the result">,
+    Statistic<"numShifts", "shift-ops",
+              "seg.channel_shift and seg.shift ops in the result">,
   ];
 }
 
@@ -68,7 +84,9 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
       followed by the same layout change of its output.
 
     A shift with other consumers (an add, a LayerNorm, ...) stays as one
-    `seg.channel_shift` op, never as C rolls. The folded forms are exact:
+    `seg.channel_shift` op, never as C rolls (its gather fuses into an
+    elementwise consumer's loop in the linalg lowering); so does a
+    `seg.shift` along other axes (TSM's T). The folded forms are exact:
     zero extra bytes and zero extra kernels.
 
     ```mlir
@@ -94,7 +112,8 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
     Statistic<"numShiftsFused", "shifts-fused",
               "shifts folded into a convolution's or linear's addressing">,
     Statistic<"numShiftsLeft", "shift-ops-left",
-              "seg.channel_shift ops left (consumers that cannot absorb them)">,
+              "seg.channel_shift and seg.shift ops left (consumers that "
+              "cannot absorb them)">,
     Statistic<"numBytesSaved", "bytes-saved",
               "bytes no longer moved by roll/slice/concat/pad/shift ops">,
   ];

@@ -42,8 +42,8 @@ template <typename... Ops> int64_t countOps(Operation *root) {
 }
 
 /// Bytes read and written by the pure data-movement ops under `root` (roll,
-/// slice, concat, pad, channel_shift; a slice reads only what it copies):
-/// what --fuse-roll saves.
+/// slice, concat, pad, channel_shift, shift; a slice reads only what it
+/// copies): what --fuse-roll saves.
 int64_t countDataMovementBytes(Operation *root);
 
 } // namespace seg
