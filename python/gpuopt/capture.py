@@ -55,7 +55,7 @@ from gpuopt.capture_builder import (
     _storage,
     tensor_type,
 )
-from gpuopt.capture_handlers import HANDLERS, Handler
+from gpuopt.capture_handlers import CREATORS, HANDLERS, Handler
 
 __all__ = [
     "HANDLERS",
@@ -223,6 +223,7 @@ class _CaptureMode(TorchFunctionMode):
         kwargs = kwargs or {}
         handler = HANDLERS.get(func)
         traced = any(self.b.is_traced(t) for t in _tensors_in(args) + _tensors_in(kwargs))
+        creator = CREATORS.get(func)
         self.check_loose_writes()
         self.watcher.in_call += 1
         try:
@@ -230,6 +231,14 @@ class _CaptureMode(TorchFunctionMode):
         finally:
             self.watcher.in_call -= 1
         writes = self.watcher.take()
+        if creator is not None:
+            # torch.zeros(shape) has no traced argument and is captured all the same.
+            self.b.loc = _user_location()
+            self.b.rebound.clear()
+            self.b.written.clear()
+            creator(self.b, result, *args, **kwargs)
+            self.b.record_writes(_func_name(func), writes, captured=True)
+            return result
         if not traced:
             tracked = self._tracked(writes)
             if tracked:
@@ -256,12 +265,29 @@ class _CaptureMode(TorchFunctionMode):
                 )
             raise self._unsupported(func, args, kwargs)
         self.b.rebound.clear()
-        handler(self.b, result, *args, **kwargs)
+        self.b.written.clear()
+        if not self._lazy_view(result, writes):
+            handler(self.b, result, *args, **kwargs)
         self.b.record_writes(_func_name(func), writes, captured=True)
         self.calls += 1
         if self.progress:
             self.progress(self.calls)
         return result
+
+    def _lazy_view(self, result: Any, writes: list[Write]) -> bool:
+        """A view of memory written in place (``out[:, :2]``, ``out.narrow(...)``)
+        is tracked without a value: it is read, or written through, later."""
+        tensors = _tensors_in(result)
+        written = {w.storage for w in writes}
+        if not tensors or any(
+            _storage(t) not in self.b.buffers or _storage(t) in written or not self.b.derivable(t)
+            for t in tensors
+        ):
+            return False
+        for t in tensors:
+            if not self.b.is_traced(t):
+                self.b.track(t)
+        return True
 
     def _tracked(self, writes: list[Write]) -> list[Write]:
         """Only a write into memory the graph tracks matters."""
