@@ -188,6 +188,7 @@ class Buffer:
     base: Value | None  # the content before ``writes``; None: all ``fill``
     fill: float | None  # None: uninitialized (torch.empty)
     origin: str  # what made the memory: "torch.zeros_like at model.py:12"
+    origin_loc: Location | None = None
     writes: list[PendingWrite] = field(default_factory=list)
     version: int = 0
     # (version, lo, hi, what) of every write: what a tensor cached before may miss.
@@ -270,7 +271,7 @@ class GraphBuilder:
     def new_buffer(self, tensor: torch.Tensor, fill: float | None, origin: str) -> None:
         """``tensor`` is fresh memory holding ``fill`` (None: uninitialized)."""
         st = _storage(tensor)
-        self.buffers[st] = Buffer(tuple(tensor.shape), None, fill, origin)
+        self.buffers[st] = Buffer(tuple(tensor.shape), None, fill, origin, self.loc)
         self.track(tensor)
         self.written.add(st)
 
@@ -471,8 +472,10 @@ class GraphBuilder:
                 "writes into slices of step 1: compute the tensor with torch.cat of the pieces"
             )
         if frame != buf.frame:  # a write through a reshaped view of the whole memory
-            base = self._reshape_v(self.materialize(buf, what), frame)
-            buf.frame, buf.base, buf.fill, buf.writes = frame, base, None, []
+            if buf.base is not None or buf.writes:
+                base = self._reshape_v(self.materialize(buf, what), frame)
+                buf.base, buf.fill, buf.writes = base, None, []
+            buf.frame = frame
         piece = self._reshape_v(src, tuple(size)) if isinstance(src, Value) else float(src)
         if list(size) == list(frame):
             buf.writes = []
@@ -525,6 +528,16 @@ class GraphBuilder:
 
     def materialize(self, buf: Buffer, what: str) -> Value:
         """The buffer's whole value in its frame, as functional seg ops."""
+        if self.loc is not None:
+            return self._materialize(buf, what)
+        # Read as an output: the ops (and errors) at the line of the last write.
+        self.loc = buf.writes[-1].loc if buf.writes else buf.origin_loc
+        try:
+            return self._materialize(buf, what)
+        finally:
+            self.loc = None
+
+    def _materialize(self, buf: Buffer, what: str) -> Value:
         if not buf.writes:
             if buf.base is None:
                 self._constant_error(buf, what)

@@ -608,9 +608,17 @@ def _check_target_index(b: GraphBuilder, index: Any, call: str) -> None:
             continue
         if i is Ellipsis or (isinstance(i, int) and not isinstance(i, bool)):
             continue
+        if isinstance(i, torch.Tensor):
+            kind = "tensor index"
+        elif isinstance(i, (bool, list)):
+            kind = f"{type(i).__name__} index"
+        elif isinstance(i, slice):
+            kind = "slice whose bounds are not integers"
+        else:
+            kind = f"{type(i).__name__} index"
         raise CaptureError(
-            f"{b.loc}: {call} with a non-constant index ({type(i).__name__}); gpuopt captures slice "
-            "assignment into boxes: integers, slices of step 1 and '...'"
+            f"{b.loc}: {call} with a {kind}; gpuopt captures slice assignment into boxes "
+            "(integers, slices of step 1, '...'): write the pieces one slice at a time"
         )
 
 
@@ -647,7 +655,9 @@ def _zero(b: GraphBuilder, result: Any, *args: Any, **kwargs: Any) -> None:
 
 def _constant_indices(b: GraphBuilder, index: Any, n: int, call: str) -> list[int]:
     if isinstance(index, torch.Tensor):
-        if b.is_traced(index) or index.is_floating_point() or index.dim() > 1:
+        # A tensor made in forward, or an integer buffer (never a weight).
+        computed = id(index) in b.values or id(index) in b.lazy
+        if computed or index.is_floating_point() or index.dim() > 1:
             raise CaptureError(
                 f"{b.loc}: {call} with a non-constant index; gpuopt captures a constant 1-D integer "
                 "index (a list, or a tensor made in forward or an integer buffer)"
