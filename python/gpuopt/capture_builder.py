@@ -193,6 +193,9 @@ class Buffer:
     version: int = 0
     # (version, lo, hi, what) of every write: what a tensor cached before may miss.
     log: list[tuple[int, int, int, str]] = field(default_factory=list)
+    # A write through a view that is no box of the frame: the tensor written
+    # holds the new value, every other one is unknown ("file:line: what").
+    broken: str | None = None
     # The materialized value reshaped to another frame, by frame: (version, value).
     reframed: dict[tuple[int, ...], tuple[int, Value]] = field(default_factory=dict)
 
@@ -386,6 +389,13 @@ class GraphBuilder:
         v = self.values.get(id(tensor))
         if v is not None and self._fresh(buf, tensor):
             return v
+        reader = f"{what} at {self.loc}" if self.loc else what
+        if buf.broken is not None:
+            raise CaptureError(
+                f"{buf.broken} changed memory that a tensor read later shares ({reader}) through a "
+                "view gpuopt cannot express as a box of it (a permuted or transposed view); gpuopt "
+                "would read the old value: write the op out of place"
+            )
         box = self._box(buf, tensor)
         if box is None:
             lo, hi = _extent(tensor)
@@ -394,7 +404,6 @@ class GraphBuilder:
                 (w for v, a, b, w in reversed(buf.log) if v > since and a < hi and lo < b),
                 f"{self.loc}: an in-place write",
             )
-            reader = f"{what} at {self.loc}" if self.loc else what
             raise CaptureError(
                 f"{write} changed memory that a tensor read later shares ({reader}), and that tensor "
                 "is not a slice of the written one (a permuted or transposed view); gpuopt would "
@@ -458,6 +467,18 @@ class GraphBuilder:
         if buf is None:
             buf = self._buffer_of_computed(tensor, what)
         box = self._box(buf, tensor)
+        if box is None and isinstance(src, Value):
+            # `t = y.transpose(1, 2); t.relu_()`: t is the new value; reading
+            # any other tensor of that memory afterwards is refused.
+            buf.version += 1
+            lo, hi = _extent(tensor)
+            buf.log.append((buf.version, lo, hi, f"{self.loc}: {what}"))
+            buf.broken = buf.broken or f"{self.loc}: {what}"
+            self.written.add(st)
+            self.values[id(tensor)] = src
+            self.bound_at[id(tensor)] = buf.version
+            self.lazy.discard(id(tensor))
+            return
         if box is None:
             raise CaptureError(
                 f"{self.loc}: {what} writes into a view gpuopt cannot express as a box of the tensor "
@@ -478,7 +499,7 @@ class GraphBuilder:
             buf.frame = frame
         piece = self._reshape_v(src, tuple(size)) if isinstance(src, Value) else float(src)
         if list(size) == list(frame):
-            buf.writes = []
+            buf.writes, buf.broken = [], None
             if isinstance(piece, Value):
                 buf.base, buf.fill = piece, None
             else:
@@ -538,6 +559,12 @@ class GraphBuilder:
             self.loc = None
 
     def _materialize(self, buf: Buffer, what: str) -> Value:
+        if buf.broken is not None:
+            raise CaptureError(
+                f"{buf.broken} changed memory that {what} at {self.loc} shares through a view gpuopt "
+                "cannot express as a box of it (a permuted or transposed view); gpuopt would read "
+                "the old value: write the op out of place"
+            )
         if not buf.writes:
             if buf.base is None:
                 self._constant_error(buf, what)

@@ -398,6 +398,11 @@ def _pad(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if any(p < 0 for p in low + high):
         start = [max(0, -p) for p in low]
         size = [x.shape[d] - max(0, -low[d]) - max(0, -high[d]) for d in range(rank)]
+        if any(n <= 0 for n in size):
+            raise CaptureError(
+                f"{b.loc}: pad {pad} crops every element of a dim of the {list(x.shape)} input: "
+                "the result is a constant, and gpuopt has no constant op"
+            )
         v = b.slice(v, start, size, [1] * rank, torch.empty(size))
         low, high = [max(0, p) for p in low], [max(0, p) for p in high]
     if all(p == 0 for p in low + high):

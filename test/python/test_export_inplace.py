@@ -62,6 +62,7 @@ GOOD = [
     ("CircularPad", {}),
     ("IndexSelect", {}),
     ("Rolls", {}),
+    ("InplaceOnTransposedView", {}),
 ]
 
 

@@ -261,6 +261,19 @@ class Rolls(nn.Module):
         return x.roll(1, 2) + hand + x.roll((1, -1), (1, 3))
 
 
+class InplaceOnTransposedView(nn.Module):
+    """relu_ on a transposed view whose base nothing reads again."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(24, 24, 1)
+
+    def forward(self, x):
+        t = self.conv(x).transpose(2, 3)
+        t.relu_()
+        return t.flatten(2)
+
+
 # ---------------------------------------------------------------------------
 # Refused
 # ---------------------------------------------------------------------------
