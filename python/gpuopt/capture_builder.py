@@ -21,6 +21,7 @@ writes", gives the canonical form: one ``seg.concat`` of ``seg.pad`` /
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -116,13 +117,16 @@ def _contiguous_strides(shape: Sequence[int]) -> list[int]:
     return strides
 
 
-def box_in_frame(t: torch.Tensor, frame: Sequence[int]) -> tuple[list[int], list[int], list[int]] | None:
-    """(start, size, step) of the box of a contiguous ``frame`` that tensor ``t`` views.
+def box_in_frame(
+    t: torch.Tensor, frame: Sequence[int]
+) -> tuple[list[int], list[int], list[int], list[int]] | None:
+    """(start, size, step, dims) of the box of a contiguous ``frame`` that tensor ``t`` views.
 
-    ``t`` lives in the storage the frame covers from offset 0. None when ``t``
-    is no box of it (a permuted, expanded or reshaped view). Dims of ``t`` of
-    size 1 and the frame's dims ``t`` drops (an integer index) do not matter:
-    the box and ``t`` hold the same elements in the same row-major order.
+    ``t`` lives in the storage the frame covers from offset 0; ``dims`` are
+    the frame dims of ``t``'s dims of size > 1, in ``t``'s order (not
+    increasing: ``t`` is a permuted view of the box). None when ``t`` is no
+    box of it (an expanded or reshaped view). Dims of ``t`` of size 1 and the
+    frame's dims ``t`` drops (an integer index) do not matter.
     """
     total = math.prod(frame)
     offset = t.storage_offset()
@@ -131,7 +135,7 @@ def box_in_frame(t: torch.Tensor, frame: Sequence[int]) -> tuple[list[int], list
     strides = _contiguous_strides(frame)
     start = [(offset // strides[k]) % frame[k] for k in range(len(frame))]
     size, step = [1] * len(frame), [1] * len(frame)
-    prev = -1
+    dims: list[int] = []
     for n, s in zip(t.shape, t.stride()):
         if n == 1:
             continue
@@ -139,8 +143,9 @@ def box_in_frame(t: torch.Tensor, frame: Sequence[int]) -> tuple[list[int], list
         k = next(
             (
                 k
-                for k in range(prev + 1, len(frame))
-                if frame[k] > 1
+                for k in range(len(frame))
+                if k not in dims
+                and frame[k] > 1
                 and s > 0
                 and s % strides[k] == 0
                 and start[k] + (n - 1) * (s // strides[k]) < frame[k]
@@ -150,13 +155,26 @@ def box_in_frame(t: torch.Tensor, frame: Sequence[int]) -> tuple[list[int], list
         if k is None:
             return None
         size[k], step[k] = n, s // strides[k]
-        prev = k
-    return start, size, step
+        dims.append(k)
+    return start, size, step, dims
 
 
 def _is_frame(t: torch.Tensor, storage_numel: int) -> bool:
     """``t`` covers its whole storage, contiguously from offset 0."""
     return t.storage_offset() == 0 and t.numel() == storage_numel and t.is_contiguous()
+
+
+def _dense_frame(t: torch.Tensor, storage_numel: int) -> tuple[int, ...] | None:
+    """The contiguous shape of the memory of ``t`` when ``t`` covers all of it
+    as a permuted contiguous tensor (the sum of a transposed view)."""
+    if t.storage_offset() != 0 or t.numel() != storage_numel:
+        return None
+    order = sorted(range(t.dim()), key=lambda i: -t.stride(i))
+    shape = tuple(t.shape[i] for i in order)
+    strides = _contiguous_strides(shape)
+    if any(t.shape[i] != 1 and t.stride(i) != strides[j] for j, i in enumerate(order)):
+        return None
+    return shape
 
 
 def _storage_numel(t: torch.Tensor) -> int:
@@ -372,7 +390,7 @@ class GraphBuilder:
 
     def _box(
         self, buf: Buffer, tensor: torch.Tensor
-    ) -> tuple[tuple[int, ...], list[int], list[int], list[int]] | None:
+    ) -> tuple[tuple[int, ...], list[int], list[int], list[int], list[int]] | None:
         for frame in self._frames(buf, tensor):
             box = box_in_frame(tensor, frame)
             if box is not None:
@@ -393,7 +411,7 @@ class GraphBuilder:
         if buf.broken is not None:
             raise CaptureError(
                 f"{buf.broken} changed memory that a tensor read later shares ({reader}) through a "
-                "view gpuopt cannot express as a box of it (a permuted or transposed view); gpuopt "
+                "view gpuopt cannot express as a box of it (a reshape of part of it); gpuopt "
                 "would read the old value: write the op out of place"
             )
         box = self._box(buf, tensor)
@@ -406,12 +424,12 @@ class GraphBuilder:
             )
             raise CaptureError(
                 f"{write} changed memory that a tensor read later shares ({reader}), and that tensor "
-                "is not a slice of the written one (a permuted or transposed view); gpuopt would "
+                "is not a box of the written one (a reshape of part of it); gpuopt would "
                 "read the old value: write the op out of place"
             )
-        frame, start, size, step = box
+        frame, start, size, step, dims = box
         value = self._read_box(buf, frame, start, size, step, what)
-        value = self._reshape_v(value, tuple(tensor.shape))
+        value = self._from_box(value, size, dims, tuple(tensor.shape))
         self.values[id(tensor)] = value
         self.bound_at[id(tensor)] = buf.version
         self.lazy.discard(id(tensor))
@@ -482,10 +500,10 @@ class GraphBuilder:
         if box is None:
             raise CaptureError(
                 f"{self.loc}: {what} writes into a view gpuopt cannot express as a box of the tensor "
-                "it views (a permuted, transposed or expanded view); write into that tensor's own "
+                "it views (a reshape of part of it); write into that tensor's own "
                 "slices, or compute a new tensor"
             )
-        frame, start, size, step = box
+        frame, start, size, step, dims = box
         bad = next((s for s in step if s != 1), None)
         if bad is not None:
             raise CaptureError(
@@ -497,7 +515,7 @@ class GraphBuilder:
                 base = self._reshape_v(self.materialize(buf, what), frame)
                 buf.base, buf.fill, buf.writes = base, None, []
             buf.frame = frame
-        piece = self._reshape_v(src, tuple(size)) if isinstance(src, Value) else float(src)
+        piece = self._to_box(src, size, dims) if isinstance(src, Value) else float(src)
         if list(size) == list(frame):
             buf.writes, buf.broken = [], None
             if isinstance(piece, Value):
@@ -524,26 +542,38 @@ class GraphBuilder:
             self.track(tensor)
 
     def _buffer_of_computed(self, tensor: torch.Tensor, what: str) -> Buffer:
-        """The buffer of a computed tensor's storage, at its first write."""
+        """The buffer of a computed tensor's storage, at its first write: its
+        frame, and its value from a tensor covering all of it."""
         st = _storage(tensor)
         numel = _storage_numel(tensor)
-        if _is_frame(tensor, numel):
-            buf = Buffer(tuple(tensor.shape), None, None, "")
-        else:
-            owner = next(
-                (
-                    t
-                    for tid, t in self.by_storage.get(st, {}).items()
-                    if tid in self.values and tid not in self.rebound and _is_frame(t, numel)
-                ),
-                None,
+        known = [
+            t
+            for tid, t in self.by_storage.get(st, {}).items()
+            if tid in self.values and tid not in self.rebound
+        ]
+        frame = next((tuple(t.shape) for t in [tensor, *known] if _is_frame(t, numel)), None)
+        if frame is None:
+            frame = next((f for t in [tensor, *known] if (f := _dense_frame(t, numel)) is not None), None)
+        whole = None
+        if frame is not None:
+            for t in known:
+                box = box_in_frame(t, frame)
+                if box is not None and math.prod(box[1]) == numel:
+                    whole = (t, box)
+                    break
+            target = box_in_frame(tensor, frame)
+            if whole is None and (target is None or math.prod(target[1]) != numel):
+                frame = None
+        if frame is None:
+            raise CaptureError(
+                f"{self.loc}: {what} writes into part of a tensor whose whole gpuopt does not "
+                "track; compute a new tensor instead"
             )
-            if owner is None:
-                raise CaptureError(
-                    f"{self.loc}: {what} writes into part of a tensor whose whole gpuopt does not "
-                    "track; compute a new tensor instead"
-                )
-            buf = Buffer(tuple(owner.shape), self.values[id(owner)], None, "")
+        base = None
+        if whole is not None:
+            t, (_, size, _, dims) = whole
+            base = self._to_box(self.values[id(t)], size, dims)
+        buf = Buffer(frame, base, None, "")
         self.buffers[st] = buf
         return buf
 
@@ -562,7 +592,7 @@ class GraphBuilder:
         if buf.broken is not None:
             raise CaptureError(
                 f"{buf.broken} changed memory that {what} at {self.loc} shares through a view gpuopt "
-                "cannot express as a box of it (a permuted or transposed view); gpuopt would read "
+                "cannot express as a box of it (a reshape of part of it); gpuopt would read "
                 "the old value: write the op out of place"
             )
         if not buf.writes:
@@ -606,7 +636,7 @@ class GraphBuilder:
             return self._pad_v(w.src, list(w.start), high, fill, w.loc)  # type: ignore[arg-type]
         for d in range(len(frame)):
             order = sorted(writes, key=lambda w: w.start[d])
-            if any(a.start[d] + a.size[d] > b.start[d] for a, b in zip(order, order[1:])):
+            if any(a.start[d] + a.size[d] > b.start[d] for a, b in itertools.pairwise(order)):
                 continue
             pieces = []
             for i, w in enumerate(order):
@@ -730,10 +760,37 @@ class GraphBuilder:
         self.bind(result, v)
         return v
 
+    def _permute_v(self, value: Value, perm: Sequence[int]) -> Value:
+        if list(perm) == list(range(len(perm))):
+            return value
+        shape = tuple(value.shape[p] for p in perm)
+        sig = f"{tensor_type(value.shape)} -> {tensor_type(shape)}"
+        return self._line("permute", [value], f"dims = {_ints(perm)}", shape, sig)
+
+    def _from_box(self, value: Value, size: Sequence[int], dims: list[int], shape: tuple[int, ...]) -> Value:
+        """A box's value (frame order) as the tensor of ``shape`` viewing it along ``dims``."""
+        order = sorted(dims)
+        if dims == order:
+            return self._reshape_v(value, shape)
+        v = self._reshape_v(value, tuple(size[k] for k in order))
+        v = self._permute_v(v, [order.index(k) for k in dims])
+        return self._reshape_v(v, shape)
+
+    def _to_box(self, value: Value, size: Sequence[int], dims: list[int]) -> Value:
+        """A value of the tensor viewing a box along ``dims`` as the box's value."""
+        order = sorted(dims)
+        if dims == order:
+            return self._reshape_v(value, tuple(size))
+        v = self._reshape_v(value, tuple(size[k] for k in dims))
+        v = self._permute_v(v, [dims.index(k) for k in order])
+        return self._reshape_v(v, tuple(size))
+
     def _reshape_v(self, value: Value, shape: tuple[int, ...]) -> Value:
         if value.shape == shape:
             return value
-        return self._line("reshape", [value], "", shape, f"{tensor_type(value.shape)} -> {tensor_type(shape)}")
+        return self._line(
+            "reshape", [value], "", shape, f"{tensor_type(value.shape)} -> {tensor_type(shape)}"
+        )
 
     def _slice_v(self, value: Value, start: Sequence[int], size: Sequence[int], step: Sequence[int]) -> Value:
         if list(size) == list(value.shape) and all(s == 0 for s in start):

@@ -73,8 +73,8 @@ def _export(name: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[i
 # The ATen op each refusal must name; it comes from the op's schema, so a
 # message naming it shows the write was found at the dispatcher.
 UNSAFE_OPS = {
-    "UnsafeTransposedViewOfMutatedBase": "aten.relu_",
-    "UnsafeWriteThroughTranspose": "aten.relu_",
+    "UnsafeReshapedViewOfMutatedBase": "aten.relu_",
+    "UnsafeWriteThroughReshapedView": "aten.relu_",
     "UnsafeClamp": "aten.clamp_",
     "UnsafeIndexPut": "aten.index_put_",
     "UnsafeDataAssign": ".data",

@@ -1,9 +1,9 @@
 """In-place writes, one module per kind, exported by test_export_mutation.py.
 
 The `Unsafe*` modules write into memory the graph cannot change (an input, a
-parameter, a buffer), through a view that is no box of the tensor it views, with
-an op the exporter has no functional form for, or read a permuted view after its
-base was written; exporting them must fail and name the line marked `# WRITE`.
+parameter, a buffer), through a view that is no box of the tensor it views (a
+reshape of part of it), with an op the exporter has no functional form for, or
+read such a view after its base was written; exporting them must fail and name the line marked `# WRITE`.
 The `Safe*` modules write in place into intermediates (the whole tensor, a slice
 of it, through a view, read again through views, their base or a detach()); the
 exporter makes the writes functional, so they must export and match PyTorch.
@@ -77,18 +77,33 @@ class SafeCopy(_Two):
         return z
 
 
-class UnsafeTransposedViewOfMutatedBase(_Two):
+class SafeTransposedViewOfMutatedBase(_Two):
     def forward(self, x):
         z = self.a(x)
         v = z.transpose(2, 3)
+        z.relu_()
+        return v
+
+
+class SafeWriteThroughTranspose(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        z.transpose(2, 3)[:, :, :2].relu_()
+        return z
+
+
+class UnsafeReshapedViewOfMutatedBase(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        v = z[:, :2].flatten(2)
         z.relu_()  # WRITE
         return v
 
 
-class UnsafeWriteThroughTranspose(_Two):
+class UnsafeWriteThroughReshapedView(_Two):
     def forward(self, x):
         z = self.a(x)
-        z.transpose(2, 3)[:, :, :2].relu_()  # WRITE
+        z[:, :2].flatten(2)[:, :, 3:20].relu_()  # WRITE
         return z
 
 

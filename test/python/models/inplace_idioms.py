@@ -14,6 +14,7 @@ INPUT_SHAPES = {
     "TemporalShiftConv": (8, 8, 3, 4),
     "TemporalShiftZerosView": (8, 8, 3, 4),
     "BadStaleView": (1, 4, 5, 5),
+    "RandomWrites": (2, 6, 5, 4),
 }
 
 
@@ -88,7 +89,7 @@ class ShiftViT(nn.Module):
         return x.new_full(x.shape, 2.0)
 
     def forward(self, x):
-        B, C, H, W = x.shape
+        _, C, _, _ = x.shape  # upstream: B, C, H, W = x.shape
         g = C // 12
         out = self.new_buffer(x)
         out[:, g * 0 : g * 1, :, :-1] = x[:, g * 0 : g * 1, :, 1:]  # shift left
@@ -327,7 +328,7 @@ class BadStaleView(nn.Module):
 
     def forward(self, x):
         y = self.conv(x)
-        t = y.transpose(2, 3)
+        t = y[:, :2].flatten(2)
         y[:, :, :2] = x[:, :, 3:]  # ERROR
         return t
 
@@ -345,3 +346,106 @@ class BadScalarMulOnView(nn.Module):
         out[:, :, 1:] = x[:, :, :-1]
         out[:, :4].mul_(0.5)  # ERROR
         return out
+
+
+# ---------------------------------------------------------------------------
+# Random write programs (test_random_write_programs_match_pytorch)
+# ---------------------------------------------------------------------------
+
+
+def _random_box(rng, shape):
+    """A basic index of a random non-empty box: slices (negative bounds too) or integers."""
+    index = []
+    for n in shape:
+        kind = rng.random()
+        if kind < 0.15:
+            index.append(rng.randrange(-n, n))
+        elif kind < 0.3:
+            index.append(slice(None))
+        else:
+            a = rng.randrange(0, n)
+            b = rng.randrange(a + 1, n + 1)
+            index.append(
+                slice(a - n if rng.random() < 0.3 else a, b - n if b < n and rng.random() < 0.3 else b)
+            )
+    if rng.random() < 0.2:
+        k = rng.randrange(0, len(index))
+        index = [Ellipsis] + index[k + 1 :] if all(i == slice(None) for i in index[: k + 1]) else index
+    return tuple(index)
+
+
+def _size(shape, index):
+    """The shape of x[index] for x of ``shape`` (basic indexing)."""
+    return tuple(torch.empty(shape)[index].shape)
+
+
+class RandomWrites(nn.Module):
+    """``count`` random programs of writes into one buffer each, with reads between."""
+
+    def __init__(self, seed=0, count=30):
+        super().__init__()
+        import random
+
+        rng = random.Random(seed)
+        shape = (2, 6, 5, 4)
+        self.programs = []
+        for _ in range(count):
+            start = rng.choice(["zeros", "full", "computed", "empty_zero"])
+            steps = []
+            has_tensor = start == "computed"  # a fresh buffer of numbers only cannot be read
+            for _ in range(rng.randrange(1, 7)):
+                box = _random_box(rng, shape)
+                kind = rng.choice(["tensor", "tensor", "scalar", "relu_", "add_", "copy_", "read", "view"])
+                if kind in ("read", "view") and not has_tensor:
+                    kind = "tensor"
+                has_tensor = has_tensor or kind != "scalar"
+                steps.append((kind, box, self._source(rng, shape, box), round(rng.uniform(-2, 2), 2)))
+            if not has_tensor:
+                box = _random_box(rng, shape)
+                steps.append(("tensor", box, self._source(rng, shape, box), 0.0))
+            self.programs.append((start, steps))
+
+    @staticmethod
+    def _source(rng, shape, box):
+        """A box of x of the same size as ``box`` (None: the box itself)."""
+        size = _size(shape, box)
+        if len(size) != len(shape):
+            return None
+        return tuple(
+            slice(o, o + n) for o, n in zip([rng.randrange(0, m - n + 1) for m, n in zip(shape, size)], size)
+        )
+
+    def forward(self, x):
+        outs = []
+        for start, steps in self.programs:
+            if start == "zeros":
+                buf = torch.zeros_like(x)
+            elif start == "full":
+                buf = torch.full(x.shape, 0.75)
+            elif start == "empty_zero":
+                buf = torch.empty_like(x).zero_()
+            else:
+                buf = torch.sigmoid(x)
+            views = []
+            for kind, box, src, number in steps:
+                target = buf[box]
+                source = x[src] if src is not None else x[box]
+                if kind == "tensor":
+                    buf[box] = source
+                elif kind == "scalar":
+                    buf[box] = number
+                elif kind == "relu_":
+                    buf[box] = source
+                    target.relu_()
+                elif kind == "add_":
+                    buf[box] = source
+                    buf[box] += x[box]
+                elif kind == "copy_":
+                    target.copy_(source)
+                elif kind == "read":
+                    outs.append(target.reshape(-1))
+                else:  # a view read at the end, after the later writes
+                    views.append(target)
+            outs += [v.reshape(-1) for v in views]
+            outs.append(buf.reshape(-1))
+        return torch.cat(outs)
