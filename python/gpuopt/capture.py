@@ -18,12 +18,16 @@ torch function, the ATen ops it runs, and the model's source line.
 
 In-place writes are watched one layer down, at the ATen dispatcher, where every
 spelling (``x[i] = y``, ``+=``, ``relu_``, ``copy_``, ``out=``) arrives as an
-op whose schema marks the arguments it writes. A handled in-place op on a fresh
-intermediate (``x = conv(x); x.relu_()``) is recorded as its functional form by
-rebinding the tensor; every other tensor sharing the written memory (a view,
-its base, a ``detach()``) becomes stale and reading it later is an error, as is
-any write the capture has no functional form for and any write into an input,
-a parameter or a buffer.
+op whose schema marks the arguments it writes. A handled write (slice
+assignment, ``copy_``, ``fill_``, ``zero_``, or an in-place op such as
+``relu_`` or ``+=``, recorded as its functional form and rebinding the tensor
+it wrote) becomes a write of a box of that memory (capture_builder.Buffer):
+fresh memory from ``torch.zeros_like``, ``empty``, ``full``... (the creators,
+captured without a traced argument) or a computed intermediate. Views of such
+memory are tracked without a value and read, like the memory itself, from its
+functional value, materialized at the first read as pad/slice/concat. A write
+the capture has no functional form for, a write into an input, a parameter or
+a buffer, and the read of a view that is no box of written memory are errors.
 
 The graph builder is in capture_builder.py, the op handlers in
 capture_handlers.py; this module is the capture mode and its entry point,
