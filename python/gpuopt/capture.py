@@ -289,7 +289,9 @@ class _CaptureMode(TorchFunctionMode):
         ):
             return False
         for t in tensors:
-            if not self.b.is_traced(t):
+            value = self.b.values.get(id(t))
+            # squeeze_/unsqueeze_ restride the tensor itself: its value is re-derived.
+            if not self.b.is_traced(t) or (value is not None and value.shape != tuple(t.shape)):
                 self.b.track(t)
         return True
 

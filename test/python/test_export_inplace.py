@@ -63,6 +63,7 @@ GOOD = [
     ("IndexSelect", {}),
     ("Rolls", {}),
     ("InplaceOnTransposedView", {}),
+    ("RestrideInPlace", {}),
 ]
 
 

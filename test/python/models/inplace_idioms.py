@@ -449,3 +449,18 @@ class RandomWrites(nn.Module):
             outs += [v.reshape(-1) for v in views]
             outs.append(buf.reshape(-1))
         return torch.cat(outs)
+
+
+class RestrideInPlace(nn.Module):
+    """unsqueeze_ / squeeze_ on a written buffer and on a view of it, read before and after."""
+
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        out[:, :, 1:] = x[:, :, :-1]
+        v = out[:, 4:8]
+        w = v * v
+        v.unsqueeze_(0)
+        out.unsqueeze_(1)
+        y = out * out
+        out.squeeze_(1)
+        return torch.cat([out, v.squeeze(0), w, y.squeeze(1)], 1)
