@@ -595,10 +595,6 @@ class GraphBuilder:
                 "cannot express as a box of it (a reshape of part of it); gpuopt would read "
                 "the old value: write the op out of place"
             )
-        if not buf.writes:
-            if buf.base is None:
-                self._constant_error(buf, what)
-            return buf.base  # type: ignore[return-value]
         if buf.base is None and buf.fill is None:
             rest = [([0] * len(buf.frame), list(buf.frame))]
             for w in buf.writes:
@@ -610,6 +606,10 @@ class GraphBuilder:
                     f"elements no write set (the box at {_ints(s)} of size {_ints(n)}); fill it "
                     "first (zero_(), fill_(v)) or create it with torch.zeros or torch.full"
                 )
+        if not buf.writes:
+            if buf.base is None:
+                self._constant_error(buf, what)
+            return buf.base  # type: ignore[return-value]
         value = self._canonical(buf) if buf.base is None else None
         if value is None:
             value = self._sequential(buf, what)

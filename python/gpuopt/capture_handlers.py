@@ -568,6 +568,13 @@ def _creator(name: str, fill_index: int | None, fill: float | None, *funcs: Any)
         value = fill if fill_index is None else _arg(args, kwargs, fill_index, "fill_value")
         if isinstance(value, torch.Tensor) or (value is not None and not math.isfinite(float(value))):
             raise CaptureError(f"{b.loc}: {name} with fill value {value!r}; gpuopt captures finite numbers")
+        if kwargs.get("out") is not None:  # torch.zeros(shape, out=t): a write into t
+            if value is None:
+                raise CaptureError(
+                    f"{b.loc}: {name} with out= leaves the tensor undefined; use zero_() or fill_()"
+                )
+            _write_from(b, kwargs["out"], value, name)
+            return
         b.new_buffer(result, None if value is None else float(value), f"{name} at {b.loc}")
 
     for f in funcs:
