@@ -230,10 +230,15 @@ def test_gap_of_fill_is_the_padding_of_a_neighbour() -> None:
 # ---------------------------------------------------------------------------
 
 
-def test_temporal_shift_under_torch_compile(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize("name", ["TemporalShiftConv", "ShiftViTBlock", "AddOnSlice"])
+def test_in_place_idiom_under_torch_compile(
+    name: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Dynamo's FX graph keeps the writes (operator.setitem, zeros_like): the
+    same capture, zero graph breaks, no fallback to eager."""
     import gpuopt.compile  # noqa: F401  (registers the backend)
 
-    model, x = _model("TemporalShiftConv", {}), _input("TemporalShiftConv")
+    model, x = _model(name, {}), _input(name)
     torch._dynamo.reset()
     explained = torch._dynamo.explain(model)(x)
     assert explained.graph_break_count == 0 and explained.graph_count == 1
