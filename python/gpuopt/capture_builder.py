@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 
@@ -189,6 +190,15 @@ class PendingWrite:
     size: tuple[int, ...]
     src: Value | float  # a value of shape ``size``, or a constant
     loc: Location | None
+    step: tuple[int, ...] = ()  # () or all 1: a box of step 1
+
+    def strided(self) -> bool:
+        return any(s != 1 for s in self.step)
+
+    def end(self) -> list[int]:
+        """The exclusive end of the write's bounding box."""
+        step = self.step or (1,) * len(self.start)
+        return [a + (n - 1) * s + 1 for a, n, s in zip(self.start, self.size, step)]
 
 
 @dataclass(frozen=True)
@@ -449,10 +459,12 @@ class GraphBuilder:
             # Read from the one write (or the base) that holds the whole box.
             end = [s + n for s, n in zip(start, size)]
             for w in reversed(buf.writes):
-                w_end = [s + n for s, n in zip(w.start, w.size)]
+                w_end = w.end()
                 if all(a < e and b < we for a, e, b, we in zip(start, w_end, w.start, end)):
-                    if isinstance(w.src, Value) and all(
-                        ws <= s and e <= we for ws, s, e, we in zip(w.start, start, end, w_end)
+                    if (
+                        isinstance(w.src, Value)
+                        and not w.strided()
+                        and all(ws <= s and e <= we for ws, s, e, we in zip(w.start, start, end, w_end))
                     ):
                         rel = [s - ws for s, ws in zip(start, w.start)]
                         return self._slice_v(w.src, rel, size, step)
@@ -504,19 +516,15 @@ class GraphBuilder:
                 "slices, or compute a new tensor"
             )
         frame, start, size, step, dims = box
-        bad = next((s for s in step if s != 1), None)
-        if bad is not None:
-            raise CaptureError(
-                f"{self.loc}: {what} writes into a strided view (step {bad}); gpuopt captures "
-                "writes into slices of step 1: compute the tensor with torch.cat of the pieces"
-            )
         if frame != buf.frame:  # a write through a reshaped view of the whole memory
             if buf.base is not None or buf.writes:
                 base = self._reshape_v(self.materialize(buf, what), frame)
                 buf.base, buf.fill, buf.writes = base, None, []
             buf.frame = frame
         piece = self._to_box(src, size, dims) if isinstance(src, Value) else float(src)
-        if list(size) == list(frame):
+        if any(s != 1 for s in step):
+            buf.writes.append(PendingWrite(tuple(start), tuple(size), piece, self.loc, tuple(step)))
+        elif list(size) == list(frame):
             buf.writes, buf.broken = [], None
             if isinstance(piece, Value):
                 buf.base, buf.fill = piece, None
@@ -524,7 +532,8 @@ class GraphBuilder:
                 buf.base, buf.fill = None, piece
         elif not (
             buf.writes
-            and (buf.writes[-1].start, buf.writes[-1].size) == (tuple(start), tuple(size))
+            and (buf.writes[-1].start, buf.writes[-1].size, buf.writes[-1].step)
+            == (tuple(start), tuple(size), ())
             and buf.writes[-1].src == piece
         ):  # `out[i] += y` writes the sum twice: by add_, then by __setitem__
             buf.writes.append(PendingWrite(tuple(start), tuple(size), piece, self.loc))
@@ -540,6 +549,41 @@ class GraphBuilder:
             self.lazy.discard(id(tensor))
         else:
             self.track(tensor)
+
+    def _strided(self, prev: Value | _Const, frame: list[int], w: PendingWrite) -> Value:
+        """``prev`` with the strided box of ``w`` replaced by its source: each
+        strided dim D (step s) padded to a multiple of s and split into
+        (D / s, s), where the box has step 1; written there (onto constants, a
+        pad of the source), merged back and cropped. Exact."""
+        shape: list[int] = []
+        box_start: list[int] = []
+        box_size: list[int] = []
+        crop = [0] * len(frame)
+        for k, (d, a, n, s) in enumerate(zip(frame, w.start, w.size, w.step)):
+            if s == 1:
+                shape.append(d), box_start.append(a), box_size.append(n)
+                continue
+            padded = -(-d // s) * s
+            crop[k] = padded - d
+            shape += [padded // s, s]
+            box_start += [a // s, a % s]
+            box_size += [n, 1]
+        src = self._reshape_v(w.src, tuple(box_size)) if isinstance(w.src, Value) else w.src
+        if isinstance(prev, _Const):
+            fill = 0.0 if prev.value is None else prev.value  # None: covered, never seen
+            high = [n - a - m for n, a, m in zip(shape, box_start, box_size)]
+            value = self._pad_v(src, box_start, high, fill, w.loc)  # type: ignore[arg-type]
+        else:
+            whole = self._pad_v(prev, [0] * len(frame), crop, 0.0, w.loc)
+            whole = self._reshape_v(whole, tuple(shape))
+            value = self._insert(whole, shape, box_start, box_size, src, w.loc)
+        value = self._reshape_v(value, tuple(n + c for n, c in zip(frame, crop)))
+        return self._slice_v(value, [0] * len(frame), frame, [1] * len(frame))
+
+    def _apply(self, prev: Value, frame: list[int], w: PendingWrite) -> Value:
+        if w.strided():
+            return self._strided(prev, frame, w)
+        return self._insert(prev, frame, list(w.start), list(w.size), w.src, w.loc)
 
     def _buffer_of_computed(self, tensor: torch.Tensor, what: str) -> Buffer:
         """The buffer of a computed tensor's storage, at its first write: its
@@ -596,15 +640,12 @@ class GraphBuilder:
                 "the old value: write the op out of place"
             )
         if buf.base is None and buf.fill is None:
-            rest = [([0] * len(buf.frame), list(buf.frame))]
-            for w in buf.writes:
-                rest = [p for s, n in rest for p in _subtract_box(s, n, w.start, w.size)]
-            if rest:
-                s, n = rest[0]
+            unset = self._unset(buf)
+            if unset is not None:
                 raise CaptureError(
                     f"{self.loc}: {what} reads uninitialized memory: {buf.origin} is read with "
-                    f"elements no write set (the box at {_ints(s)} of size {_ints(n)}); fill it "
-                    "first (zero_(), fill_(v)) or create it with torch.zeros or torch.full"
+                    f"elements no write set ({unset}); fill it first (zero_(), fill_(v)) or "
+                    "create it with torch.zeros or torch.full"
                 )
         if not buf.writes:
             if buf.base is None:
@@ -616,6 +657,26 @@ class GraphBuilder:
         buf.base, buf.writes = value, []
         return value
 
+    @staticmethod
+    def _unset(buf: Buffer) -> str | None:
+        """Elements of the frame no write sets, in words; None: every one is set."""
+        if not any(w.strided() for w in buf.writes):
+            rest = [([0] * len(buf.frame), list(buf.frame))]
+            for w in buf.writes:
+                rest = [p for s, n in rest for p in _subtract_box(s, n, w.start, w.size)]
+            if not rest:
+                return None
+            s, n = rest[0]
+            return f"the box at {_ints(s)} of size {_ints(n)}"
+        mask = np.zeros(buf.frame, dtype=bool)
+        for w in buf.writes:
+            step = w.step or (1,) * len(w.start)
+            mask[tuple(slice(a, e, st) for a, e, st in zip(w.start, w.end(), step))] = True
+        if mask.all():
+            return None
+        first = np.argwhere(~mask)[0]
+        return f"the element at {_ints(first)} and {int((~mask).sum()) - 1} others"
+
     def _constant_error(self, buf: Buffer, what: str) -> None:
         raise CaptureError(
             f"{self.loc}: {what} is a tensor that is neither a model input, a parameter or buffer "
@@ -626,7 +687,7 @@ class GraphBuilder:
     def _canonical(self, buf: Buffer) -> Value | None:
         """Tensor writes onto the fill, disjoint along one dim: one concat of pads."""
         writes = buf.writes
-        if not all(isinstance(w.src, Value) for w in writes):
+        if not all(isinstance(w.src, Value) and not w.strided() for w in writes):
             return None
         frame = buf.frame
         fill = 0.0 if buf.fill is None else buf.fill  # None: covered, never seen
@@ -658,19 +719,22 @@ class GraphBuilder:
         deferred: list[PendingWrite] = []
         for w in buf.writes:
             if isinstance(prev, Value):
-                prev = self._insert(prev, frame, list(w.start), list(w.size), w.src, w.loc)
+                prev = self._apply(prev, frame, w)
                 continue
             if not isinstance(w.src, Value):
                 deferred.append(w)  # a constant onto constants: wait for a tensor
                 continue
-            fill = 0.0 if prev.value is None else prev.value
-            high = [f - s - n for f, s, n in zip(frame, w.start, w.size)]
-            prev = self._pad_v(w.src, list(w.start), high, fill, w.loc)
+            if w.strided():
+                prev = self._strided(prev, frame, w)
+            else:
+                fill = 0.0 if prev.value is None else prev.value
+                high = [f - s - n for f, s, n in zip(frame, w.start, w.size)]
+                prev = self._pad_v(w.src, list(w.start), high, fill, w.loc)
             if deferred:
                 # The constants written before, then this write over them again.
                 for c in deferred:
-                    prev = self._insert(prev, frame, list(c.start), list(c.size), c.src, c.loc)
-                prev = self._insert(prev, frame, list(w.start), list(w.size), w.src, w.loc)
+                    prev = self._apply(prev, frame, c)
+                prev = self._apply(prev, frame, w)
                 deferred = []
         if not isinstance(prev, Value):
             self._constant_error(buf, what)

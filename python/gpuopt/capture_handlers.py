@@ -630,7 +630,7 @@ def _check_target_index(b: GraphBuilder, index: Any, call: str) -> None:
             kind = f"{type(i).__name__} index"
         raise CaptureError(
             f"{b.loc}: {call} with a {kind}; gpuopt captures slice assignment into boxes "
-            "(integers, slices of step 1, '...'): write the pieces one slice at a time"
+            "(integers, slices, '...'): write the pieces one slice at a time"
         )
 
 

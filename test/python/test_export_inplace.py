@@ -64,6 +64,7 @@ GOOD = [
     ("Rolls", {}),
     ("InplaceOnTransposedView", {}),
     ("RestrideInPlace", {}),
+    ("StridedWrites", {}),
 ]
 
 
@@ -100,7 +101,7 @@ def test_idiom_matches_pytorch_on_reference_and_cpu(name: str, kwargs: dict, tmp
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_write_programs_match_pytorch(seed: int, tmp_path: Path) -> None:
     """30 random programs per seed: writes of tensors and numbers into random
-    boxes (negative bounds, integer indices, '...') of fresh and computed
+    boxes (negative bounds, steps, integer indices, '...') of fresh and computed
     buffers, relu_ / += / copy_ through views, reads between the writes and
     views read after later writes (models/inplace_idioms.py: RandomWrites)."""
     model, x = _model("RandomWrites", {"seed": seed}), _input("RandomWrites")
@@ -295,15 +296,17 @@ REFUSED = {
     ),
     "BadTensorIndex": lambda at: (
         f"{at}: torch.Tensor.__setitem__ with a tensor index; gpuopt captures slice assignment into "
-        "boxes (integers, slices of step 1, '...'): write the pieces one slice at a time"
+        "boxes (integers, slices, '...'): write the pieces one slice at a time"
     ),
     "BadNoneIndex": lambda at: (
         f"{at}: torch.Tensor.__setitem__ with None (a new axis) in the target index is not "
         "supported; index the tensor without it"
     ),
-    "BadStep": lambda at: (
-        f"{at}: in-place write torch.Tensor.__setitem__ writes into a strided view (step 2); gpuopt "
-        "captures writes into slices of step 1: compute the tensor with torch.cat of the pieces"
+    "BadStridedEmpty": lambda at: (
+        f"{at}: output 0 reads uninitialized memory: torch.empty_like at "
+        f"{_created('BadStridedEmpty', 'empty_like')} is read with elements no write set (the "
+        "element at [0, 1, 0, 0] and 719 others); fill it first (zero_(), fill_(v)) or create it "
+        "with torch.zeros or torch.full"
     ),
     "BadStaleView": lambda at: (
         f"{at}: in-place write torch.Tensor.__setitem__ changed memory that a tensor read later "

@@ -275,6 +275,24 @@ class InplaceOnTransposedView(nn.Module):
         return t.flatten(2)
 
 
+class StridedWrites(nn.Module):
+    """Slice assignment with steps: into fresh and computed memory, numbers and tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(24, 24, 1)
+
+    def forward(self, x):
+        out = torch.zeros_like(x)
+        out[:, ::2] = x[:, 1::2]
+        out[:, 1::3, :, ::4] = x[:, :8, :, 1::4]
+        out[..., 1:4:2, :] = 2.0
+        y = self.conv(x)
+        y[:, 3::5] += x[:, :5]
+        y[:, :, ::2, 1::2] = x[:, :, ::2, :-1:2]
+        return out + y
+
+
 # ---------------------------------------------------------------------------
 # Refused
 # ---------------------------------------------------------------------------
@@ -314,9 +332,9 @@ class BadNoneIndex(nn.Module):
         return out
 
 
-class BadStep(nn.Module):
+class BadStridedEmpty(nn.Module):
     def forward(self, x):
-        out = torch.zeros_like(x)
+        out = torch.empty_like(x)
         out[:, ::2] = x[:, ::2]  # ERROR
         return out
 
@@ -362,6 +380,9 @@ def _random_box(rng, shape):
             index.append(rng.randrange(-n, n))
         elif kind < 0.3:
             index.append(slice(None))
+        elif kind < 0.45:
+            a = rng.randrange(0, n)
+            index.append(slice(a, None, rng.randrange(2, 4)))
         else:
             a = rng.randrange(0, n)
             b = rng.randrange(a + 1, n + 1)
