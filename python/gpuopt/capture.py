@@ -18,12 +18,16 @@ torch function, the ATen ops it runs, and the model's source line.
 
 In-place writes are watched one layer down, at the ATen dispatcher, where every
 spelling (``x[i] = y``, ``+=``, ``relu_``, ``copy_``, ``out=``) arrives as an
-op whose schema marks the arguments it writes. A handled in-place op on a fresh
-intermediate (``x = conv(x); x.relu_()``) is recorded as its functional form by
-rebinding the tensor; every other tensor sharing the written memory (a view,
-its base, a ``detach()``) becomes stale and reading it later is an error, as is
-any write the capture has no functional form for and any write into an input,
-a parameter or a buffer.
+op whose schema marks the arguments it writes. A handled write (slice
+assignment, ``copy_``, ``fill_``, ``zero_``, or an in-place op such as
+``relu_`` or ``+=``, recorded as its functional form and rebinding the tensor
+it wrote) becomes a write of a box of that memory (capture_builder.Buffer):
+fresh memory from ``torch.zeros_like``, ``empty``, ``full``... (the creators,
+captured without a traced argument) or a computed intermediate. Views of such
+memory are tracked without a value and read, like the memory itself, from its
+functional value, materialized at the first read as pad/slice/concat. A write
+the capture has no functional form for, a write into an input, a parameter or
+a buffer, and the read of a view that is no box of written memory are errors.
 
 The graph builder is in capture_builder.py, the op handlers in
 capture_handlers.py; this module is the capture mode and its entry point,
@@ -55,7 +59,7 @@ from gpuopt.capture_builder import (
     _storage,
     tensor_type,
 )
-from gpuopt.capture_handlers import HANDLERS, Handler
+from gpuopt.capture_handlers import CREATORS, HANDLERS, Handler
 
 __all__ = [
     "HANDLERS",
@@ -223,6 +227,7 @@ class _CaptureMode(TorchFunctionMode):
         kwargs = kwargs or {}
         handler = HANDLERS.get(func)
         traced = any(self.b.is_traced(t) for t in _tensors_in(args) + _tensors_in(kwargs))
+        creator = CREATORS.get(func)
         self.check_loose_writes()
         self.watcher.in_call += 1
         try:
@@ -230,6 +235,14 @@ class _CaptureMode(TorchFunctionMode):
         finally:
             self.watcher.in_call -= 1
         writes = self.watcher.take()
+        if creator is not None:
+            # torch.zeros(shape) has no traced argument and is captured all the same.
+            self.b.loc = _user_location()
+            self.b.rebound.clear()
+            self.b.written.clear()
+            creator(self.b, result, *args, **kwargs)
+            self.b.record_writes(_func_name(func), writes, captured=True)
+            return result
         if not traced:
             tracked = self._tracked(writes)
             if tracked:
@@ -256,12 +269,31 @@ class _CaptureMode(TorchFunctionMode):
                 )
             raise self._unsupported(func, args, kwargs)
         self.b.rebound.clear()
-        handler(self.b, result, *args, **kwargs)
+        self.b.written.clear()
+        if not self._lazy_view(result, writes):
+            handler(self.b, result, *args, **kwargs)
         self.b.record_writes(_func_name(func), writes, captured=True)
         self.calls += 1
         if self.progress:
             self.progress(self.calls)
         return result
+
+    def _lazy_view(self, result: Any, writes: list[Write]) -> bool:
+        """A view of memory written in place (``out[:, :2]``, ``out.narrow(...)``)
+        is tracked without a value: it is read, or written through, later."""
+        tensors = _tensors_in(result)
+        written = {w.storage for w in writes}
+        if not tensors or any(
+            _storage(t) not in self.b.buffers or _storage(t) in written or not self.b.derivable(t)
+            for t in tensors
+        ):
+            return False
+        for t in tensors:
+            value = self.b.values.get(id(t))
+            # squeeze_/unsqueeze_ restride the tensor itself: its value is re-derived.
+            if not self.b.is_traced(t) or (value is not None and value.shape != tuple(t.shape)):
+                self.b.track(t)
+        return True
 
     def _tracked(self, writes: list[Write]) -> list[Write]:
         """Only a write into memory the graph tracks matters."""

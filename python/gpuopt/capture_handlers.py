@@ -6,6 +6,7 @@ to the handler that records it with the :class:`GraphBuilder`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -313,7 +314,8 @@ def _getitem(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if not isinstance(index, tuple):
         index = (index,)
     if any(isinstance(i, (torch.Tensor, list, bool)) for i in index):
-        raise CaptureError(f"{b.loc}: advanced (tensor/list/bool) indexing is not supported")
+        _getitem_gather(b, result, x, index)
+        return
     explicit = sum(1 for i in index if i is not None and i is not Ellipsis)
     expanded: list[Any] = []
     for i in index:
@@ -347,6 +349,32 @@ def _getitem(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     b.reshape(sliced, result)
 
 
+def _getitem_gather(b: GraphBuilder, result: T, x: T, index: tuple) -> None:
+    """``x[:, idx]``: one constant integer index (list or 1-D tensor), every other entry ``:``."""
+    advanced = [k for k, i in enumerate(index) if isinstance(i, (torch.Tensor, list, bool))]
+    rest_full = all(i == slice(None) or i is Ellipsis for k, i in enumerate(index) if k not in advanced)
+    ellipses = sum(1 for i in index if i is Ellipsis)
+    tensor_index = index[advanced[0]] if len(advanced) == 1 else None
+    if (
+        len(advanced) != 1
+        or not rest_full
+        or ellipses > 1
+        or isinstance(tensor_index, bool)
+        or (isinstance(tensor_index, torch.Tensor) and tensor_index.dtype == torch.bool)
+        or (isinstance(tensor_index, list) and any(isinstance(i, bool) for i in tensor_index))
+    ):
+        raise CaptureError(
+            f"{b.loc}: advanced (tensor/list/bool) indexing is not supported, except one constant "
+            "integer index with every other entry ':' (x[:, idx])"
+        )
+    k = advanced[0]
+    if ellipses and index.index(Ellipsis) < k:
+        k = x.dim() - (len(index) - k)
+    if isinstance(tensor_index, torch.Tensor) and tensor_index.dim() != 1:
+        raise CaptureError(f"{b.loc}: indexing with a {tensor_index.dim()}-d index tensor is not supported")
+    _gather(b, x, k, _constant_indices(b, tensor_index, x.shape[k], "indexing"), result)
+
+
 # torch._C._nn.pad: what Dynamo's graphs call for F.pad (same arguments).
 @_register(F.pad, torch._C._nn.pad, torch.constant_pad_nd)
 def _pad(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
@@ -356,8 +384,11 @@ def _pad(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     value = _arg(args, kwargs, 3, "value", 0.0) if len(args) > 3 or "value" in kwargs else 0.0
     if isinstance(mode, (int, float)):  # torch.constant_pad_nd(input, pad, value)
         mode, value = "constant", mode
+    if mode == "circular":
+        _circular_pad(b, result, x, pad)
+        return
     if mode != "constant":
-        raise CaptureError(f"{b.loc}: pad mode '{mode}' is not supported (constant only)")
+        raise CaptureError(f"{b.loc}: pad mode '{mode}' is not supported (constant, circular)")
     rank = x.dim()
     low, high = [0] * rank, [0] * rank
     for k in range(len(pad) // 2):
@@ -367,6 +398,11 @@ def _pad(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if any(p < 0 for p in low + high):
         start = [max(0, -p) for p in low]
         size = [x.shape[d] - max(0, -low[d]) - max(0, -high[d]) for d in range(rank)]
+        if any(n <= 0 for n in size):
+            raise CaptureError(
+                f"{b.loc}: pad {pad} crops every element of a dim of the {list(x.shape)} input: "
+                "the result is a constant, and gpuopt has no constant op"
+            )
         v = b.slice(v, start, size, [1] * rank, torch.empty(size))
         low, high = [max(0, p) for p in low], [max(0, p) for p in high]
     if all(p == 0 for p in low + high):
@@ -374,6 +410,29 @@ def _pad(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
         return
     attrs = f"low = {_ints(low)} high = {_ints(high)} value = {_float(value or 0.0)}"
     b.emit("pad", [v], attrs, result, f"{tensor_type(v.shape)} -> {tensor_type(result.shape)}")
+
+
+def _circular_pad(b: GraphBuilder, result: T, x: T, pad: list) -> None:
+    """Circular padding as a concat of the wrapped slices, dim by dim (exact)."""
+    v = b.value(x, "pad input")
+    shape = list(x.shape)
+    for k in range(len(pad) // 2):
+        d = x.dim() - 1 - k
+        low, high, n = int(pad[2 * k]), int(pad[2 * k + 1]), shape[d]
+        if low < 0 or high < 0 or low > n or high > n:
+            raise CaptureError(
+                f"{b.loc}: circular pad ({low}, {high}) of a dim of size {n}; gpuopt captures "
+                "circular pads between 0 and the size"
+            )
+        pieces = []
+        if low:
+            pieces.append(b._slice_along(v, shape, d, n - low, low))
+        pieces.append(v)
+        if high:
+            pieces.append(b._slice_along(v, shape, d, 0, high))
+        v = b._concat_v(pieces, d)
+        shape[d] = n + low + high
+    b.alias(result, v)
 
 
 @_register(torch.roll, T.roll)
@@ -478,3 +537,170 @@ def _dropout(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
     if training and p > 0:
         raise CaptureError(f"{b.loc}: dropout in training mode; call model.eval() before export")
     b.alias(result, b.value(_arg(args, kwargs, 0, "input"), "dropout input"))
+
+
+@_register(T.select, torch.select)
+def _select(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
+    x = _arg(args, kwargs, 0, "input")
+    dim = _dim(int(_arg(args, kwargs, 1, "dim")), x.dim())
+    index = int(_arg(args, kwargs, 2, "index"))
+    index = index + x.shape[dim] if index < 0 else index
+    start, size = [0] * x.dim(), list(x.shape)
+    start[dim], size[dim] = index, 1
+    sliced = b.slice(b.value(x, "select input"), start, size, [1] * x.dim(), torch.empty(size))
+    b.reshape(sliced, result)
+
+
+# ---------------------------------------------------------------------------
+# In-place writes: fresh memory and what is written into it (capture_builder's
+# Buffer). A creator registers its result as a buffer holding its fill value;
+# slice assignment, copy_, fill_ and zero_ declare their writes; the in-place
+# arithmetic ops above (relu_, add_, +=, out=) rebind the tensor they wrote.
+# ---------------------------------------------------------------------------
+
+CREATORS: dict[Any, Handler] = {}
+
+
+def _creator(name: str, fill_index: int | None, fill: float | None, *funcs: Any) -> None:
+    def handle(b: GraphBuilder, result: Any, *args: Any, **kwargs: Any) -> None:
+        if not isinstance(result, torch.Tensor) or result.dtype != torch.float32 or not result.numel():
+            return  # an index or mask: not graph data, never tracked
+        value = fill if fill_index is None else _arg(args, kwargs, fill_index, "fill_value")
+        if isinstance(value, torch.Tensor) or (value is not None and not math.isfinite(float(value))):
+            raise CaptureError(f"{b.loc}: {name} with fill value {value!r}; gpuopt captures finite numbers")
+        if kwargs.get("out") is not None:  # torch.zeros(shape, out=t): a write into t
+            if value is None:
+                raise CaptureError(
+                    f"{b.loc}: {name} with out= leaves the tensor undefined; use zero_() or fill_()"
+                )
+            _write_from(b, kwargs["out"], value, name)
+            return
+        b.new_buffer(result, None if value is None else float(value), f"{name} at {b.loc}")
+
+    for f in funcs:
+        CREATORS[f] = handle
+
+
+_creator("torch.zeros", None, 0.0, torch.zeros)
+_creator("torch.zeros_like", None, 0.0, torch.zeros_like)
+_creator("Tensor.new_zeros", None, 0.0, T.new_zeros)
+_creator("torch.ones", None, 1.0, torch.ones)
+_creator("torch.ones_like", None, 1.0, torch.ones_like)
+_creator("Tensor.new_ones", None, 1.0, T.new_ones)
+_creator("torch.full", 1, None, torch.full)
+_creator("torch.full_like", 1, None, torch.full_like)
+_creator("Tensor.new_full", 2, None, T.new_full)
+_creator("torch.empty", None, None, torch.empty)
+_creator("torch.empty_like", None, None, torch.empty_like)
+_creator("Tensor.new_empty", None, None, T.new_empty)
+
+
+def _write_from(b: GraphBuilder, target: T, src: Any, call: str) -> None:
+    """``target`` (a view) := ``src``, a tensor broadcast to it or a number."""
+    what = f"in-place write {call}"
+    if isinstance(src, torch.Tensor):
+        value = b.broadcast(b.value(src, f"the source of {call}"), tuple(target.shape))
+        b.write(target, value, what)
+    elif isinstance(src, (int, float)):
+        if not math.isfinite(float(src)):
+            raise CaptureError(f"{b.loc}: {call} of {src!r}; gpuopt captures finite constants")
+        b.write(target, float(src), what)
+    else:
+        raise CaptureError(f"{b.loc}: {call} of a {type(src).__name__}; expected a tensor or a number")
+
+
+def _check_target_index(b: GraphBuilder, index: Any, call: str) -> None:
+    for i in index if isinstance(index, tuple) else (index,):
+        if i is None:
+            raise CaptureError(
+                f"{b.loc}: {call} with None (a new axis) in the target index is not supported; "
+                "index the tensor without it"
+            )
+        if isinstance(i, slice) and all(isinstance(v, int) or v is None for v in (i.start, i.stop, i.step)):
+            continue
+        if i is Ellipsis or (isinstance(i, int) and not isinstance(i, bool)):
+            continue
+        if isinstance(i, torch.Tensor):
+            kind = "tensor index"
+        elif isinstance(i, (bool, list)):
+            kind = f"{type(i).__name__} index"
+        elif isinstance(i, slice):
+            kind = "slice whose bounds are not integers"
+        else:
+            kind = f"{type(i).__name__} index"
+        raise CaptureError(
+            f"{b.loc}: {call} with a {kind}; gpuopt captures slice assignment into boxes "
+            "(integers, slices, '...'): write the pieces one slice at a time"
+        )
+
+
+@_register(T.__setitem__)
+def _setitem(b: GraphBuilder, result: Any, *args: Any, **kwargs: Any) -> None:
+    x, index, src = args[0], args[1], args[2]
+    call = "torch.Tensor.__setitem__"
+    _check_target_index(b, index, call)
+    with torch._C.DisableTorchFunction():
+        view = x[index]
+    _write_from(b, view, src, call)
+
+
+@_register(T.copy_)
+def _copy(b: GraphBuilder, result: Any, *args: Any, **kwargs: Any) -> None:
+    _write_from(b, args[0], _arg(args, kwargs, 1, "src"), "torch.Tensor.copy_")
+
+
+@_register(T.fill_, torch.fill_)
+def _fill(b: GraphBuilder, result: Any, *args: Any, **kwargs: Any) -> None:
+    _write_from(b, args[0], _arg(args, kwargs, 1, "value"), "torch.Tensor.fill_")
+
+
+@_register(T.zero_, torch.zero_)
+def _zero(b: GraphBuilder, result: Any, *args: Any, **kwargs: Any) -> None:
+    _write_from(b, args[0], 0.0, "torch.Tensor.zero_")
+
+
+# ---------------------------------------------------------------------------
+# Constant gathers: index_select / x[:, idx] with a constant index, as a
+# concat of the slices of its runs of consecutive indices.
+# ---------------------------------------------------------------------------
+
+
+def _constant_indices(b: GraphBuilder, index: Any, n: int, call: str) -> list[int]:
+    if isinstance(index, torch.Tensor):
+        # A tensor made in forward, or an integer buffer (never a weight).
+        computed = id(index) in b.values or id(index) in b.lazy
+        if computed or index.is_floating_point() or index.dim() > 1:
+            raise CaptureError(
+                f"{b.loc}: {call} with a non-constant index; gpuopt captures a constant 1-D integer "
+                "index (a list, or a tensor made in forward or an integer buffer)"
+            )
+        values = [int(i) for i in index.reshape(-1).tolist()]
+    else:
+        values = [int(i) for i in index]
+    if not values:
+        raise CaptureError(f"{b.loc}: {call} with an empty index is not supported")
+    return [i + n if i < 0 else i for i in values]
+
+
+def _gather(b: GraphBuilder, x: T, dim: int, indices: list[int], result: T) -> None:
+    v = b.value(x, "index_select input")
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][0] + runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, 1])
+    pieces = [b._slice_along(v, x.shape, dim, s, n) for s, n in runs]
+    value = b._concat_v(pieces, dim)
+    b.alias(result, value)
+
+
+@_register(torch.index_select, T.index_select)
+def _index_select(b: GraphBuilder, result: T, *args: Any, **kwargs: Any) -> None:
+    x = _arg(args, kwargs, 0, "input")
+    dim = _dim(int(_arg(args, kwargs, 1, "dim")), x.dim())
+    index = _arg(args, kwargs, 2, "index")
+    indices = _constant_indices(b, index, x.shape[dim], "index_select")
+    if isinstance(index, torch.Tensor) and index.dim() == 0:
+        raise CaptureError(f"{b.loc}: index_select with a 0-d index is not supported")
+    _gather(b, x, dim, indices, result)

@@ -1,11 +1,13 @@
 """In-place writes, one module per kind, exported by test_export_mutation.py.
 
-The `Unsafe*` modules write into memory that the graph reads again (a base through
-its view, a view through its base, an input, a parameter), or write with an op the
-exporter has no functional form for; exporting them must fail and name the line
-marked `# WRITE`. The `Safe*` modules write in place only into a fresh
-intermediate whose old value nothing observes again; they must export and match
-PyTorch. Every module maps a (1, 4, 6, 6) input to a tensor.
+The `Unsafe*` modules write into memory the graph cannot change (an input, a
+parameter, a buffer), through a view that is no box of the tensor it views (a
+reshape of part of it), with an op the exporter has no functional form for, or
+read such a view after its base was written; exporting them must fail and name the line marked `# WRITE`.
+The `Safe*` modules write in place into intermediates (the whole tensor, a slice
+of it, through a view, read again through views, their base or a detach()); the
+exporter makes the writes functional, so they must export and match PyTorch.
+Every module maps a (1, 4, 6, 6) input to a tensor.
 """
 
 import numpy as np
@@ -23,28 +25,28 @@ class _Two(nn.Module):
         self.b = nn.Conv2d(4, 4, 3, padding=1)
 
 
-class UnsafeSetitem(_Two):
+class SafeSetitem(_Two):
     def forward(self, x):
         z, y = self.a(x), self.b(x)
         z[:, :2] = y[:, :2]  # WRITE
         return z
 
 
-class UnsafeSetitemAdd(_Two):
+class SafeSetitemAdd(_Two):
     def forward(self, x):
         z, y = self.a(x), self.b(x)
         z[:, :2] += y[:, :2]  # WRITE
         return z
 
 
-class UnsafeReluOnView(_Two):
+class SafeReluOnView(_Two):
     def forward(self, x):
         z = self.a(x)
         F.relu_(z[:, 1:3])  # WRITE
         return z
 
 
-class UnsafeMulOnView(_Two):
+class SafeMulOnView(_Two):
     def forward(self, x):
         z, y = self.a(x), self.b(x)
         v = z[:, :, 2:]
@@ -52,7 +54,7 @@ class UnsafeMulOnView(_Two):
         return z + y
 
 
-class UnsafeViewOfMutatedBase(_Two):
+class SafeViewOfMutatedBase(_Two):
     def forward(self, x):
         z = self.a(x)
         v = z.view(1, 4, 36)
@@ -60,7 +62,7 @@ class UnsafeViewOfMutatedBase(_Two):
         return v
 
 
-class UnsafeDetachedAlias(_Two):
+class SafeDetachedAlias(_Two):
     def forward(self, x):
         z = self.a(x)
         d = z.detach()
@@ -68,10 +70,40 @@ class UnsafeDetachedAlias(_Two):
         return d + z
 
 
-class UnsafeCopy(_Two):
+class SafeCopy(_Two):
     def forward(self, x):
         z, y = self.a(x), self.b(x)
         z.copy_(y)  # WRITE
+        return z
+
+
+class SafeTransposedViewOfMutatedBase(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        v = z.transpose(2, 3)
+        z.relu_()
+        return v
+
+
+class SafeWriteThroughTranspose(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        z.transpose(2, 3)[:, :, :2].relu_()
+        return z
+
+
+class UnsafeReshapedViewOfMutatedBase(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        v = z[:, :2].flatten(2)
+        z.relu_()  # WRITE
+        return v
+
+
+class UnsafeWriteThroughReshapedView(_Two):
+    def forward(self, x):
+        z = self.a(x)
+        z[:, :2].flatten(2)[:, :, 3:20].relu_()  # WRITE
         return z
 
 
@@ -89,7 +121,7 @@ class UnsafeIndexPut(_Two):
         return z
 
 
-class UnsafeOutIntoView(_Two):
+class SafeOutIntoView(_Two):
     def forward(self, x):
         z, y = self.a(x), self.b(x)
         torch.add(y[:, :1], y[:, 1:2], out=z[:, :1])  # WRITE
