@@ -9,6 +9,10 @@
 //   conv2d(channel_shift(X))          -> fused_conv2d(X) (shifted addressing)
 //   linear(tokens(channel_shift(X)))  -> tokens(fused_conv2d(X) as 1×1)
 // where tokens(Y) is the NCHW -> (N, H·W, C) layout change (TokenLayout.h).
+// A roll along the channels of an ungrouped convolution's input (also one
+// piece of a channel concat) is a permutation of the weight's input
+// channels: it moves onto the weight, where --seg-split-load-time computes it
+// once at load.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +53,80 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
         shift.getModeAttr(), op.getStrideAttr(), op.getPaddingAttr(),
         op.getDilationAttr(), op.getGroupsAttr(),
         ActivationAttr::get(rewriter.getContext(), Activation::None));
+    return success();
+  }
+};
+
+/// The channel rotation of a roll along dim 1 only (0 when `v` is not one),
+/// normalized to [0, C).
+std::optional<int64_t> channelRotation(Value v) {
+  auto roll = v.getDefiningOp<RollOp>();
+  if (!roll || roll.getDims().size() != 1 || roll.getDims()[0] != 1)
+    return std::nullopt;
+  int64_t channels = roll.getType().getDimSize(1);
+  if (channels <= 0)
+    return std::nullopt;
+  int64_t s = roll.getShifts()[0] % channels;
+  return s < 0 ? s + channels : s;
+}
+
+/// conv2d(roll(X, s, dim 1), W) with groups = 1 -> conv2d(X, roll(W, -s,
+/// dim 1)): out[o] = Σ_c W[o, c] · X[(c − s) mod C] = Σ_c W[o, (c + s) mod C]
+/// · X[c]. Through a channel concat, each rolled piece rotates its own slice
+/// of the weight's input channels.
+struct ChannelRollIntoConvWeight : OpRewritePattern<Conv2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Conv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getGroups() != 1)
+      return rewriter.notifyMatchFailure(op, "grouped convolution");
+    SmallVector<Value> pieces;
+    auto concat = op.getInput().getDefiningOp<ConcatOp>();
+    if (concat && concat.getDim() == 1)
+      llvm::append_range(pieces, concat.getInputs());
+    else
+      pieces.push_back(op.getInput());
+    if (llvm::none_of(pieces, [](Value p) { return channelRotation(p); }))
+      return rewriter.notifyMatchFailure(op, "no channel roll in the input");
+    Location loc = op.getLoc();
+    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+    SmallVector<int64_t> size(weightType.getShape());
+    SmallVector<int64_t> start(size.size(), 0), step(size.size(), 1);
+    SmallVector<Value> inputs, weights;
+    for (Value piece : pieces) {
+      int64_t channels = cast<RankedTensorType>(piece.getType()).getDimSize(1);
+      size[1] = channels;
+      Value w = pieces.size() == 1
+                    ? op.getWeight()
+                    : SliceOp::create(rewriter, loc, op.getWeight(),
+                                      rewriter.getDenseI64ArrayAttr(start),
+                                      rewriter.getDenseI64ArrayAttr(size),
+                                      rewriter.getDenseI64ArrayAttr(step))
+                          .getResult();
+      start[1] += channels;
+      std::optional<int64_t> s = channelRotation(piece);
+      if (!s) {
+        inputs.push_back(piece);
+        weights.push_back(w);
+        continue;
+      }
+      inputs.push_back(piece.getDefiningOp<RollOp>().getInput());
+      weights.push_back(RollOp::create(rewriter, loc, w,
+                                       rewriter.getDenseI64ArrayAttr({-*s}),
+                                       rewriter.getDenseI64ArrayAttr({1})));
+    }
+    Value input = inputs.size() == 1
+                      ? inputs[0]
+                      : ConcatOp::create(rewriter, loc, inputs, 1).getResult();
+    Value weight =
+        weights.size() == 1
+            ? weights[0]
+            : ConcatOp::create(rewriter, loc, weights, 1).getResult();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputMutable().assign(input);
+      op.getWeightMutable().assign(weight);
+    });
     return success();
   }
 };
@@ -125,8 +203,13 @@ void mlir::gpuopt::seg::populateShiftedTokenLinearToConvPatterns(
   patterns.add<ShiftIntoTokenLinear>(patterns.getContext());
 }
 
+void mlir::gpuopt::seg::populateChannelRollIntoWeightPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ChannelRollIntoConvWeight>(patterns.getContext());
+}
+
 void mlir::gpuopt::seg::populateFuseShiftPatterns(RewritePatternSet &patterns) {
-  patterns.add<ShiftIntoConv>(patterns.getContext());
+  patterns.add<ShiftIntoConv, ChannelRollIntoConvWeight>(patterns.getContext());
   populateShiftedTokenLinearToConvPatterns(patterns);
 }
 

@@ -68,6 +68,7 @@ struct RollToDeformConvPass
     RewritePatternSet patterns(&getContext());
     populateCollapseRollsPatterns(patterns);
     populateShiftedTokenLinearToConvPatterns(patterns);
+    populateChannelRollIntoWeightPatterns(patterns);
     populateShiftToDeformConvPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -112,3 +112,52 @@ func.func @negative_linear_other_permute(%x: tensor<1x2x4x4xf32>, %w: tensor<3x4
   %y = seg.linear %p, %w : tensor<1x2x4x4xf32>, tensor<3x4xf32> -> tensor<1x2x4x3xf32>
   return %y : tensor<1x2x4x3xf32>
 }
+
+// -----
+
+// A roll along the channels of an ungrouped conv's input is a permutation of
+// the weight's input channels: conv(roll(X, s, 1), W) = conv(X, roll(W, -s, 1)).
+// Through a channel concat, only the rolled piece's weight slice rotates.
+// CHECK-LABEL: func.func @channel_roll_into_conv_weight
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>, %[[S:.*]]: tensor<1x2x8x8xf32>, %[[W:.*]]: tensor<3x6x1x1xf32>)
+// CHECK-DAG: %[[W0:.*]] = seg.slice %[[W]] start = [0, 0, 0, 0] size = [3, 4, 1, 1] step = [1, 1, 1, 1]
+// CHECK-DAG: %[[R:.*]] = seg.roll %[[W0]] shifts = [-1] dims = [1] : tensor<3x4x1x1xf32>
+// CHECK-DAG: %[[W1:.*]] = seg.slice %[[W]] start = [0, 4, 0, 0] size = [3, 2, 1, 1] step = [1, 1, 1, 1]
+// CHECK-DAG: %[[IN:.*]] = seg.concat %[[X]], %[[S]] dim = 1
+// CHECK-DAG: %[[WC:.*]] = seg.concat %[[R]], %[[W1]] dim = 1
+// CHECK: seg.conv2d %[[IN]], %[[WC]] stride
+// CHECK-NOT: seg.roll
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 1664 bytes no longer moved}}
+func.func @channel_roll_into_conv_weight(%x: tensor<1x4x8x8xf32>, %skip: tensor<1x2x8x8xf32>, %w: tensor<3x6x1x1xf32>) -> tensor<1x3x8x8xf32> {
+  %r = seg.roll %x shifts = [-3] dims = [1] : tensor<1x4x8x8xf32>
+  %c = seg.concat %r, %skip dim = 1 : tensor<1x4x8x8xf32>, tensor<1x2x8x8xf32> -> tensor<1x6x8x8xf32>
+  %y = seg.conv2d %c, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x6x8x8xf32>, tensor<3x6x1x1xf32> -> tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+// A grouped conv mixes only channels of one group: a channel roll across
+// groups is not a weight permutation, so it stays.
+// CHECK-LABEL: func.func @negative_channel_roll_grouped_conv
+// CHECK: %[[R:.*]] = seg.roll %{{.*}} shifts = [1] dims = [1]
+// CHECK: seg.conv2d %[[R]]
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_channel_roll_grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  %r = seg.roll %x shifts = [1] dims = [1] : tensor<1x4x8x8xf32>
+  %y = seg.conv2d %r, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32> -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// A roll along channels and width at once is not only a channel permutation.
+// CHECK-LABEL: func.func @negative_channel_and_width_roll
+// CHECK: seg.roll %{{.*}} shifts = [1, 2] dims = [1, 3]
+// CHECK-NOT: seg.roll
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_channel_and_width_roll(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  %r = seg.roll %x shifts = [1, 2] dims = [1, 3] : tensor<1x4x8x8xf32>
+  %y = seg.conv2d %r, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
+  return %y : tensor<1x4x8x8xf32>
+}

@@ -60,3 +60,17 @@ func.func @negative_empty_shift(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>
   %y = seg.conv2d %s, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A roll along the channels alone moves onto the weight, as in --fuse-roll.
+// CHECK-LABEL: func.func @channel_roll_into_conv_weight
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x8x8xf32>, %[[W:.*]]: tensor<3x4x3x3xf32>)
+// CHECK: %[[R:.*]] = seg.roll %[[W]] shifts = [-2] dims = [1] : tensor<3x4x3x3xf32>
+// CHECK: seg.conv2d %[[X]], %[[R]] stride
+// CHECK-NOT: seg.deform_conv2d
+func.func @channel_roll_into_conv_weight(%x: tensor<1x4x8x8xf32>, %w: tensor<3x4x3x3xf32>) -> tensor<1x3x8x8xf32> {
+  %r = seg.roll %x shifts = [6] dims = [1] : tensor<1x4x8x8xf32>
+  %y = seg.conv2d %r, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<3x4x3x3xf32> -> tensor<1x3x8x8xf32>
+  return %y : tensor<1x3x8x8xf32>
+}

@@ -83,6 +83,13 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
       becomes a 1×1 `seg.fused_conv2d` (the weight reshaped to `(O, C, 1, 1)`)
       followed by the same layout change of its output.
 
+    A `seg.roll` along the channels alone (dim 1) of an ungrouped
+    convolution's input, or of one piece of a channel `seg.concat` feeding
+    it, is a permutation of the weight's input channels: it moves onto the
+    weight (`conv(roll(X, s, 1), W) = conv(X, roll(W, -s, 1))`, on the
+    weight slice of that piece), where `--seg-split-load-time` computes it
+    once at load. `--roll-to-deform-conv` does the same.
+
     A shift with other consumers (an add, a LayerNorm, ...) stays as one
     `seg.channel_shift` op, never as C rolls (its gather fuses into an
     elementwise consumer's loop in the linalg lowering); so does a
@@ -261,7 +268,8 @@ def RollToDeformConvPass : Pass<"roll-to-deform-conv", "::mlir::func::FuncOp"> {
     constant `seg.shift_offsets`. It is exact, including the wrap-around of
     cyclic shifts (per-position offsets jump across the border) and the
     zeros of zero-filled shifts and of the convolution's padding (offsets
-    that point outside the map).
+    that point outside the map). A roll along the channels alone of an
+    ungrouped convolution's input moves onto its weight, as in `--fuse-roll`.
 
     The trade-off against `--fuse-roll` (which the benchmarks measure): the
     offsets are a tensor of `2·C·kH·kW·Ho·Wo` floats read by every inference,

@@ -21,6 +21,11 @@ void populateCollapseRollsPatterns(RewritePatternSet &patterns);
 /// token linears (the folding half of --fuse-roll).
 void populateFuseShiftPatterns(RewritePatternSet &patterns);
 
+/// The pattern that moves a roll along the channels of an ungrouped
+/// convolution's input (or of one piece of a channel concat) onto the
+/// weight's input channels (part of --fuse-roll and --roll-to-deform-conv).
+void populateChannelRollIntoWeightPatterns(RewritePatternSet &patterns);
+
 /// Patterns that move elementwise ops below NCHW/token layout changes so
 /// that round trips meet and fold (--simplify-token-layout, without the
 /// linear-to-convolution rewrite).
