@@ -17,6 +17,7 @@ used: it needs no ptxas, and the PTX itself is not what runs here.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -434,3 +435,78 @@ def rolling_unet_s_224(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ob
 def test_rolling_unet_s_224_emulated(pipeline: str, rolling_unet_s_224: dict) -> None:
     """Rolling-UNet-S at its paper size (slow tier: make check-slow)."""
     check_pipeline("rolling_unet_s", rolling_unet_s_224["dir"], pipeline, rolling_unet_s_224["expected"])
+
+
+class Relu(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+@needs_cuda_run
+def test_out_of_bounds_is_reported(tmp_path: Path) -> None:
+    """The bound-guard off-by-one (utils/mutations/bound-guard-off-by-one.patch)
+    at the IR level: a ReLU of 300 elements is one launch of 2 blocks of 256
+    threads whose kernel guards `gid < 300`; in a copy of the kernels
+    (--cuda-write-kernels) the guard becomes `gid <= 300` and the host image
+    is built from it (--cuda-host-kernels), so thread 44 of block 1 loads
+    element 300 of the input and stores element 300 of the output. The
+    emulator skips both, and fails the launch naming the step, the thread,
+    the argument and the element (exit 1; through the API, the same error)."""
+    x = torch.randn(300, generator=torch.Generator().manual_seed(2))
+    gpuopt.export(Relu().eval(), (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    kernels = tmp_path / "kernels.mlir"
+    base = [COMPILE, tmp_path / "m.mlir", "--target=cuda", "--cuda-format=ptx", "--cuda-host-image"]
+
+    def compile_with(out: Path, *extra: object) -> Path:
+        proc = subprocess.run([*base, *extra, "-o", out], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return out
+
+    good = compile_with(tmp_path / "good.gpuopt", f"--cuda-write-kernels={kernels}")
+    text = kernels.read_text()
+    edited, n = re.subn(r"arith\.cmpi ult, (%\w+), (%c300) : index", r"arith.cmpi ule, \1, \2 : index", text)
+    assert n == 1, f"expected one `gid < 300` guard in the kernels, found {n}:\n{text}"
+    (tmp_path / "edited.mlir").write_text(edited)
+    # The unedited kernels through --cuda-host-kernels emulate correctly.
+    same = compile_with(tmp_path / "same.gpuopt", f"--cuda-host-kernels={kernels}")
+    for artifact in (good, same):
+        y = emulate(artifact, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, "forward")
+        assert np.array_equal(y, torch.relu(x).numpy())
+    bad = compile_with(tmp_path / "bad.gpuopt", f"--cuda-host-kernels={tmp_path / 'edited.mlir'}")
+
+    prog = program(to_json(bad))
+    assert len(prog["run"]) == 1, prog["run"]
+    step = prog["run"][0]
+    assert (step["grid"]["x"], step["block"]["x"]) == (2, 256)
+    kernel = prog["kernels"][step["kernel"]]["name"]
+    kinds = [prog["buffers"][a]["kind"] for a in step["args"]]
+    arg = kinds.index("Input")
+    buffer = step["args"][arg]
+    tail = (
+        f": thread (44,0,0) of block (1,0,0) loads out of bounds of argument {arg}, buffers[{buffer}] (input 0): "
+        "element 300 of 300 (index [300] of shape [300]); 2 out-of-bounds accesses in the launch"
+    )
+    for order in ("forward", "reversed"):
+        proc = subprocess.run(
+            [
+                CUDA_RUN,
+                bad,
+                f"--emulate={order}",
+                f"--weights={tmp_path / 'm.safetensors'}",
+                f"--input=@{tmp_path / 'x.npy'}",
+                f"--output=@{tmp_path / 'y.npy'}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        line = proc.stderr.splitlines()[-1]
+        assert line.startswith(f"gpuopt-cuda-run: error: run[0] (kernel '{kernel}'"), line
+        assert line.endswith(tail), line
+    with CompiledModel(bad, tmp_path / "m.safetensors", device="emulate") as compiled:
+        with pytest.raises(gpuopt.compiled.CompiledModelError) as e:
+            compiled.run(x.numpy())
+    assert str(e.value).startswith(f"run[0] (kernel '{kernel}'"), str(e.value)
+    assert str(e.value).endswith(tail), str(e.value)

@@ -35,6 +35,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -642,6 +643,27 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     if (!kernels)
       return module.emitError("the GPU kernel pipeline produced no "
                               "gpu.module @kernels");
+    if (!options.writeKernels.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(options.writeKernels, ec);
+      if (ec)
+        return module.emitError("cannot write the kernels to ")
+               << options.writeKernels << ": " << ec.message();
+      kernels->print(os);
+      os << "\n";
+    }
+    OwningOpRef<ModuleOp> edited;
+    if (!options.hostKernels.empty()) {
+      edited =
+          parseSourceFile<ModuleOp>(options.hostKernels, ParserConfig(ctx));
+      if (!edited)
+        return module.emitError("cannot read the host kernels of ")
+               << options.hostKernels;
+      kernels = edited->lookupSymbol<gpu::GPUModuleOp>("kernels");
+      if (!kernels)
+        return module.emitError("")
+               << options.hostKernels << " holds no gpu.module @kernels";
+    }
     std::string chip;
     FailureOr<std::string> so = buildCudaHostImage(kernels, plan.kernels, chip);
     if (failed(so))
