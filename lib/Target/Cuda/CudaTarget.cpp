@@ -659,10 +659,23 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
       if (!edited)
         return module.emitError("cannot read the host kernels of ")
                << options.hostKernels;
-      kernels = edited->lookupSymbol<gpu::GPUModuleOp>("kernels");
-      if (!kernels)
+      auto replacement = edited->lookupSymbol<gpu::GPUModuleOp>("kernels");
+      if (!replacement)
         return module.emitError("")
                << options.hostKernels << " holds no gpu.module @kernels";
+      // The plan launches them with the compiled kernels' arguments.
+      for (const std::string &name : plan.kernels) {
+        auto compiled = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
+        auto given = replacement.lookupSymbol<gpu::GPUFuncOp>(name);
+        if (!given)
+          return replacement.emitOpError("has no kernel @")
+                 << name << ", which the plan launches";
+        if (compiled && given.getFunctionType() != compiled.getFunctionType())
+          return given.emitOpError("has type ")
+                 << given.getFunctionType() << ", but the plan launches @"
+                 << name << " as " << compiled.getFunctionType();
+      }
+      kernels = replacement;
     }
     std::string chip;
     FailureOr<std::string> so = buildCudaHostImage(kernels, plan.kernels, chip);
