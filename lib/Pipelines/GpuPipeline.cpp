@@ -131,7 +131,11 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
 }
 
 void mlir::gpuopt::buildGpuHostPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertGpuKernelsToHostPass());
+  // Every load and store guarded: the emulator reports an out-of-bounds
+  // access by kernel, step and thread instead of letting it happen.
+  ConvertGpuKernelsToHostPassOptions host;
+  host.boundsChecks = true;
+  pm.addPass(createConvertGpuKernelsToHostPass(host));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -18,6 +18,7 @@
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -380,6 +381,22 @@ std::string gpuopt::runtime::describeCudaStep(const CudaArtifact &art,
   std::string at = locationText(s.sources, s.loc);
   return std::string(plan) + "[" + std::to_string(index) + "] (kernel '" +
          art.kernels[s.kernel].name + "'" + (at.empty() ? "" : " " + at) + ")";
+}
+
+std::string gpuopt::runtime::describeCudaBuffer(const CudaArtifact &art,
+                                                unsigned id) {
+  const CudaBuffer &b = art.buffers[id];
+  std::string detail = b.kind;
+  if (b.kind == "param") {
+    detail += " '" + b.name + "'";
+  } else if (b.kind == "input" || b.kind == "output") {
+    const std::vector<unsigned> &ids =
+        b.kind == "input" ? art.inputs : art.outputs;
+    auto it = std::find(ids.begin(), ids.end(), id);
+    if (it != ids.end())
+      detail += " " + std::to_string(it - ids.begin());
+  }
+  return "buffers[" + std::to_string(id) + "] (" + detail + ")";
 }
 
 int CudaImage::computeCapability() const {

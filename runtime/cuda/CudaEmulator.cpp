@@ -7,7 +7,11 @@
 // The host image is written to a private temporary file, dlopened
 // (RTLD_LOCAL) and unlinked; each kernel's entry point is resolved by name.
 // One host arena of the plan's size holds every buffer at its offset, so
-// the kernels see exactly the aliasing the GPU arena gives them.
+// the kernels see exactly the aliasing the GPU arena gives them. Every load
+// and store of the image's kernels is bounds-checked (kCudaHostAbiVersion):
+// a violating access is skipped and counted in the violation record, which
+// the launch passes after the buffers; the first one fails the launch with
+// the step, the thread and the element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,12 +150,19 @@ struct CudaEmulator::Impl {
         std::swap(out[i - 1], out[rng() % i]);
   }
 
-  void run(const CudaArtifact &art, const CudaStep &step) {
+  /// Runs step `index` of plan `plan` ("init" or "run"); an out-of-bounds
+  /// access of a thread is an error after the launch.
+  Status run(const CudaArtifact &art, const char *plan, size_t index) {
+    const CudaStep &step = (plan[0] == 'i' ? art.init : art.run)[index];
     const uint64_t gx = step.grid[0], gy = step.grid[1], gz = step.grid[2];
     const uint64_t bx = step.block[0], by = step.block[1], bz = step.block[2];
     std::vector<void *> args;
     for (unsigned id : step.args)
       args.push_back(arena + art.buffers[id].offset);
+    int64_t record[kCudaHostRecordSize] = {};
+    args.push_back(record);
+    int64_t culprit[6] = {};
+    bool seen = false;
     int64_t ids[12] = {0,           0,           0,           0,
                        0,           0,           int64_t(bx), int64_t(by),
                        int64_t(bz), int64_t(gx), int64_t(gy), int64_t(gz)};
@@ -168,8 +179,62 @@ struct CudaEmulator::Impl {
         ids[4] = t / bx % by;
         ids[5] = t / (bx * by);
         fn(ids, args.data());
+        if (record[0] && !seen) {
+          std::copy(ids, ids + 6, culprit);
+          seen = true;
+        }
       }
     }
+    if (!record[0])
+      return Status::ok();
+    return Status::error(
+        describeOutOfBounds(art, plan, index, step, record, culprit));
+  }
+
+  /// "run[7] (kernel 'k' at m.py:4:9): thread (0,0,0) of block (3,0,0)
+  /// stores out of bounds of argument 2, buffers[5] (temp): element 1024 of
+  /// 1024 (index [1024] of shape [1024])".
+  static std::string describeOutOfBounds(const CudaArtifact &art,
+                                         const char *plan, size_t index,
+                                         const CudaStep &step,
+                                         const int64_t *record,
+                                         const int64_t *ids) {
+    auto triple = [](const int64_t *v) {
+      return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," +
+             std::to_string(v[2]) + ")";
+    };
+    auto list = [](const int64_t *v, int64_t n, int64_t rank) {
+      std::string text = "[";
+      for (int64_t i = 0; i < n; ++i)
+        text += (i ? ", " : "") + std::to_string(v[i]);
+      return text + (rank > n ? ", ...]" : "]");
+    };
+    int64_t arg = record[2];
+    std::string memory;
+    if (arg >= 0 && uint64_t(arg) < step.args.size())
+      memory = "argument " + std::to_string(arg) + ", " +
+               describeCudaBuffer(art, step.args[arg]);
+    else if (arg == -1)
+      memory = "a memref.global of the kernel";
+    else if (arg == -2)
+      memory = "an allocation of the kernel";
+    else
+      memory = "argument " + std::to_string(arg) +
+               " (not an argument of "
+               "the launch)";
+    int64_t rank = record[5];
+    int64_t shown = std::min<int64_t>(std::max<int64_t>(rank, 0), 8);
+    std::string text = describeCudaStep(art, plan, index) + ": thread " +
+                       triple(ids + 3) + " of block " + triple(ids) + " " +
+                       (record[1] ? "stores" : "loads") + " out of bounds of " +
+                       memory + ": element " + std::to_string(record[3]) +
+                       " of " + std::to_string(record[4]) + " (index " +
+                       list(record + 6, shown, rank) + " of shape " +
+                       list(record + 14, shown, rank) + ")";
+    if (record[0] > 1)
+      text += "; " + std::to_string(record[0]) +
+              " out-of-bounds accesses in the launch";
+    return text;
   }
 };
 
@@ -232,6 +297,16 @@ Status CudaEmulator::create(const std::string &artifactPath,
     if (!I.handle)
       return Status::error(artifactPath + ": cannot load its host image: " +
                            (why ? why : "unknown reason"));
+    const auto *abi =
+        static_cast<const int32_t *>(dlsym(I.handle, kCudaHostAbiSymbol));
+    if (!abi || *abi != kCudaHostAbiVersion)
+      return Status::error(
+          artifactPath + ": its host image has " +
+          (abi ? "ABI version " + std::to_string(*abi)
+               : std::string("no ") + kCudaHostAbiSymbol) +
+          "; this emulator runs version " +
+          std::to_string(kCudaHostAbiVersion) +
+          " (bounds-checked kernels): recompile it with this gpuopt");
     for (const CudaKernel &k : art.kernels) {
       std::string symbol = kCudaHostKernelPrefix + k.name;
       auto fn = reinterpret_cast<HostKernel>(dlsym(I.handle, symbol.c_str()));
@@ -269,8 +344,9 @@ Status CudaEmulator::create(const std::string &artifactPath,
   }
   if (at < I.arenaSize)
     I.volatileRanges.emplace_back(at, I.arenaSize);
-  for (const CudaStep &s : art.init)
-    I.run(art, s);
+  for (size_t i = 0; i < art.init.size(); ++i)
+    if (Status s = I.run(art, "init", i); !s)
+      return Status::error(artifactPath + ": " + s.message());
   out = std::move(m);
   return Status::ok();
 }
@@ -289,8 +365,9 @@ Status CudaEmulator::setInputs(const std::vector<const float *> &inputs) {
 Status CudaEmulator::forward() {
   for (auto [begin, end] : impl->volatileRanges)
     fillNaN(impl->arena, begin, end);
-  for (const CudaStep &s : art.run)
-    impl->run(art, s);
+  for (size_t i = 0; i < art.run.size(); ++i)
+    if (Status s = impl->run(art, "run", i); !s)
+      return s;
   return Status::ok();
 }
 

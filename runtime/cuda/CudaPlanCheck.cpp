@@ -184,21 +184,7 @@ private:
     return "[" + std::to_string(bad.from) + ", " + std::to_string(bad.to) + ")";
   }
 
-  /// "buffers[3] (param 'enc.weight')", "buffers[0] (input 0)", ...
-  std::string what(unsigned id) const {
-    const CudaBuffer &b = art.buffers[id];
-    std::string detail = b.kind;
-    if (b.kind == "param") {
-      detail += " '" + b.name + "'";
-    } else if (b.kind == "input" || b.kind == "output") {
-      const std::vector<unsigned> &ids =
-          b.kind == "input" ? art.inputs : art.outputs;
-      auto it = std::find(ids.begin(), ids.end(), id);
-      if (it != ids.end())
-        detail += " " + std::to_string(it - ids.begin());
-    }
-    return "buffers[" + std::to_string(id) + "] (" + detail + ")";
-  }
+  std::string what(unsigned id) const { return describeCudaBuffer(art, id); }
 
   /// ": never written" or " last written through X by Y".
   std::string cause(const BadRange &bad) const {

@@ -17,6 +17,8 @@ used: it needs no ptxas, and the PTX itself is not what runs here.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -434,3 +436,170 @@ def rolling_unet_s_224(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ob
 def test_rolling_unet_s_224_emulated(pipeline: str, rolling_unet_s_224: dict) -> None:
     """Rolling-UNet-S at its paper size (slow tier: make check-slow)."""
     check_pipeline("rolling_unet_s", rolling_unet_s_224["dir"], pipeline, rolling_unet_s_224["expected"])
+
+
+class Relu(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x)
+
+
+@needs_cuda_run
+def test_out_of_bounds_is_reported(tmp_path: Path) -> None:
+    """The bound-guard off-by-one (utils/mutations/bound-guard-off-by-one.patch)
+    at the IR level: a ReLU of 300 elements is one launch of 2 blocks of 256
+    threads whose kernel guards `gid < 300`; in a copy of the kernels
+    (--cuda-write-kernels) the guard becomes `gid <= 300` and the host image
+    is built from it (--cuda-host-kernels), so thread 44 of block 1 loads
+    element 300 of the input and stores element 300 of the output. The
+    emulator skips both, and fails the launch naming the step, the thread,
+    the argument and the element (exit 1; through the API, the same error)."""
+    x = torch.randn(300, generator=torch.Generator().manual_seed(2))
+    gpuopt.export(Relu().eval(), (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    kernels = tmp_path / "kernels.mlir"
+    base = [COMPILE, tmp_path / "m.mlir", "--target=cuda", "--cuda-format=ptx", "--cuda-host-image"]
+
+    def compile_with(out: Path, *extra: object) -> Path:
+        proc = subprocess.run([*base, *extra, "-o", out], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return out
+
+    good = compile_with(tmp_path / "good.gpuopt", f"--cuda-write-kernels={kernels}")
+    text = kernels.read_text()
+    edited, n = re.subn(r"arith\.cmpi ult, (%\w+), (%c300) : index", r"arith.cmpi ule, \1, \2 : index", text)
+    assert n == 1, f"expected one `gid < 300` guard in the kernels, found {n}:\n{text}"
+    (tmp_path / "edited.mlir").write_text(edited)
+    # The unedited kernels through --cuda-host-kernels emulate correctly.
+    same = compile_with(tmp_path / "same.gpuopt", f"--cuda-host-kernels={kernels}")
+    for artifact in (good, same):
+        y = emulate(artifact, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, "forward")
+        assert np.array_equal(y, torch.relu(x).numpy())
+    bad = compile_with(tmp_path / "bad.gpuopt", f"--cuda-host-kernels={tmp_path / 'edited.mlir'}")
+
+    prog = program(to_json(bad))
+    assert len(prog["run"]) == 1, prog["run"]
+    step = prog["run"][0]
+    assert (step["grid"]["x"], step["block"]["x"]) == (2, 256)
+    kernel = prog["kernels"][step["kernel"]]["name"]
+    kinds = [prog["buffers"][a]["kind"] for a in step["args"]]
+    arg = kinds.index("Input")
+    buffer = step["args"][arg]
+    tail = (
+        f": thread (44,0,0) of block (1,0,0) loads out of bounds of argument {arg}, buffers[{buffer}] (input 0): "
+        "element 300 of 300 (index [300] of shape [300]); 2 out-of-bounds accesses in the launch"
+    )
+    for order in ("forward", "reversed"):
+        proc = subprocess.run(
+            [
+                CUDA_RUN,
+                bad,
+                f"--emulate={order}",
+                f"--weights={tmp_path / 'm.safetensors'}",
+                f"--input=@{tmp_path / 'x.npy'}",
+                f"--output=@{tmp_path / 'y.npy'}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        line = proc.stderr.splitlines()[-1]
+        assert line.startswith(f"gpuopt-cuda-run: error: run[0] (kernel '{kernel}'"), line
+        assert line.endswith(tail), line
+    with (
+        CompiledModel(bad, tmp_path / "m.safetensors", device="emulate") as compiled,
+        pytest.raises(gpuopt.compiled.CompiledModelError) as e,
+    ):
+        compiled.run(x.numpy())
+    assert str(e.value).startswith(f"run[0] (kernel '{kernel}'"), str(e.value)
+    assert str(e.value).endswith(tail), str(e.value)
+
+
+def test_host_kernels_errors(tmp_path: Path) -> None:
+    """--cuda-host-kernels takes a gpu.module @kernels with the compiled
+    kernels' names and signatures (the plan launches them with those
+    arguments); anything else is a located compile error, exit 1."""
+    x = torch.randn(300, generator=torch.Generator().manual_seed(2))
+    gpuopt.export(Relu().eval(), (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    kernels = tmp_path / "kernels.mlir"
+    base = [COMPILE, tmp_path / "m.mlir", "--target=cuda", "--cuda-format=ptx", "-o", tmp_path / "a.gpuopt"]
+
+    def compile_with(*extra: object) -> subprocess.CompletedProcess:
+        return subprocess.run([*base, *extra], capture_output=True, text=True, check=False)
+
+    proc = compile_with(f"--cuda-write-kernels={kernels}")
+    assert proc.returncode == 0, proc.stderr
+    name = re.search(
+        r"gpu\.func @(\w+)\(%arg0: memref<300xf32>, %arg1: memref<300xf32>\) kernel", kernels.read_text()
+    )
+    assert name, kernels.read_text()
+    proc = compile_with("--cuda-host-image=false", f"--cuda-host-kernels={kernels}")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-compile: error: --cuda-write-kernels and --cuda-host-kernels need --cuda-host-image"
+    )
+    empty = tmp_path / "empty.mlir"
+    empty.write_text("module {}\n")
+    proc = compile_with(f"--cuda-host-kernels={empty}")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1].endswith(f": error: {empty} holds no gpu.module @kernels"), (
+        proc.stderr
+    )
+    other = tmp_path / "other.mlir"
+    other.write_text("gpu.module @kernels {\n  gpu.func @other() kernel {\n    gpu.return\n  }\n}\n")
+    proc = compile_with(f"--cuda-host-kernels={other}")
+    assert proc.returncode == 1
+    assert (
+        f"{other}:1:1: error: 'gpu.module' op has no kernel @{name[1]}, which the plan launches"
+        in proc.stderr
+    ), proc.stderr
+    wrong = tmp_path / "wrong.mlir"
+    wrong.write_text(
+        f"gpu.module @kernels {{\n  gpu.func @{name[1]}(%a: memref<300xf32>) kernel {{\n    gpu.return\n  }}\n}}\n"
+    )
+    proc = compile_with(f"--cuda-host-kernels={wrong}")
+    assert proc.returncode == 1
+    assert (
+        f"{wrong}:2:3: error: 'gpu.func' op has type '(memref<300xf32>) -> ()', but the plan launches "
+        f"@{name[1]} as '(memref<300xf32>, memref<300xf32>) -> ()'" in proc.stderr
+    ), proc.stderr
+
+
+@needs_cuda_run
+def test_unchecked_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path) -> None:
+    """A host image without gpuopt_host_abi_version (not built with the
+    bounds checks, whose kernels take the violation record) is refused
+    before anything runs."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
+    src = tmp_path / "old.c"
+    src.write_text("void gpuopt_host_unused(void) {}\n")
+    so = tmp_path / "old.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", so, src], check=True)
+
+    def old_image(model: dict) -> None:
+        host = next(i for i in program(model)["images"] if i["format"] == "HostSo")
+        host["data"] = list(so.read_bytes())
+
+    bad = rewrite(artifact, tmp_path / "old.gpuopt", old_image)
+    proc = subprocess.run(
+        [
+            CUDA_RUN,
+            bad,
+            "--emulate",
+            f"--weights={d / 'm.safetensors'}",
+            f"--input=@{d / 'x.npy'}",
+            f"--input=@{d / 'r.npy'}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        f"gpuopt-cuda-run: error: {bad}: its host image has no gpuopt_host_abi_version; this emulator runs "
+        "version 2 (bounds-checked kernels): recompile it with this gpuopt"
+    )

@@ -429,11 +429,39 @@ def ConvertGpuKernelsToHostPass
     private attributions and memrefs in a non-default memory space
     (workgroup memory), functions that are not kernels, and ops of dialects
     other than arith, math, memref, scf, cf, affine, index and ub.
+
+    With `bounds-checks=true` (what the host image is built with), every
+    `memref.load` and `memref.store` of a kernel is guarded: each index must
+    lie in its dimension of the accessed memref (0 <= i < dim, unsigned
+    compare), and the element it addresses, the linearised offset of the
+    view plus the sum of index times stride, must lie inside the allocation
+    the view is of (a kernel argument, a `memref.global` or an allocation,
+    traced through subview, expand/collapse_shape, cast, reinterpret_cast and
+    transpose). A violating access is skipped (a load yields NaN, or 0 for an
+    integer) and reported into one more, trailing kernel argument, the
+    violation record `memref<24xi64>`: [0] the number of violations, then,
+    written by the first only, [1] 0 load / 1 store, [2] the kernel argument
+    the memory belongs to (-1 a memref.global, -2 an allocation of the
+    kernel), [3] the element offset, [4] the allocation's element count,
+    [5] the rank, [6..14) the indices and [14..22) the dimensions (the first
+    eight). Any other op that reads or writes memory (affine.load/store,
+    memref.copy, atomics, ...) and an access whose memref cannot be traced
+    to its allocation are errors located at them: every access of an
+    accepted kernel is checked.
   }];
+  let options = [
+    Option<"boundsChecks", "bounds-checks", "bool", /*default=*/"false",
+           "Guard every memref access and report violations into a trailing "
+           "memref<24xi64> argument (the host image of the emulator)">
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
   let statistics = [
-    Statistic<"numKernels", "kernels", "Kernels turned into host functions">
+    Statistic<"numKernels", "kernels", "Kernels turned into host functions">,
+    Statistic<"numChecked", "checked-accesses",
+              "Loads and stores given a bounds check">
   ];
 }
 

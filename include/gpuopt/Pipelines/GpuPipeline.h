@@ -115,8 +115,9 @@ LogicalResult buildGpuBinaryPipeline(OpPassManager &pm,
 /// Adds the host build of the kernels (the CUDA emulation, docs/
 /// CUDABackend.md) to a module-level `pm` that runs on a module holding a
 /// copy of the gpu.module of buildGpuKernelPipeline's output:
-/// --convert-gpu-kernels-to-host, then the LLVM lowering of the CPU path's
-/// loops (memrefs as bare pointers, math through libm).
+/// --convert-gpu-kernels-to-host with bounds-checks (every host kernel takes
+/// the violation record as its last argument), then the LLVM lowering of the
+/// CPU path's loops (memrefs as bare pointers, math through libm).
 void buildGpuHostPipeline(OpPassManager &pm);
 
 /// Registers --gpuopt-gpu-lowering (both halves).

@@ -9,7 +9,9 @@
 // id, thread id, block size and grid size as leading index arguments. Only
 // kernels whose threads cannot communicate are accepted (no barriers,
 // shuffles or workgroup memory), so running the threads one after another,
-// in any order, computes what the GPU computes.
+// in any order, computes what the GPU computes. With bounds-checks, every
+// load and store is guarded and a violation is reported into a trailing
+// record argument instead of happening (the emulator's out-of-bounds error).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,9 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
 
 namespace mlir {
 namespace gpuopt {
@@ -49,6 +54,26 @@ enum HostKernelArg : unsigned {
   kNumIdArgs = 12
 };
 
+/// The violation record, the trailing argument of a checked host kernel
+/// (Passes.td; the emulator's CudaEmulator.cpp reads it).
+enum RecordField : int64_t {
+  kRecCount = 0,
+  kRecKind = 1,
+  kRecArg = 2,
+  kRecLinear = 3,
+  kRecExtent = 4,
+  kRecRank = 5,
+  kRecIndices = 6,
+  kRecDims = 14,
+  kRecordSize = 24
+};
+/// Indices and dimensions recorded per violation.
+constexpr unsigned kRecordedRank = 8;
+/// The record's root kinds beside a kernel argument number.
+constexpr int64_t kRootGlobal = -1, kRootLocal = -2;
+/// The private function that fills the record.
+constexpr const char *kReportFn = "__gpuopt_report_out_of_bounds";
+
 /// Whether `type` (or, for a memref, its memory space) can live in host
 /// memory shared by every thread.
 bool isHostType(Type type) {
@@ -58,7 +83,7 @@ bool isHostType(Type type) {
 
 /// Checks that `op`, inside a kernel, runs the same on the host when the
 /// threads run one at a time; emits a located error otherwise.
-LogicalResult checkHostOp(Operation *op) {
+LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
   for (Type t :
        llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
     if (!isHostType(t))
@@ -73,6 +98,21 @@ LogicalResult checkHostOp(Operation *op) {
     return op->emitOpError("cannot run on the host emulation: only "
                            "independent threads are emulated (no barriers, "
                            "shuffles or other GPU operations)");
+  if (boundsChecks &&
+      isa<memref::MemRefDialect, affine::AffineDialect>(op->getDialect()) &&
+      !isa<memref::LoadOp, memref::StoreOp>(op)) {
+    // Only loads and stores are guarded: anything else that touches memory
+    // would escape the check.
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    bool accesses = effects
+                        ? effects.hasEffect<MemoryEffects::Read>() ||
+                              effects.hasEffect<MemoryEffects::Write>()
+                        : !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>();
+    if (accesses)
+      return op->emitOpError("accesses memory in a way the host emulation "
+                             "does not bounds-check (only memref.load and "
+                             "memref.store are checked)");
+  }
   if (isa<arith::ArithDialect, math::MathDialect, memref::MemRefDialect,
           scf::SCFDialect, cf::ControlFlowDialect, affine::AffineDialect,
           index::IndexDialect, ub::UBDialect>(op->getDialect()))
@@ -81,9 +121,193 @@ LogicalResult checkHostOp(Operation *op) {
          << op->getDialect()->getNamespace() << " dialect are not emulated)";
 }
 
+/// The allocation `view` is a view of, through the views whose element
+/// offsets extract_strided_metadata gives relative to their source's base;
+/// null for anything else (a memref.view, a memref yielded by a region, ...).
+Value traceAllocation(Value view) {
+  while (Operation *def = view.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp, memref::AllocaOp, memref::AllocOp>(def))
+      return view;
+    if (auto v = dyn_cast<memref::SubViewOp>(def))
+      view = v.getSource();
+    else if (auto v = dyn_cast<memref::ExpandShapeOp>(def))
+      view = v.getSrc();
+    else if (auto v = dyn_cast<memref::CollapseShapeOp>(def))
+      view = v.getSrc();
+    else if (auto v = dyn_cast<memref::CastOp>(def))
+      view = v.getSource();
+    else if (auto v = dyn_cast<memref::ReinterpretCastOp>(def))
+      view = v.getSource();
+    else if (auto v = dyn_cast<memref::TransposeOp>(def))
+      view = v.getIn();
+    else
+      return nullptr;
+  }
+  return view;
+}
+
+/// Adds `void __gpuopt_report_out_of_bounds(record, kind, arg, linear,
+/// extent, rank, i0..i7, d0..d7)` (all index but the record) to `module`:
+/// counts the violation and, for the first, records the rest.
+func::FuncOp createReportFunction(ModuleOp module, Location loc) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  Type index = b.getIndexType();
+  auto recordType = MemRefType::get({kRecordSize}, b.getI64Type());
+  SmallVector<Type> inputs = {recordType};
+  inputs.append(kRecIndices - kRecKind + 2 * kRecordedRank, index);
+  auto fn = func::FuncOp::create(b, loc, kReportFn,
+                                 FunctionType::get(ctx, inputs, {}));
+  fn.setPrivate();
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value record = entry->getArgument(0);
+  auto at = [&](int64_t i) {
+    return arith::ConstantIndexOp::create(b, loc, i).getResult();
+  };
+  Value count = memref::LoadOp::create(b, loc, record, at(kRecCount));
+  Value zero = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, zero);
+  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  {
+    OpBuilder tb = ifFirst.getThenBodyBuilder();
+    for (unsigned i = 1; i < entry->getNumArguments(); ++i) {
+      Value v = arith::IndexCastOp::create(tb, loc, tb.getI64Type(),
+                                           entry->getArgument(i));
+      memref::StoreOp::create(
+          tb, loc, v, record,
+          arith::ConstantIndexOp::create(tb, loc, kRecKind + i - 1)
+              .getResult());
+    }
+  }
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 1);
+  Value next = arith::AddIOp::create(b, loc, count, one);
+  memref::StoreOp::create(b, loc, next, record, at(kRecCount));
+  func::ReturnOp::create(b, loc);
+  return fn;
+}
+
+/// Guards the load or store `op` of host kernel `fn` (whose last argument
+/// is the record and whose arguments from kNumIdArgs on are the kernel's
+/// memrefs): it runs only if every index is inside its dimension and the
+/// element inside the allocation; otherwise the report function is called
+/// and a load yields NaN (0 for an integer).
+LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report) {
+  bool isStore = isa<memref::StoreOp>(op);
+  Value memref = isStore ? cast<memref::StoreOp>(op).getMemRef()
+                         : cast<memref::LoadOp>(op).getMemRef();
+  ValueRange indices = isStore ? cast<memref::StoreOp>(op).getIndices()
+                               : cast<memref::LoadOp>(op).getIndices();
+  auto type = cast<MemRefType>(memref.getType());
+  Value root = traceAllocation(memref);
+  int64_t rootKind = 0;
+  Block &entry = fn.getBody().front();
+  if (root && isa<BlockArgument>(root)) {
+    auto arg = cast<BlockArgument>(root);
+    if (arg.getOwner() != &entry || arg.getArgNumber() < kNumIdArgs ||
+        arg.getArgNumber() + 1 >= entry.getNumArguments())
+      root = nullptr;
+    else
+      rootKind = arg.getArgNumber() - kNumIdArgs;
+  } else if (root) {
+    rootKind = isa<memref::GetGlobalOp>(root.getDefiningOp()) ? kRootGlobal
+                                                              : kRootLocal;
+  }
+  if (!root)
+    return op->emitOpError("accesses a memref that is not a view of a kernel "
+                           "argument, memref.global or allocation, so the "
+                           "host emulation cannot bounds-check it");
+  auto rootType = cast<MemRefType>(root.getType());
+  if (!rootType.getLayout().isIdentity())
+    return op->emitOpError("accesses a view of ")
+           << rootType
+           << ", an allocation with a non-identity layout, which the host "
+              "emulation cannot bounds-check";
+  Type element = type.getElementType();
+  if (!isStore && !isa<FloatType, IntegerType, IndexType>(element))
+    return op->emitOpError("loads ")
+           << element << ", which the host emulation cannot bounds-check";
+
+  Location loc = op->getLoc();
+  OpBuilder b(op);
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value inside = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  SmallVector<Value> dims;
+  for (auto [d, i] : llvm::enumerate(indices)) {
+    Value dim = b.createOrFold<memref::DimOp>(loc, memref, d);
+    dims.push_back(dim);
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, dim);
+    inside = arith::AndIOp::create(b, loc, inside, ok);
+  }
+  // The element's offset from the allocation's first element.
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = metadata.getOffset();
+  for (auto [i, stride] : llvm::zip(indices, metadata.getStrides()))
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, i, stride));
+  Value extent = cst(1);
+  for (int64_t d = 0; d < rootType.getRank(); ++d)
+    extent = arith::MulIOp::create(b, loc, extent,
+                                   b.createOrFold<memref::DimOp>(loc, root, d));
+  inside = arith::AndIOp::create(
+      b, loc, inside,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, extent));
+
+  auto reportInto = [&](OpBuilder &eb) {
+    SmallVector<Value> args = {entry.getArguments().back()};
+    auto c = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(eb, loc, v).getResult();
+    };
+    args.push_back(c(isStore ? 1 : 0));
+    args.push_back(c(rootKind));
+    args.push_back(linear);
+    args.push_back(extent);
+    args.push_back(c(type.getRank()));
+    for (unsigned k = 0; k < kRecordedRank; ++k)
+      args.push_back(k < indices.size() ? indices[k] : c(0));
+    for (unsigned k = 0; k < kRecordedRank; ++k)
+      args.push_back(k < dims.size() ? dims[k] : c(0));
+    func::CallOp::create(eb, loc, report, args);
+  };
+
+  if (isStore) {
+    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/true);
+    op->moveBefore(guard.thenBlock()->getTerminator());
+    OpBuilder eb = guard.getElseBodyBuilder();
+    reportInto(eb);
+    return success();
+  }
+  auto guard = scf::IfOp::create(b, loc, TypeRange{element}, inside,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder tb = OpBuilder::atBlockEnd(guard.thenBlock());
+    Operation *load = tb.clone(*op);
+    scf::YieldOp::create(tb, loc, load->getResult(0));
+  }
+  {
+    OpBuilder eb = OpBuilder::atBlockEnd(guard.elseBlock());
+    reportInto(eb);
+    Value skipped;
+    if (auto f = dyn_cast<FloatType>(element))
+      skipped = arith::ConstantFloatOp::create(
+          eb, loc, f, APFloat::getQNaN(f.getFloatSemantics()));
+    else
+      skipped = arith::ConstantOp::create(eb, loc, eb.getZeroAttr(element));
+    scf::YieldOp::create(eb, loc, skipped);
+  }
+  op->getResult(0).replaceAllUsesWith(guard.getResult(0));
+  op->erase();
+  return success();
+}
+
 /// Replaces `kernel` by a host function of one thread, inserted before
 /// `module`'s gpu.module `at`.
-LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder) {
+LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
+                            func::FuncOp report, unsigned &numChecked) {
+  bool boundsChecks = static_cast<bool>(report);
   if (kernel.getNumWorkgroupAttributions() ||
       kernel.getNumPrivateAttributions())
     return kernel.emitOpError("has workgroup or private memory "
@@ -93,9 +317,9 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder) {
     if (!isa<MemRefType>(t) || !isHostType(t))
       return kernel.emitOpError("takes an argument of type ")
              << t << "; the host emulation passes memrefs in host memory";
-  WalkResult checked = kernel.getBody().walk([](Operation *op) {
-    return failed(checkHostOp(op)) ? WalkResult::interrupt()
-                                   : WalkResult::advance();
+  WalkResult checked = kernel.getBody().walk([&](Operation *op) {
+    return failed(checkHostOp(op, boundsChecks)) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
   });
   if (checked.wasInterrupted())
     return failure();
@@ -104,6 +328,8 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder) {
   Location loc = kernel.getLoc();
   SmallVector<Type> inputs(kNumIdArgs, builder.getIndexType());
   llvm::append_range(inputs, kernel.getArgumentTypes());
+  if (boundsChecks)
+    inputs.push_back(report.getArgumentTypes().front());
   auto fn = func::FuncOp::create(builder, loc, kernel.getName(),
                                  FunctionType::get(ctx, inputs, {}));
   fn->setAttr("gpuopt.host_kernel", UnitAttr::get(ctx));
@@ -112,6 +338,8 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder) {
   SmallVector<Value> ids;
   for (unsigned i = 0; i < kNumIdArgs; ++i)
     ids.push_back(entry.insertArgument(i, builder.getIndexType(), loc));
+  if (boundsChecks)
+    entry.addArgument(report.getArgumentTypes().front(), loc);
 
   auto idArg = [&](unsigned base, gpu::Dimension dim) {
     return ids[base + static_cast<unsigned>(dim)];
@@ -149,6 +377,18 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder) {
     op->erase();
   }
   kernel.erase();
+  if (!boundsChecks)
+    return success();
+  SmallVector<Operation *> accesses;
+  fn.getBody().walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp>(op))
+      accesses.push_back(op);
+  });
+  for (Operation *op : accesses) {
+    if (failed(guardAccess(op, fn, report)))
+      return failure();
+    ++numChecked;
+  }
   return success();
 }
 
@@ -168,6 +408,16 @@ struct ConvertGpuKernelsToHostPass
     if (launched.wasInterrupted())
       return signalPassFailure();
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+    func::FuncOp report;
+    if (boundsChecks && !gpuModules.empty()) {
+      if (Operation *clash = module.lookupSymbol(kReportFn)) {
+        clash->emitOpError("has the name of the host emulation's bounds "
+                           "check report function");
+        return signalPassFailure();
+      }
+      report = createReportFunction(module, module.getLoc());
+    }
+    unsigned checkedAccesses = 0;
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       OpBuilder builder(gpuModule);
       for (Operation &op :
@@ -182,7 +432,7 @@ struct ConvertGpuKernelsToHostPass
             kernel.emitOpError("has the name of a symbol of the module");
             return signalPassFailure();
           }
-          if (failed(convertKernel(kernel, builder)))
+          if (failed(convertKernel(kernel, builder, report, checkedAccesses)))
             return signalPassFailure();
           ++numKernels;
           continue;
@@ -205,6 +455,7 @@ struct ConvertGpuKernelsToHostPass
       }
       gpuModule.erase();
     }
+    numChecked += checkedAccesses;
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }
 };

@@ -53,7 +53,8 @@ namespace {
 constexpr unsigned kNumIds = 12;
 
 /// Adds `void gpuopt_host_<name>(const int64_t *ids, void *const *args)`
-/// calling the lowered kernel `name` with ids[0..12) and args[0..n).
+/// calling the lowered kernel `name` with ids[0..12) and args[0..n) (its
+/// buffers, then the violation record: CudaArtifact.h).
 LogicalResult addEntryPoint(llvm::Module &module, StringRef name,
                             Operation *where) {
   llvm::Function *kernel = module.getFunction(name);
@@ -154,12 +155,21 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
       return failure();
     entries.insert(rt::kCudaHostKernelPrefix + name);
   }
+  // The ABI of the entry points: checked accesses, the record last.
+  {
+    llvm::Type *i32 = llvm::Type::getInt32Ty(llvmContext);
+    auto *abi = new llvm::GlobalVariable(
+        *module, i32, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantInt::get(i32, rt::kCudaHostAbiVersion),
+        rt::kCudaHostAbiSymbol);
+    entries.insert(abi->getName());
+  }
   // Only the entry points are visible; the kernels inline into them.
   for (llvm::Function &fn : *module)
     if (!fn.isDeclaration() && !entries.contains(fn.getName()))
       fn.setLinkage(llvm::GlobalValue::InternalLinkage);
   for (llvm::GlobalVariable &global : module->globals())
-    if (!global.isDeclaration())
+    if (!global.isDeclaration() && !entries.contains(global.getName()))
       global.setLinkage(llvm::GlobalValue::InternalLinkage);
   if (llvm::Error e = makeLlvmOptimizer(tm.get())(module.get()))
     return kernels.emitError("LLVM optimization of the host kernels failed: ")

@@ -35,6 +35,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -642,6 +643,40 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     if (!kernels)
       return module.emitError("the GPU kernel pipeline produced no "
                               "gpu.module @kernels");
+    if (!options.writeKernels.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(options.writeKernels, ec);
+      if (ec)
+        return module.emitError("cannot write the kernels to ")
+               << options.writeKernels << ": " << ec.message();
+      kernels->print(os);
+      os << "\n";
+    }
+    OwningOpRef<ModuleOp> edited;
+    if (!options.hostKernels.empty()) {
+      edited =
+          parseSourceFile<ModuleOp>(options.hostKernels, ParserConfig(ctx));
+      if (!edited)
+        return module.emitError("cannot read the host kernels of ")
+               << options.hostKernels;
+      auto replacement = edited->lookupSymbol<gpu::GPUModuleOp>("kernels");
+      if (!replacement)
+        return module.emitError("")
+               << options.hostKernels << " holds no gpu.module @kernels";
+      // The plan launches them with the compiled kernels' arguments.
+      for (const std::string &name : plan.kernels) {
+        auto compiled = kernels.lookupSymbol<gpu::GPUFuncOp>(name);
+        auto given = replacement.lookupSymbol<gpu::GPUFuncOp>(name);
+        if (!given)
+          return replacement.emitOpError("has no kernel @")
+                 << name << ", which the plan launches";
+        if (compiled && given.getFunctionType() != compiled.getFunctionType())
+          return given.emitOpError("has type ")
+                 << given.getFunctionType() << ", but the plan launches @"
+                 << name << " as " << compiled.getFunctionType();
+      }
+      kernels = replacement;
+    }
     std::string chip;
     FailureOr<std::string> so = buildCudaHostImage(kernels, plan.kernels, chip);
     if (failed(so))

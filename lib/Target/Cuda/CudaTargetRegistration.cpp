@@ -53,11 +53,20 @@ public:
                   cl::desc("--target=cuda: also embed the kernels built for "
                            "the host CPU, which gpuopt-cuda-run --emulate "
                            "runs without a GPU"),
-                  cl::init(CudaCompileOptions().hostImage), cl::cat(category)) {
-  }
+                  cl::init(CudaCompileOptions().hostImage), cl::cat(category)),
+        writeKernels("cuda-write-kernels",
+                     cl::desc("--target=cuda: write the gpu.module the host "
+                              "image is built from to this file (MLIR)"),
+                     cl::value_desc("file"), cl::cat(category)),
+        hostKernels("cuda-host-kernels",
+                    cl::desc("--target=cuda: build the host image from this "
+                             "file's gpu.module @kernels instead (hand-edited "
+                             "kernels, emulated with this compile's plan)"),
+                    cl::value_desc("file"), cl::cat(category)) {}
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch, &format, &toolkit, &blockSize, &hostImage};
+    return {&arch,      &format,       &toolkit,    &blockSize,
+            &hostImage, &writeKernels, &hostKernels};
   }
 
   LogicalResult validateFlags(std::string &error) override {
@@ -68,6 +77,11 @@ public:
     if (!findFormat()) {
       error =
           "--cuda-format must be fatbin, cubin or ptx, got '" + format + "'";
+      return failure();
+    }
+    if (!hostImage && (!writeKernels.empty() || !hostKernels.empty())) {
+      error = "--cuda-write-kernels and --cuda-host-kernels need "
+              "--cuda-host-image";
       return failure();
     }
     return success();
@@ -84,6 +98,8 @@ public:
     options.target.toolkit = toolkit;
     options.target.blockSize = blockSize;
     options.hostImage = hostImage;
+    options.writeKernels = writeKernels;
+    options.hostKernels = hostKernels;
     return compileForCuda(module, options);
   }
 
@@ -101,6 +117,8 @@ private:
   cl::opt<std::string> toolkit;
   cl::opt<int64_t> blockSize;
   cl::opt<bool> hostImage;
+  cl::opt<std::string> writeKernels;
+  cl::opt<std::string> hostKernels;
 };
 } // namespace
 

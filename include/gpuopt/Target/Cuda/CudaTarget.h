@@ -38,6 +38,14 @@ struct CudaCompileOptions {
   /// Also embed the kernels built for the host CPU (a HostSo image, run by
   /// the CUDA emulator; docs/CUDABackend.md, "Emulation on the host").
   bool hostImage = true;
+  /// When set, the gpu.module @kernels the host image is built from (after
+  /// outlining and deduplication) is written to this file as MLIR.
+  std::string writeKernels;
+  /// When set, the host image is built from this file's gpu.module @kernels
+  /// instead of the compiled one: a debugging aid (emulate hand-edited
+  /// kernels with this compile's plan), e.g. to see that a bug in a kernel
+  /// is caught by the emulator.
+  std::string hostKernels;
 };
 
 /// Compiles `module` (consumed: it is lowered in place) into a CUDA artifact

@@ -60,8 +60,22 @@ constexpr uint64_t kCudaArenaAlignment = 256;
 /// The prefix of each kernel's entry point in a HostSo image:
 /// `void gpuopt_host_<kernel>(const int64_t ids[12], void *const *args)`
 /// runs one thread (ids: block id, thread id, block size, grid size, each
-/// x, y, z; args: the kernel's buffers).
+/// x, y, z; args: the kernel's buffers, then the violation record).
 constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
+
+/// A HostSo image exports this `const int32_t` equal to
+/// kCudaHostAbiVersion: its kernels check every load and store and take,
+/// after their buffers, the violation record (int64_t[kCudaHostRecordSize]):
+/// [0] the number of out-of-bounds accesses, then, written by the first
+/// only, [1] 0 load / 1 store, [2] the kernel argument whose memory it
+/// addresses (-1 a memref.global, -2 an allocation of the kernel), [3] the
+/// element it addresses, counted from that memory's first element, [4] the
+/// memory's number of elements, [5] the rank of the accessed memref,
+/// [6..14) its indices, [14..22) its dimensions (the first eight). A
+/// violating access is skipped (a load yields NaN).
+constexpr const char *kCudaHostAbiSymbol = "gpuopt_host_abi_version";
+constexpr int32_t kCudaHostAbiVersion = 2;
+constexpr unsigned kCudaHostRecordSize = 24;
 
 } // namespace runtime
 } // namespace gpuopt

@@ -14,7 +14,14 @@
 // (0x7fc00000) at load, before the parameters are copied and the init steps
 // run, and before each forward over every byte that is not a parameter,
 // constant or input buffer: a read of a byte the plan has not written in
-// this forward shows as NaN. Needs no CUDA toolkit or driver.
+// this forward shows as NaN. Every load and store of the image's kernels is
+// bounds-checked (CudaArtifact.h, kCudaHostAbiVersion): an access outside
+// its memref's dimensions or its buffer is skipped and fails the launch with
+// the step, the first violating thread, the argument and buffer and the
+// element ("run[7] (kernel 'k' at m.py:4:9): thread (44,0,0) of block
+// (1,0,0) stores out of bounds of argument 1, buffers[2] (output 0): element
+// 300 of 300 (index [300] of shape [300])"); an image without the checks is
+// refused. Needs no CUDA toolkit or driver.
 // docs/CUDABackend.md, "Emulation on the host", says what this proves.
 //
 // The host image is code: loading it runs it, like a model library; only
@@ -61,7 +68,8 @@ class CudaEmulator {
 public:
   /// Reads `artifactPath`, loads its host image, binds the weights of
   /// `weightsPath` (as CudaModel does; with `strict`, unused tensors are an
-  /// error) and runs the load-time steps once.
+  /// error) and runs the load-time steps once (an out-of-bounds access of
+  /// one is an error).
   static Status create(const std::string &artifactPath,
                        const std::string &weightsPath, bool strict,
                        const EmulationOptions &options,
@@ -75,7 +83,8 @@ public:
   /// Copies `inputs` (dense f32 of the declared shapes, in order) into their
   /// buffers.
   Status setInputs(const std::vector<const float *> &inputs);
-  /// Fills the non-persistent bytes with NaN and runs the forward steps.
+  /// Fills the non-persistent bytes with NaN and runs the forward steps; an
+  /// out-of-bounds access fails the first launch that makes one.
   Status forward();
   /// Copies the outputs out (dense f32 of the declared shapes).
   Status getOutputs(const std::vector<float *> &outputs);

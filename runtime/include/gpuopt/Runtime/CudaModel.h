@@ -129,6 +129,10 @@ Status checkCudaPlan(const CudaArtifact &art, const std::string &path);
 std::string describeCudaStep(const CudaArtifact &art, const char *plan,
                              size_t index);
 
+/// "buffers[3] (param 'enc.weight')", "buffers[0] (input 0)",
+/// "buffers[7] (temp)": buffer `id` of `art` for messages.
+std::string describeCudaBuffer(const CudaArtifact &art, unsigned id);
+
 /// Checks that `weights` (read from `weightsPath`) hold every param buffer
 /// of `art` with its dtype and shape, and with `strict` nothing else (but
 /// training counters); the CUDA runtime and the emulator then copy each

@@ -1,0 +1,121 @@
+// RUN: gpuopt-opt %s -split-input-file --convert-gpu-kernels-to-host=bounds-checks=true | FileCheck %s
+
+// With bounds-checks every load and store is guarded: each index must be
+// inside its dimension and the element inside the allocation; otherwise the
+// access is skipped (a load yields NaN) and reported into the violation
+// record, the kernel's trailing memref<24xi64> argument.
+// CHECK-LABEL: func.func @copy(
+// CHECK-SAME: %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %[[TX:[a-z0-9_]+]]: index,
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<8xf32>, %[[B:[a-z0-9_]+]]: memref<8xf32>,
+// CHECK-SAME: %[[REC:[a-z0-9_]+]]: memref<24xi64>)
+// CHECK-SAME: attributes {gpuopt.host_kernel}
+// The load: index %tx against dim 8, element against the 8 elements.
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[TX]], %[[C8]] : index
+// CHECK: %[[OK0:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
+// CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}, %[[STRIDE:.*]] = memref.extract_strided_metadata %[[A]]
+// CHECK: %[[MUL:.*]] = arith.muli %[[TX]], %[[STRIDE]] : index
+// CHECK: %[[LIN:.*]] = arith.addi %[[OFF]], %[[MUL]] : index
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ult, %[[LIN]], %{{.*}} : index
+// CHECK: %[[OK:.*]] = arith.andi %[[OK0]], %[[INSIDE]] : i1
+// CHECK: %[[V:.*]] = scf.if %[[OK]] -> (f32) {
+// CHECK:   %[[L:.*]] = memref.load %[[A]][%[[TX]]] : memref<8xf32>
+// CHECK:   scf.yield %[[L]] : f32
+// CHECK: } else {
+// Kind 0 (load), argument 0.
+// CHECK:   %[[K0:.*]] = arith.constant 0 : index
+// CHECK:   %[[ARG0:.*]] = arith.constant 0 : index
+// CHECK:   %[[R1:.*]] = arith.constant 1 : index
+// CHECK:   func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K0]], %[[ARG0]], %[[LIN]], %{{.*}}, %[[R1]], %[[TX]],
+// CHECK:   %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK:   scf.yield %[[NAN]] : f32
+// CHECK: }
+// The store: argument 1, kind 1, the stored value the load's result.
+// CHECK: scf.if %{{.*}} {
+// CHECK:   memref.store %[[V]], %[[B]][%[[TX]]] : memref<8xf32>
+// CHECK: } else {
+// CHECK:   %[[K1:.*]] = arith.constant 1 : index
+// CHECK:   %[[ARG1:.*]] = arith.constant 1 : index
+// CHECK:   func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K1]], %[[ARG1]],
+// CHECK: }
+// CHECK: return
+// The report function: counts, and records the first violation only.
+// CHECK-LABEL: func.func private @__gpuopt_report_out_of_bounds(
+// CHECK-SAME: %[[R:[a-z0-9_]+]]: memref<24xi64>
+// CHECK: %[[N:.*]] = memref.load %[[R]][%{{.*}}] : memref<24xi64>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[N]], %{{.*}} : i64
+// CHECK: scf.if %[[FIRST]] {
+// CHECK-COUNT-21: memref.store %{{.*}}, %[[R]][%{{.*}}] : memref<24xi64>
+// CHECK: }
+// CHECK: %[[NEXT:.*]] = arith.addi %[[N]], %{{.*}} : i64
+// CHECK: memref.store %[[NEXT]], %[[R]][%{{.*}}] : memref<24xi64>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @copy(%a: memref<8xf32>, %b: memref<8xf32>) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %a[%t] : memref<8xf32>
+      memref.store %v, %b[%t] : memref<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A view: per dimension against the subview's sizes, and the element
+// (offset + index * stride) against the 4x6 argument's 24 elements.
+// CHECK-LABEL: func.func @view(
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<4x6xf32>, %[[B:[a-z0-9_]+]]: memref<2x3xf32>, %[[REC:[a-z0-9_]+]]: memref<24xi64>)
+// CHECK: %[[SV:.*]] = memref.subview %[[A]][1, 2] [2, 3] [1, 1]
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: arith.cmpi ult, %[[I:.*]], %[[C2]] : index
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: arith.cmpi ult, %[[J:.*]], %[[C3]] : index
+// CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %[[ST:.*]]:2 = memref.extract_strided_metadata %[[SV]]
+// CHECK: arith.muli %[[I]], %[[ST]]#0
+// CHECK: arith.muli %[[J]], %[[ST]]#1
+// CHECK: %[[D0:.*]] = arith.constant 4 : index
+// CHECK: arith.muli %{{.*}}, %[[D0]] : index
+// CHECK: %[[D1:.*]] = arith.constant 6 : index
+// CHECK: arith.muli %{{.*}}, %[[D1]] : index
+// CHECK: scf.if
+// CHECK: memref.load %[[SV]][%[[I]], %[[J]]]
+// Argument 0, rank 2, the two indices, then zeros, then the dims 2, 3.
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %[[I]], %[[J]],
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @view(%a: memref<4x6xf32>, %b: memref<2x3xf32>) kernel {
+      %i = gpu.thread_id x
+      %j = gpu.thread_id y
+      %s = memref.subview %a[1, 2] [2, 3] [1, 1] : memref<4x6xf32> to memref<2x3xf32, strided<[6, 1], offset: 8>>
+      %v = memref.load %s[%i, %j] : memref<2x3xf32, strided<[6, 1], offset: 8>>
+      memref.store %v, %b[%i, %j] : memref<2x3xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A memref.global of the kernel is root kind -1; an integer load yields 0.
+// CHECK-LABEL: func.func @table(
+// CHECK: %[[G:.*]] = memref.get_global @lut : memref<4xi32>
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK: memref.load %[[G]]
+// CHECK: } else {
+// CHECK: %[[KIND:.*]] = arith.constant -1 : index
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%{{[^,]*}}, %{{[^,]*}}, %[[KIND]],
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: scf.yield %[[ZERO]] : i32
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    memref.global "private" constant @lut : memref<4xi32> = dense<[1, 2, 3, 4]>
+    gpu.func @table(%out: memref<4xi32>) kernel {
+      %t = gpu.thread_id x
+      %g = memref.get_global @lut : memref<4xi32>
+      %v = memref.load %g[%t] : memref<4xi32>
+      memref.store %v, %out[%t] : memref<4xi32>
+      gpu.return
+    }
+  }
+}
