@@ -131,6 +131,18 @@ class NarrowCopyShift(nn.Module):
         return out
 
 
+class EveryGroupShifted(nn.Module):
+    """Both channel groups shifted along H, apart: the writes are disjoint
+    along H too (rows 3-4 and row 0), and the exporter must still concat
+    along C, the dim they tile, for --collapse-rolls to see the shift."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(x)
+        out[:, :12, 3:] = x[:, :12, :-3]
+        out[:, 12:, :1] = x[:, 12:, 4:]
+        return out
+
+
 class NotAShift(nn.Module):
     """Slice assignment that moves channels 8-15 onto 0-7 (and shifts them):
     the pieces do not partition C in order, so it is no shift."""
@@ -175,6 +187,7 @@ CASES = {
     "index_select_conv1x1": (lambda: ConvAfter(IndexSelectRuns(), 24, 1), S4, {}),
     "tensor_roll_conv3x3": (lambda: ConvAfter(TensorRoll(), 24, 3), S4, {}),
     "copy_conv1x1": (lambda: ConvAfter(CopyIntoZeros(), 24, 1), S4, {}),
+    "every_group_shifted_conv1x1": (lambda: ConvAfter(EveryGroupShifted(), 24, 1), S4, {}),
     "narrow_copy_conv3x3": (lambda: ConvAfter(NarrowCopyShift(), 24, 3), S4, {}),
 }
 
