@@ -61,6 +61,10 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertSegToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A shift no consumer absorbs (ShiftViT's x + shift(x)) goes into its
+  // elementwise consumer's loop nest, as the CUDA pipeline's elementwise
+  // fusion does; only gathers (fused relu + add no longer vectorizes).
+  pm.addNestedPass<func::FuncOp>(createFuseGathersIntoElementwisePass());
   // copy-before-write: the kernel calls of --convert-seg-to-cpu-kernels read
   // their operands through bufferization.to_buffer, which One-Shot Analysis
   // does not model as a later read, so in-place decisions could overwrite a
