@@ -318,9 +318,10 @@ def FuseGathersIntoElementwisePass
     tensor with `tensor.extract` (the lowering of `seg.shift` and
     `seg.channel_shift`), with one use. The CPU pipeline runs it so that a
     shift no consumer absorbs (ShiftViT's `x + shift(x)`) is one loop nest
-    with its consumer; other elementwise producers are left alone (fused,
-    LLVM no longer vectorizes relu + add at x86-64-v3: it cannot prove the
-    fused loop's operands do not alias).
+    with its consumer; other elementwise producers are left alone (with
+    upstream's unrestricted fusion, the relu + add of cpu-levels.mlir came
+    out as scalar, unrolled code at x86-64-v3, no longer vectorized; the
+    cause was not investigated).
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect"];
