@@ -22,6 +22,7 @@ of the others).
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import subprocess
@@ -50,7 +51,7 @@ def _zero_buffer_case(rng: random.Random, spoil: bool):
     cuts = sorted(rng.sample(range(1, shape[g]), rng.randint(1, min(4, shape[g] - 1))))
     bounds = [0, *cuts, shape[g]]
     groups = []
-    for a, b in zip(bounds, bounds[1:], strict=False):
+    for a, b in itertools.pairwise(bounds):
         others = [d for d in range(rank) if d != g]
         dims = rng.sample(others, rng.randint(0, min(2, len(others))))
         offsets = {d: rng.choice([o for o in range(-shape[d] + 1, shape[d]) if o != 0]) for d in dims}

@@ -124,9 +124,7 @@ class NarrowCopyShift(nn.Module):
         g = c // 4
         out = x.new_zeros(x.shape)
         out.narrow(1, 0, g).narrow(3, 0, w - 1).copy_(x.narrow(1, 0, g).narrow(3, 1, w - 1))
-        out.narrow(1, g, g).narrow(2, 1, x.shape[2] - 1).copy_(
-            x.narrow(1, g, g).narrow(2, 0, x.shape[2] - 1)
-        )
+        out.narrow(1, g, g).narrow(2, 1, x.shape[2] - 1).copy_(x.narrow(1, g, g).narrow(2, 0, x.shape[2] - 1))
         out.narrow(1, 2 * g, c - 2 * g).copy_(x.narrow(1, 2 * g, c - 2 * g))
         return out
 
@@ -171,7 +169,11 @@ CASES = {
     # batch axis: seg.fused_conv2d addresses H and W only, so one zero-filled
     # seg.shift along dim 1 of the 5-D view remains, a gather before the conv.
     "tsm_conv3x3": (lambda: idioms.TemporalShiftConv(), TSM, {"seg.shift": 1}),
-    "tsm_zeros_view_conv1x1": (lambda: ConvAfter(idioms.TemporalShiftZerosView(), 8, 1), TSM, {"seg.shift": 1}),
+    "tsm_zeros_view_conv1x1": (
+        lambda: ConvAfter(idioms.TemporalShiftZerosView(), 8, 1),
+        TSM,
+        {"seg.shift": 1},
+    ),
     # ShiftViT: the shift is read by the residual add (x + shift(x)), which
     # cannot absorb it into addressing; one seg.channel_shift remains, whose
     # only user is the add (its gather fuses into the add's loop when lowered).
@@ -211,7 +213,13 @@ def _export(factory, shape: tuple[int, ...], tmp_path: Path, seed: int) -> np.nd
 
 def _optimize(tmp_path: Path) -> str:
     proc = subprocess.run(
-        [str(tool("gpuopt-opt")), str(tmp_path / "m.mlir"), "--gpuopt-optimize", "-o", str(tmp_path / "opt.mlir")],
+        [
+            str(tool("gpuopt-opt")),
+            str(tmp_path / "m.mlir"),
+            "--gpuopt-optimize",
+            "-o",
+            str(tmp_path / "opt.mlir"),
+        ],
         capture_output=True,
         text=True,
         check=False,
