@@ -61,6 +61,11 @@ mlir::gpuopt::buildCpuLoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertSegToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A shift no consumer absorbs (ShiftViT's x + shift(x)) goes into its
+  // elementwise consumer's loop nest, as the CUDA pipeline's elementwise
+  // fusion does; only gathers (unrestricted, the fused relu + add of
+  // cpu-levels.mlir was no longer vectorized).
+  pm.addNestedPass<func::FuncOp>(createFuseGathersIntoElementwisePass());
   // copy-before-write: the kernel calls of --convert-seg-to-cpu-kernels read
   // their operands through bufferization.to_buffer, which One-Shot Analysis
   // does not model as a later read, so in-place decisions could overwrite a

@@ -695,10 +695,17 @@ class GraphBuilder:
             w = writes[0]
             high = [f - s - n for f, s, n in zip(frame, w.start, w.size)]
             return self._pad_v(w.src, list(w.start), high, fill, w.loc)  # type: ignore[arg-type]
+        disjoint = []
         for d in range(len(frame)):
             order = sorted(writes, key=lambda w: w.start[d])
-            if any(a.start[d] + a.size[d] > b.start[d] for a, b in itertools.pairwise(order)):
-                continue
+            if not any(a.start[d] + a.size[d] > b.start[d] for a, b in itertools.pairwise(order)):
+                disjoint.append(d)
+        # Prefer a dim the writes tile without gaps (a shift's group dim: the
+        # writes may be disjoint along a shifted dim too, with gaps of fill),
+        # else the first dim they are disjoint along.
+        tiling = [d for d in disjoint if sum(w.size[d] for w in writes) == frame[d]]
+        for d in tiling[:1] or disjoint[:1]:
+            order = sorted(writes, key=lambda w: w.start[d])
             pieces = []
             for i, w in enumerate(order):
                 low = list(w.start)

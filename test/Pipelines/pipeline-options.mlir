@@ -16,6 +16,9 @@
 // CPU-NEXT: convert-seg-to-linalg,
 // CPU-NEXT: canonicalize{
 // CPU-NEXT: cse,
+// CPU-NEXT: func.func(
+// CPU-NEXT: fuse-gathers-into-elementwise
+// CPU-NEXT: ),
 // CPU-NEXT: one-shot-bufferize{{{.*}} bufferize-function-boundaries=true {{.*}} copy-before-write=true {{.*}} function-boundary-type-conversion=identity-layout-map {{.*}}},
 // CPU-NEXT: func.func(
 // CPU-NEXT: unique-return-buffers

@@ -307,6 +307,26 @@ def UnshareInitTensorsPass
   ];
 }
 
+def FuseGathersIntoElementwisePass
+    : Pass<"fuse-gathers-into-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse gathers (lowered shifts) into their one elementwise "
+                "consumer";
+  let description = [{
+    Upstream's elementwise fusion (the patterns of
+    `--linalg-fuse-elementwise-ops`), restricted to producers that are
+    gathers: a `linalg.generic` with no inputs whose body reads a float
+    tensor with `tensor.extract` (the lowering of `seg.shift` and
+    `seg.channel_shift`), with one use. The CPU pipeline runs it so that a
+    shift no consumer absorbs (ShiftViT's `x + shift(x)`) is one loop nest
+    with its consumer; other elementwise producers are left alone (with
+    upstream's unrestricted fusion, the relu + add of cpu-levels.mlir came
+    out as scalar, unrolled code at x86-64-v3, no longer vectorized; the
+    cause was not investigated).
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def SplitLongBlocksPass : Pass<"split-long-blocks", "::mlir::func::FuncOp"> {
   let summary = "Cut a function's single block into a chain of blocks of at "
                 "most max-ops ops";

@@ -8,6 +8,10 @@
 // shift is folded into the input addressing of its consumers:
 //   conv2d(channel_shift(X))          -> fused_conv2d(X) (shifted addressing)
 //   linear(tokens(channel_shift(X)))  -> tokens(fused_conv2d(X) as 1×1)
+//   fused_conv2d(channel_shift(X))    -> fused_conv2d(X), the offsets composed
+//                                        (a shift folded before the shift
+//                                        under it was recognized: the crop of
+//                                        a circular pad along H and W)
 // where tokens(Y) is the NCHW -> (N, H·W, C) layout change (TokenLayout.h).
 // A roll along the channels of an ungrouped convolution's input (also one
 // piece of a channel concat) is a permutation of the weight's input
@@ -53,6 +57,64 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
         shift.getModeAttr(), op.getStrideAttr(), op.getPaddingAttr(),
         op.getDilationAttr(), op.getGroupsAttr(),
         ActivationAttr::get(rewriter.getContext(), Activation::None));
+    return success();
+  }
+};
+
+/// fused_conv2d(channel_shift(X)) -> fused_conv2d(X) reading through both
+/// shifts, where they compose exactly: the convolution reads no shift yet;
+/// both are cyclic (the offsets add, mod the map's size); or both are
+/// zero-filled and no channel is shifted along one axis by both (a zero
+/// shift along H of a zero shift along W is the zero shift along both; two
+/// along one axis in opposite directions would zero more than their sum).
+struct ShiftIntoShiftedConv : OpRewritePattern<FusedConv2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(FusedConv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    auto shift = op.getInput().getDefiningOp<ChannelShiftOp>();
+    if (!shift)
+      return rewriter.notifyMatchFailure(op, "input is not a channel_shift");
+    ShiftMode mode = shift.getMode();
+    SmallVector<int64_t> h(shift.getOffsetsH()), w(shift.getOffsetsW());
+    if (op.hasShift()) {
+      if (op.getMode() != mode)
+        return rewriter.notifyMatchFailure(op, "cyclic and zero-filled");
+      ArrayRef<int64_t> shape = shift.getType().getShape();
+      auto compose = [&](ArrayRef<int64_t> outer, ArrayRef<int64_t> inner,
+                         int64_t size) -> FailureOr<SmallVector<int64_t>> {
+        if (outer.empty() || inner.empty())
+          return SmallVector<int64_t>(outer.empty() ? inner : outer);
+        SmallVector<int64_t> sum;
+        for (auto [a, b] : llvm::zip_equal(outer, inner)) {
+          if (mode == ShiftMode::Cyclic) {
+            if (size == 0)
+              return failure();
+            // |a % size| + |b % size| < 2 · size: no overflow.
+            sum.push_back(((a % size + b % size) % size + size) % size);
+          } else {
+            if (a != 0 && b != 0)
+              return failure();
+            sum.push_back(a + b);
+          }
+        }
+        return sum;
+      };
+      FailureOr<SmallVector<int64_t>> ch =
+          compose(op.getOffsetsH(), h, shape[2]);
+      FailureOr<SmallVector<int64_t>> cw =
+          compose(op.getOffsetsW(), w, shape[3]);
+      if (failed(ch) || failed(cw))
+        return rewriter.notifyMatchFailure(op, "shifts do not compose");
+      h = std::move(*ch);
+      w = std::move(*cw);
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputMutable().assign(shift.getInput());
+      op.setOffsetsH(h);
+      op.setOffsetsW(w);
+      op.setMode(mode);
+    });
     return success();
   }
 };
@@ -209,7 +271,8 @@ void mlir::gpuopt::seg::populateChannelRollIntoWeightPatterns(
 }
 
 void mlir::gpuopt::seg::populateFuseShiftPatterns(RewritePatternSet &patterns) {
-  patterns.add<ShiftIntoConv, ChannelRollIntoConvWeight>(patterns.getContext());
+  patterns.add<ShiftIntoConv, ShiftIntoShiftedConv>(patterns.getContext());
+  populateChannelRollIntoWeightPatterns(patterns);
   populateShiftedTokenLinearToConvPatterns(patterns);
 }
 

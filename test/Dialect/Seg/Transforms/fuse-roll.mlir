@@ -137,6 +137,23 @@ func.func @channel_roll_into_conv_weight(%x: tensor<1x4x8x8xf32>, %skip: tensor<
 
 // -----
 
+// A shift under a convolution that already reads through one (folded before
+// the inner shift was recognized: the crop of a circular pad along H and W):
+// cyclic shifts compose, the offsets add mod the size (H: 3 + 2 = 1 mod 4).
+// CHECK-LABEL: func.func @cyclic_shift_into_shifted_conv
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<2x2x3x3xf32>)
+// CHECK: %[[Y:.*]] = seg.fused_conv2d %[[X]], %[[W]] offsets_h = [1, 1] offsets_w = [1, 2] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = relu
+// CHECK-NOT: seg.channel_shift
+// CHECK: return %[[Y]]
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 256 bytes no longer moved}}
+func.func @cyclic_shift_into_shifted_conv(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32> {
+  %s = seg.channel_shift %x offsets_h = [2, 0] offsets_w = [1, 2] mode = cyclic : tensor<1x2x4x4xf32>
+  %y = seg.fused_conv2d %s, %w offsets_h = [3, 1] offsets_w = [] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = relu : (tensor<1x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // A grouped conv mixes only channels of one group: a channel roll across
 // groups is not a weight permutation, so it stays.
 // CHECK-LABEL: func.func @negative_channel_roll_grouped_conv
@@ -151,6 +168,20 @@ func.func @negative_channel_roll_grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tenso
 
 // -----
 
+// Zero-filled shifts along different axes of each channel compose.
+// CHECK-LABEL: func.func @zero_shifts_on_other_axes_compose
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<2x2x1x1xf32>)
+// CHECK: seg.fused_conv2d %[[X]], %[[W]] offsets_h = [1, 0] offsets_w = [0, -1] mode = zero
+// CHECK-NOT: seg.channel_shift
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 256 bytes no longer moved}}
+func.func @zero_shifts_on_other_axes_compose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %s = seg.channel_shift %x offsets_h = [] offsets_w = [0, -1] mode = zero : tensor<1x2x4x4xf32>
+  %y = seg.fused_conv2d %s, %w offsets_h = [1, 0] offsets_w = [] mode = zero stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // A roll along channels and width at once is not only a channel permutation.
 // CHECK-LABEL: func.func @negative_channel_and_width_roll
 // CHECK: seg.roll %{{.*}} shifts = [1, 2] dims = [1, 3]
@@ -160,4 +191,22 @@ func.func @negative_channel_and_width_roll(%x: tensor<1x4x8x8xf32>, %w: tensor<4
   %r = seg.roll %x shifts = [1, 2] dims = [1, 3] : tensor<1x4x8x8xf32>
   %y = seg.conv2d %r, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<4x4x1x1xf32> -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// Not composed: two zero-filled shifts of one channel along one axis in
+// opposite directions zero both ends (not the identity); a zero-filled shift
+// under a cyclic one.
+// CHECK-LABEL: func.func @negative_shifts_that_do_not_compose
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<2x2x1x1xf32>)
+// CHECK: %[[S:.*]] = seg.channel_shift %[[X]] offsets_h = [-1, 0] offsets_w = [] mode = zero
+// CHECK: seg.fused_conv2d %[[S]], %[[W]] offsets_h = [1, 0] offsets_w = [] mode = zero
+// CHECK: seg.fused_conv2d %[[S]], %[[W]] offsets_h = [] offsets_w = [1, 1] mode = cyclic
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 1 seg.channel_shift left, 0 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_shifts_that_do_not_compose(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %s = seg.channel_shift %x offsets_h = [-1, 0] offsets_w = [] mode = zero : tensor<1x2x4x4xf32>
+  %y = seg.fused_conv2d %s, %w offsets_h = [1, 0] offsets_w = [] mode = zero stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %z = seg.fused_conv2d %s, %w offsets_h = [] offsets_w = [1, 1] mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %y, %z : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
