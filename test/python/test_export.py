@@ -103,7 +103,10 @@ def per_inference_ops(graph: Path) -> str:
     """The text of ``@forward`` after --seg-split-load-time: what runs per
     inference (a roll folded into a weight runs once, at load, in @forward_init)."""
     proc = subprocess.run(
-        [str(tool("gpuopt-opt")), str(graph), "--seg-split-load-time"], capture_output=True, text=True, check=False
+        [str(tool("gpuopt-opt")), str(graph), "--seg-split-load-time"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     start = proc.stdout.index("func.func @forward(")
