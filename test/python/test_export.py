@@ -73,6 +73,17 @@ def run_reference(
     return np.load(y)
 
 
+def run_opt(graph: Path, *args: str, output: Path | None = None) -> str:
+    """Runs gpuopt-opt on ``graph`` with ``args`` (passes, pipelines), asserts
+    it succeeds and returns the result's text (also written to ``output``)."""
+    cmd = [str(tool("gpuopt-opt")), str(graph), *args]
+    if output is not None:
+        cmd += ["-o", str(output)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return output.read_text() if output is not None else proc.stdout
+
+
 def export_and_optimize(name: str, side: int, tmp_path: Path) -> tuple[str, np.ndarray]:
     """Exports the randomized zoo model `name` at (1, 3, side, side) into
     tmp_path (m.mlir, m.safetensors, x.npy), optimizes it into opt.mlir and
@@ -83,35 +94,17 @@ def export_and_optimize(name: str, side: int, tmp_path: Path) -> tuple[str, np.n
     np.save(tmp_path / "x.npy", x.numpy())
     with torch.no_grad():
         expected = model(x).numpy()
-    proc = subprocess.run(
-        [
-            str(tool("gpuopt-opt")),
-            str(tmp_path / "m.mlir"),
-            "--gpuopt-optimize",
-            "-o",
-            str(tmp_path / "opt.mlir"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return (tmp_path / "opt.mlir").read_text(), expected
+    text = run_opt(tmp_path / "m.mlir", "--gpuopt-optimize", output=tmp_path / "opt.mlir")
+    return text, expected
 
 
 def per_inference_ops(graph: Path) -> str:
     """The text of ``@forward`` after --seg-split-load-time: what runs per
     inference (a roll folded into a weight runs once, at load, in @forward_init)."""
-    proc = subprocess.run(
-        [str(tool("gpuopt-opt")), str(graph), "--seg-split-load-time"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    start = proc.stdout.index("func.func @forward(")
-    end = proc.stdout.find("func.func", start + 1)
-    return proc.stdout[start : end if end >= 0 else len(proc.stdout)]
+    text = run_opt(graph, "--seg-split-load-time")
+    start = text.index("func.func @forward(")
+    end = text.find("func.func", start + 1)
+    return text[start : end if end >= 0 else len(text)]
 
 
 PIPELINES = ["--fuse-roll", "--gpuopt-optimize", "--gpuopt-optimize=deform-conv=true"]
@@ -132,13 +125,7 @@ def check_module(
     err = rel_l2(actual, expected)
     assert err <= REL_L2, f"relative L2 error {err:.3e}"
     for pipeline in pipelines:
-        proc = subprocess.run(
-            [str(tool("gpuopt-opt")), str(tmp_path / "m.mlir"), pipeline, "-o", str(tmp_path / "opt.mlir")],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr
+        run_opt(tmp_path / "m.mlir", pipeline, output=tmp_path / "opt.mlir")
         assert "seg.roll" not in per_inference_ops(tmp_path / "opt.mlir"), f"{pipeline} left a seg.roll"
         actual = run_reference(tmp_path, [tmp_path / "x.npy"], graph="opt.mlir")
         err = rel_l2(actual, expected)

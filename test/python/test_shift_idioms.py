@@ -19,7 +19,6 @@ still be exact.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +27,11 @@ import torch
 import torch.nn.functional as F
 from conftest import rel_l2
 from models import inplace_idioms as idioms
-from test_export import run_reference
+from test_export import per_inference_ops, run_opt, run_reference
 from torch import nn
 
 import gpuopt
 from gpuopt.randomize import randomize
-from gpuopt.tools import tool
 
 REL_L2 = 1e-5
 SHIFT_OPS = ("seg.roll", "seg.channel_shift", "seg.shift")
@@ -184,6 +182,9 @@ CASES = {
     "shiftnet_conv1x1": (lambda: ConvAfter(idioms.ShiftNetGroupShift(), 24, 1), S4, {}),
     "hand_roll_w_conv3x3": (lambda: ConvAfter(HandRoll(2, -1), 24, 3), S4, {}),
     "hand_roll_h_conv1x1": (lambda: ConvAfter(HandRoll(1, 2), 24, 1), S4, {}),
+    # (along the channels: a permutation of the conv weight's input channels,
+    # so the one seg.roll left rotates the weight, computed at load)
+    "hand_roll_c_conv3x3": (lambda: ConvAfter(HandRoll(5, 1), 24, 3), S4, {"seg.roll": 1}),
     "hand_roll_ellipsis_linear": (lambda: LinearAfter(HandRollEllipsis(), 24), S4, {}),
     # (along H and W: two cyclic shifts, composed into one fused_conv2d)
     "circular_crop_conv3x3": (lambda: ConvAfter(CircularCrop(), 24, 3), S4, {}),
@@ -212,20 +213,7 @@ def _export(factory, shape: tuple[int, ...], tmp_path: Path, seed: int) -> np.nd
 
 
 def _optimize(tmp_path: Path) -> str:
-    proc = subprocess.run(
-        [
-            str(tool("gpuopt-opt")),
-            str(tmp_path / "m.mlir"),
-            "--gpuopt-optimize",
-            "-o",
-            str(tmp_path / "opt.mlir"),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return (tmp_path / "opt.mlir").read_text()
+    return run_opt(tmp_path / "m.mlir", "--gpuopt-optimize", output=tmp_path / "opt.mlir")
 
 
 def _count(text: str, op: str) -> int:
@@ -270,6 +258,11 @@ def test_shift_idiom_folds_and_matches_pytorch(name: str, tmp_path: Path) -> Non
         assert "mode = zero" in line, line
         value = re.match(r"^\s*(%\S+) =", line).group(1)
         assert _users(text, value) == ["seg.add"], _users(text, value)
+    elif name == "hand_roll_c_conv3x3":
+        (line,) = [ln for ln in text.splitlines() if "= seg.roll " in ln]
+        assert "dims = [1] : tensor<24x24x3x3xf32>" in line, line  # the weight's
+        forward = per_inference_ops(tmp_path / "opt.mlir")
+        assert not [op for op in SHIFT_OPS if _count(forward, op)], forward
     else:
         assert _count(text, "seg.fused_conv2d") >= 1, "the shift was not folded into the consumer"
     _check_numerics(tmp_path, expected)

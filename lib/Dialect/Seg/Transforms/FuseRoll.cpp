@@ -119,8 +119,8 @@ struct ShiftIntoShiftedConv : OpRewritePattern<FusedConv2dOp> {
   }
 };
 
-/// The channel rotation of a roll along dim 1 only (0 when `v` is not one),
-/// normalized to [0, C).
+/// The channel rotation of `v` if it is a roll along dim 1 only, normalized
+/// to [0, C); std::nullopt otherwise.
 std::optional<int64_t> channelRotation(Value v) {
   auto roll = v.getDefiningOp<RollOp>();
   if (!roll || roll.getDims().size() != 1 || roll.getDims()[0] != 1)
