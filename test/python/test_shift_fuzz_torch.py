@@ -25,18 +25,17 @@ from __future__ import annotations
 import itertools
 import random
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from test_export import run_opt
 from test_shift_fuzz import PIPELINES, run_module
 from torch import nn
 
 import gpuopt
-from gpuopt.tools import tool
 
 SEED = 20261201
 BATCHES = 5
@@ -190,14 +189,7 @@ def test_random_torch_shift_idioms(batch: int, tmp_path: Path) -> None:
     graphs = [(None, original)]
     for pipeline in PIPELINES:
         optimized = tmp_path / f"opt{PIPELINES.index(pipeline)}.mlir"
-        proc = subprocess.run(
-            [str(tool("gpuopt-opt")), str(original), pipeline, "-o", str(optimized)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stderr
-        text = optimized.read_text()
+        text = run_opt(original, pipeline, output=optimized)
         # (a hand-written roll of a tensor that is not NCHW, or along N or C,
         # legitimately stays one seg.roll: no channel_shift form exists)
         if pipeline == "--collapse-rolls":
