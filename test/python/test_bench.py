@@ -180,11 +180,20 @@ def test_unknown_row() -> None:
 def test_real_gpuopt_and_ort_rows(tmp_path: Path) -> None:
     out = tmp_path / "b.json"
     rep = bench.benchmark(
-        tiny(), SHAPE, rows=["eager", "ort", "full"], threads=1, runs=2, warmup=0, progress=False
+        tiny(),
+        SHAPE,
+        rows=["eager", "ort", "full", "gpuopt.compile"],
+        threads=1,
+        runs=2,
+        warmup=0,
+        progress=False,
     )
+    assert [r.key for r in rep.rows] == ["eager", "ort", "full", "gpuopt.compile"]
     for r in rep.rows:
         assert r.status == "ok", f"{r.key}: {r.reason}"
         assert r.rel_l2 <= 1e-4
+        assert len(r.times_s) == 2
+    assert rep.row("gpuopt.compile").detail["compile_call_s"] > 0
     full = rep.row("full")
     assert full.rolls == 0 and full.ops < rep.info.ops
     out.write_text(json.dumps(bench.to_json([rep], "test")))
