@@ -276,6 +276,9 @@ class GraphBuilder:
     param_lines: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
     op_counts: dict[str, int] = field(default_factory=dict)
+    # Each seg.slice result's (start, size) in its operand: which write into a
+    # fill is unshifted along which dim (_canonical's choice of concat dim).
+    slice_boxes: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     counter: int = 0
     loc: Location | None = None
 
@@ -702,9 +705,12 @@ class GraphBuilder:
                 disjoint.append(d)
         # Prefer a dim the writes tile without gaps (a shift's group dim: the
         # writes may be disjoint along a shifted dim too, with gaps of fill),
-        # else the first dim they are disjoint along.
-        tiling = [d for d in disjoint if sum(w.size[d] for w in writes) == frame[d]]
-        for d in tiling[:1] or disjoint[:1]:
+        # else the first dim they are disjoint along; among those, one along
+        # which every write lands where its slice was read (a shift's group
+        # dim again: writes that tile a shifted dim of size 2 too tile both).
+        candidates = [d for d in disjoint if sum(w.size[d] for w in writes) == frame[d]] or disjoint
+        unshifted = [d for d in candidates if all(self._read_at(w, d) for w in writes)]
+        for d in (unshifted or candidates)[:1]:
             order = sorted(writes, key=lambda w: w.start[d])
             pieces = []
             for i, w in enumerate(order):
@@ -718,6 +724,12 @@ class GraphBuilder:
                 pieces.append(self._pad_v(w.src, low, high, fill, w.loc))  # type: ignore[arg-type]
             return self._concat_v(pieces, d)
         return None
+
+    def _read_at(self, w: PendingWrite, d: int) -> bool:
+        """Whether write ``w``'s tensor was sliced, along ``d``, from where it
+        is written (a tensor not made by a slice: from 0)."""
+        start, size = self.slice_boxes.get(w.src.name, ((0,) * len(w.start), w.src.shape))  # type: ignore[union-attr]
+        return start[d] == w.start[d] and size[d] == w.size[d]
 
     def _sequential(self, buf: Buffer, what: str) -> Value:
         """Writes applied in order over the previous content (the general form)."""
@@ -867,9 +879,21 @@ class GraphBuilder:
         if list(size) == list(value.shape) and all(s == 0 for s in start):
             return value
         attrs = f"start = {_ints(start)} size = {_ints(size)} step = {_ints(step)}"
-        return self._line(
-            "slice", [value], attrs, tuple(size), f"{tensor_type(value.shape)} -> {tensor_type(size)}"
+        return self._note_slice(
+            self._line(
+                "slice", [value], attrs, tuple(size), f"{tensor_type(value.shape)} -> {tensor_type(size)}"
+            ),
+            start,
+            size,
+            step,
         )
+
+    def _note_slice(
+        self, result: Value, start: Sequence[int], size: Sequence[int], step: Sequence[int]
+    ) -> Value:
+        if all(s == 1 for s in step):
+            self.slice_boxes[result.name] = (tuple(start), tuple(size))
+        return result
 
     def _slice_along(self, value: Value, shape: Sequence[int], dim: int, start: int, size: int) -> Value:
         st, sz = [0] * len(shape), list(shape)
@@ -933,8 +957,11 @@ class GraphBuilder:
             self.bind(result, value)
             return value
         attrs = f"start = {_ints(start)} size = {_ints(size)} step = {_ints(step)}"
-        return self.emit(
-            "slice", [value], attrs, result, f"{tensor_type(value.shape)} -> {tensor_type(size)}"
+        return self._note_slice(
+            self.emit("slice", [value], attrs, result, f"{tensor_type(value.shape)} -> {tensor_type(size)}"),
+            start,
+            size,
+            step,
         )
 
     def text(self, inputs: Sequence[Value], outputs: Sequence[Value], header: str = "") -> str:

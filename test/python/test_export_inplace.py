@@ -226,6 +226,26 @@ def test_gap_of_fill_is_the_padding_of_a_neighbour() -> None:
     assert ops[second] == ("slice", ["%arg0"], ops[second][2])
 
 
+def test_writes_tiling_two_dims_concat_along_the_unshifted_one() -> None:
+    """Writes that tile both the group dim (2) and a shifted dim of size 2 (0):
+    the concat is along the dim each write lands where it was read from (the
+    group dim), the form --collapse-rolls makes one seg.shift of (the random
+    PyTorch-written shift fuzzer's case659)."""
+
+    class TwoTilings(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out = torch.zeros_like(x)
+            out[0:1, :, 0:1] = x[1:2, :, 0:1]  # group [0, 1): shifted along dim 0
+            out[1:2, 3:4, 1:5] = x[0:1, 0:1, 1:5]  # group [1, 5): along dims 0 and 1
+            return out
+
+    mlir = capture(TwoTilings(), (torch.randn(2, 4, 5),)).mlir
+    ops = _ops(mlir)
+    concat = _returned(mlir)
+    assert ops[concat][0] == "concat" and "dim = 2" in ops[concat][2], mlir
+    assert [start for start, _, _, _ in _concat_pieces(ops, concat, "%arg0")] == [[1, 0, 0], [0, 0, 1]]
+
+
 # ---------------------------------------------------------------------------
 # torch.compile
 # ---------------------------------------------------------------------------
