@@ -275,8 +275,14 @@ def test_emulate_errors(conv_bn_relu: dict, tmp_path: Path) -> None:
     proc = run("--emulate", "--graph")
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[-1] == (
-        "gpuopt-cuda-run: error: --graph, --profile, --runs, --device and --json time or "
-        "choose a GPU; they do not apply to --emulate"
+        "gpuopt-cuda-run: error: --graph and --device choose how a GPU runs; they do not "
+        "apply to --emulate"
+    )
+    proc = run("--emulate", "--device=1")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-cuda-run: error: --graph and --device choose how a GPU runs; they do not "
+        "apply to --emulate"
     )
 
     def rename(model: dict) -> None:
