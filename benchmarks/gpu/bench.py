@@ -521,7 +521,10 @@ class Bench:
         self.args = args
         self.dry = args.dry_run
         self.device = "cpu" if self.dry else "cuda"
-        self.runs, self.warmup, self.passes = (3, 1, 1) if self.dry else (50, 10, 5)
+        runs, warmup, passes = (3, 1, 1) if self.dry else (50, 10, 5)
+        self.runs = runs if args.runs is None else args.runs
+        self.warmup = warmup if args.warmup is None else args.warmup
+        self.passes = passes if args.profile_passes is None else args.profile_passes
         self.manifest = manifest
         self.clock = Clock(args.budget)
         self.results = Results(args.out)
@@ -811,7 +814,12 @@ class Bench:
             timed.append(name)
             return [lambda g=g: self.gpuopt(name, "timing", g) for g in graphs]
 
+        models = {m["model"] for m in self.manifest}
+
         def torch_rows(model: str, modes: tuple[tuple[str, float], ...]) -> list[Callable[[], None]]:
+            # PyTorch rows of the models prepare.sh compiled (their counts and floor).
+            if model not in models:
+                return []
             steps: list[Callable[[], None]] = [
                 lambda p=p: self.eager(model, size, p) for p in ("FP32", "TF32")
             ]
@@ -829,19 +837,21 @@ class Bench:
         self.stage("unet", gp(opt.get("unet", "")) + torch_rows("unet", (("default", compile_cap),)))
         rest: list[Callable[[], None]] = []
         for model in ("unext", "unext_stripe"):
-            rest += gp(opt.get(model, "")) + [
-                lambda m=model, p=p: self.eager(m, size, p) for p in ("FP32", "TF32")
-            ]
+            rest += gp(opt.get(model, "")) + torch_rows(model, ())
         for name in rows:
             if name not in timed:
                 rest += gp(
                     name, (False,) if "-only-" in name or name.endswith("-deform-conv") else (False, True)
                 )
-        for model in ("unext", "unext_stripe"):
-            rest.append(lambda m=model: self.compiled(m, size, "default", "FP32", compile_cap))
-        for model in ("rolling_unet_s", "unet"):
-            rest.append(lambda m=model: self.compiled(m, size, "max-autotune", "TF32", autotune))
-        rest.append(lambda: self.compiled("unet", size, "max-autotune", "FP32", autotune))
+        later = [("unext", "default", "FP32", compile_cap), ("unext_stripe", "default", "FP32", compile_cap)]
+        later += [
+            ("rolling_unet_s", "max-autotune", "TF32", autotune),
+            ("unet", "max-autotune", "TF32", autotune),
+        ]
+        later += [("unet", "max-autotune", "FP32", autotune)]
+        for model, mode, precision, cap in later:
+            if model in models:
+                rest.append(lambda a=(model, size, mode, precision, cap): self.compiled(*a))
         self.stage("rest", rest)
 
         records = read_jsonl(self.results.path)[0]
@@ -882,8 +892,9 @@ def main() -> int:
     p.add_argument("--shape", help=argparse.SUPPRESS)
     p.add_argument("--mode", help=argparse.SUPPRESS)
     p.add_argument("--precision", choices=sorted(TOLERANCE), default="FP32", help=argparse.SUPPRESS)
-    p.add_argument("--runs", type=int, default=50, help=argparse.SUPPRESS)
-    p.add_argument("--warmup", type=int, default=10, help=argparse.SUPPRESS)
+    p.add_argument("--runs", type=int, help="timed runs per row (default 50; dry run 3)")
+    p.add_argument("--warmup", type=int, help="untimed runs before them (default 10; dry run 1)")
+    p.add_argument("--profile-passes", type=int, help="gpuopt profiling passes (default 5; dry run 1)")
     p.add_argument("--result", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.render:
@@ -895,6 +906,10 @@ def main() -> int:
             p.error(f"--{flag} is required (or --render OUT)")
     if args.budget <= 0:
         p.error(f"--budget must be positive, got {args.budget:g}")
+    for flag, low in (("runs", 1), ("warmup", 0), ("profile_passes", 1)):
+        v = getattr(args, flag)
+        if v is not None and not low <= v <= 100000:
+            p.error(f"--{flag.replace('_', '-')} must be in [{low}, 100000], got {v}")
     if args.stage_scale <= 0:
         p.error(f"--stage-scale must be positive, got {args.stage_scale:g}")
     stages = [t.strip() for t in args.stages.split(",") if t.strip()]

@@ -28,7 +28,9 @@
 # nothing), BENCH_RUNTIME (a built gpuopt-cuda-run: no build),
 # BENCH_AUTOTUNE_CAP_S / BENCH_COMPILE_CAP_S (torch.compile max-autotune /
 # default rows, default 110 / 60), BENCH_STAGE_SCALE (multiplies the stage
-# caps), BENCH_STAGES (comma-separated subset of correctness,rolling_unet_s,
+# caps), BENCH_RUNS / BENCH_WARMUP / BENCH_PROFILE_PASSES (timed runs,
+# untimed ones, gpuopt profiling passes per row: default 50 / 10 / 5, dry run
+# 3 / 1 / 1), BENCH_STAGES (comma-separated subset of correctness,rolling_unet_s,
 # unet,rest; default all: a rerun can take only the stages a first run did
 # not reach), PYTHON (default python3), GPUOPT_COMMIT (recorded).
 set -uo pipefail
@@ -116,6 +118,9 @@ say "runtime ready in ${USED} s; benchmark budget ${BUDGET} s"
 args=(--artifacts "$ART" --runtime "$RUNTIME" --out "$OUT" --budget "$BUDGET"
       --autotune-cap "$AUTOTUNE" --compile-cap "$COMPILE" --stage-scale "$SCALE")
 [ -z "${BENCH_STAGES:-}" ] || args+=(--stages "$BENCH_STAGES")
+[ -z "${BENCH_RUNS:-}" ] || args+=(--runs "$BENCH_RUNS")
+[ -z "${BENCH_WARMUP:-}" ] || args+=(--warmup "$BENCH_WARMUP")
+[ -z "${BENCH_PROFILE_PASSES:-}" ] || args+=(--profile-passes "$BENCH_PROFILE_PASSES")
 [ $DRY = 0 ] || args+=(--dry-run)
 # The budget bounds bench.py; the timeout (SIGTERM, then SIGKILL) is the
 # backstop: bench.py renders what it has on SIGTERM.
