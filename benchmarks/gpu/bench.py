@@ -578,10 +578,16 @@ class Bench:
     def row(self, record: dict[str, Any]) -> None:
         record = {"stage": self.clock.stage} | record
         self.results.add("row", record)
-        what = record.get("median_ms", record.get("rel_l2"))
+        med, floor = record.get("median_ms"), record.get("floor_ms")
+        if med is not None:
+            what = f" (median {med:.4g} ms" + (f", {med / floor:.1f}x the floor)" if floor else ")")
+        elif record.get("rel_l2") is not None:
+            what = f" (rel. L2 {record['rel_l2']:.2e})"
+        else:
+            what = ""
         log(
             f"[{record['stage']}] {record['row']} / {record['system']} / {record['precision']} / {record['measure']}: "
-            f"{status_text(record)}" + (f" ({what:.4g})" if isinstance(what, float) else "")
+            f"{status_text(record)}{what}"
         )
 
     # -- gpuopt rows ------------------------------------------------------
