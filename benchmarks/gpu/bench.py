@@ -245,6 +245,7 @@ def roofline(records: list[dict[str, Any]], path: Path) -> None:
             ai,
             r["flops"] / (r["median_ms"] * 1e-3),
             s=18,
+            marker="x" if r["precision"] == "TF32" else "o",
             label=f"{r['row']} / {r['system']} / {r['precision']}",
         )
     ax.set_xscale("log")
@@ -252,8 +253,10 @@ def roofline(records: list[dict[str, Any]], path: Path) -> None:
     ax.set_xlabel("arithmetic intensity (FLOP/byte, cost model)")
     ax.set_ylabel("achieved FLOP/s")
     ax.set_title(
-        ("DRY RUN: " if env.get("dry_run") else "") + str(env.get("device", "")) + f" ({ceil['source']})"
+        ("DRY RUN: " if env.get("dry_run") else "") + f"{env.get('device', '')}\nceilings: {ceil['source']}",
+        fontsize=8,
     )
+
     ax.legend(fontsize=5, ncol=2)
     fig.tight_layout()
     tmp = path.with_suffix(".tmp.png")

@@ -13,7 +13,8 @@
 # Environment: BUILD_DIR (default build), CUDA_ARCH (default sm_90),
 # PYTHON (default .venv/bin/python), ROWS_ONLY (space-separated row names:
 # prepare only these, e.g. ROWS_ONLY=unext), BENCH_SIZE (the input size,
-# default 224, 32 with --dry-run). Every artifact carries its host image
+# default 224, 32 with --dry-run; a multiple of 16, 32 or more for the
+# UNeXt rows). Every artifact carries its host image
 # (gpuopt-compile's default), so the same files run on the GPU and through
 # the emulator. manifest.json holds, per row, the cost model's counts and
 # H200 prediction, the per-op FLOPs and bytes the roofline floor is made of,
