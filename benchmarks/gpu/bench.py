@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import ctypes
 import json
 import os
@@ -208,7 +209,10 @@ def rel_text(r: dict[str, Any]) -> str:
     if r.get("rel_l2") is None:
         return ""
     tol = r.get("tolerance")
-    return f"{r['rel_l2']:.1e}" + (f" ({tol:g})" if tol is not None else "")
+    text = f"{r['rel_l2']:.1e}" + (f" ({tol:g})" if tol is not None else "")
+    if r.get("rel_l2_fp64") is not None:
+        text += f"; vs FP64 {r['rel_l2_fp64']:.1e}"
+    return text
 
 
 def write_markdown(out: Path) -> list[dict[str, Any]]:
@@ -505,6 +509,7 @@ def compile_child(args: argparse.Namespace) -> int:
     with torch.no_grad():
         set_precision("FP32")
         ref = model(x).cpu().numpy()
+        ref64 = copy.deepcopy(model).double()(x.double()).cpu().numpy()
         set_precision(args.precision)
         start = time.perf_counter()
         fn = torch.compile(model, mode=args.mode)
@@ -514,7 +519,13 @@ def compile_child(args: argparse.Namespace) -> int:
         compile_s = time.perf_counter() - start
         ms = time_fn(lambda: fn(x), device, args.runs, args.warmup)
         busy = torch_busy(lambda: fn(x), device)
-    result = {"compile_s": compile_s, **summary(ms), **busy, "rel_l2": rel_l2(y, ref)}
+    result = {
+        "compile_s": compile_s,
+        **summary(ms),
+        **busy,
+        "rel_l2": rel_l2(y, ref),
+        "rel_l2_fp64": rel_l2(y, ref64),
+    }
     Path(args.result).write_text(json.dumps(result))
     return 0
 
@@ -557,7 +568,9 @@ class Bench:
         return out
 
     def prepare(self, model: str, shape: list[int]) -> dict[str, Any]:
-        """Weights, input and the strict-FP32 reference of (model, shape)."""
+        """Weights, input and the references of (model, shape): PyTorch in
+        strict FP32 (what the tolerances apply to) and in float64 (shown
+        beside it: whether an error over the tolerance is the reference's)."""
         import torch
 
         key = (model, tuple(shape))
@@ -575,7 +588,15 @@ class Bench:
         with torch.no_grad():
             set_precision("FP32")
             ref = net(x.to(self.device)).cpu().numpy()
-        self.cache[key] = {"net": net, "x": x.to(self.device), "weights": weights, "xpath": xpath, "ref": ref}
+            ref64 = copy.deepcopy(net).double()(x.to(self.device).double()).cpu().numpy()
+        self.cache[key] = {
+            "net": net,
+            "x": x.to(self.device),
+            "weights": weights,
+            "xpath": xpath,
+            "ref": ref,
+            "ref64": ref64,
+        }
         return self.cache[key]
 
     def row(self, record: dict[str, Any]) -> None:
@@ -640,9 +661,15 @@ class Bench:
             if rc != 0:
                 self.row(base | {"status": "error", "reason": last_line(err)})
                 return
-            err_l2 = rel_l2(np.load(y), p["ref"])
+            out = np.load(y)
+            err_l2 = rel_l2(out, p["ref"])
             status, tol = verdict(err_l2, GPUOPT_PRECISION)
-            r = base | {"status": status, "rel_l2": err_l2, "tolerance": tol}
+            r = base | {
+                "status": status,
+                "rel_l2": err_l2,
+                "tolerance": tol,
+                "rel_l2_fp64": rel_l2(out, p["ref64"]),
+            }
             if measure == "timing":
                 j = json.loads(js.read_text())
                 r |= {k: j[k] for k in ("median_ms", "p10_ms", "p90_ms", "runs")}
@@ -693,7 +720,8 @@ class Bench:
             set_precision("FP32")
         err_l2 = rel_l2(y, p["ref"])
         status, tol = verdict(err_l2, precision)
-        self.row(base | s | busy | {"status": status, "rel_l2": err_l2, "tolerance": tol})
+        extra = {"status": status, "rel_l2": err_l2, "tolerance": tol, "rel_l2_fp64": rel_l2(y, p["ref64"])}
+        self.row(base | s | busy | extra)
         if self.device == "cuda":
             torch.cuda.empty_cache()
 

@@ -134,6 +134,8 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
     for r in checks:
         assert r["status"] == "ok" and r["precision"] == "FP32" and r["tolerance"] == 1e-5
         assert 0 <= r["rel_l2"] <= 1e-5
+        # Against the float64 model too (informational in the table).
+        assert 0 < r["rel_l2_fp64"] <= 1e-5
         assert r["launches"] == manifest[r["row"]]["launches_per_forward"]
 
     timed = [r for r in rows if r["measure"] == "timing"]
