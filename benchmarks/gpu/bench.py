@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,10 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
             f"| {r['seq']} | {r['model']} | {'x'.join(map(str, r['shape']))} | {r['graph']} | {r['system']} | "
             f"{r['precision']} | {status_text(r)} | {rel_text(r)} | {fmt(r.get('launches'), 'd')} |"
         )
+    errors = [r for r in records if r["kind"] == "step_error"]
+    if errors:
+        lines += ["", "## Measurements that broke outside a row", ""]
+        lines += [f"- #{r['seq']} ({r['stage']}): {r['error']}" for r in errors]
     lines += ["", "## Timings (in order of importance)", ""]
     lines += [
         (
@@ -787,7 +792,12 @@ class Bench:
         self.results.add("stage", {"stage": name, "cap_s": round(min(cap, self.clock.left()), 1)})
         log(f"stage {name}: cap {min(cap, self.clock.left()):.0f} s")
         for step in steps:
-            step()
+            try:
+                step()
+            except Exception as e:  # noqa: BLE001 - one broken measurement must not end the run
+                detail = "".join(traceback.format_exception_only(e)).strip()
+                self.results.add("step_error", {"stage": name, "error": detail[:500]})
+                log(f"error in stage {name}: {detail}")
         roofline(read_jsonl(self.results.path)[0], self.args.out / "roofline.png")
 
     def run(self) -> int:
@@ -833,7 +843,17 @@ class Bench:
                 "launch_s": dev["launch_s"],
             }
         else:
-            self.ceil = measure_ceilings()
+            try:
+                self.ceil = measure_ceilings()
+            except Exception as e:  # noqa: BLE001 - the floors fall back to the datasheet
+                dev = self.manifest[0]["cost_device"]
+                self.ceil = {
+                    "source": f"cost model's {dev['id']} datasheet numbers (measuring failed: {e})",
+                    "bytes_per_s": dev["bytes_per_s"],
+                    "fp32_flops": dev["fp32_flops"],
+                    "tf32_flops": dev["tf32_flops"],
+                    "launch_s": dev["launch_s"],
+                }
         self.results.add("ceilings", self.ceil)
 
         rows = [m["row"] for m in self.manifest]  # prepare.sh writes them by importance
@@ -894,8 +914,11 @@ class Bench:
         records = read_jsonl(self.results.path)[0]
         rows_done = [r for r in records if r["kind"] == "row"]
         failed = [r for r in rows_done if r["status"] in ("FAILED", "error")]
+        step_errors = [r for r in records if r["kind"] == "step_error"]
         counts = {s: sum(r["status"] == s for r in rows_done) for s in ("ok", "FAILED", "error", "skipped")}
         summary_text = ", ".join(f"{n} {s}" for s, n in counts.items())
+        if step_errors:
+            summary_text += f"; {len(step_errors)} measurement(s) broke outside a row"
         self.results.add("end", {"summary": summary_text})
         write_markdown(self.args.out)
         roofline(read_jsonl(self.results.path)[0], self.args.out / "roofline.png")
@@ -904,7 +927,7 @@ class Bench:
                 f"{r['status']}: {r['row']} / {r['system']} / {r['precision']}: {r.get('reason') or rel_text(r)}"
             )
         log(f"done: {len(rows_done)} rows ({summary_text}); {self.args.out / 'results.md'}")
-        return 1 if failed else 0
+        return 1 if failed or step_errors else 0
 
 
 def main() -> int:

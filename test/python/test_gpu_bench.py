@@ -322,3 +322,36 @@ def test_usage_errors(artifacts: Path, tmp_path: Path) -> None:
     assert p.stderr == (
         f"bench: error: {artifacts / 'manifest.json'}: dry-run artifacts (prepare.sh --dry-run) on a GPU run\n"
     )
+
+
+def test_broken_measurement_does_not_end_the_run(artifacts: Path, tmp_path: Path) -> None:
+    """A manifest row naming a model the zoo lacks breaks its measurement:
+    recorded, shown, exit 1, and the rows after it are still measured."""
+    art = tmp_path / "art"
+    art.mkdir()
+    for f in artifacts.iterdir():
+        (art / f.name).symlink_to(f)
+    (art / "manifest.json").unlink()
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    manifest[0]["model"] = "no_such_model"
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        ["bash", RUN, "--dry-run", out, art],
+        env=env(BENCH_STAGES="correctness"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    recs = records(out)
+    errors = [r for r in recs if r["kind"] == "step_error"]
+    assert len(errors) == 1 and errors[0]["stage"] == "correctness"
+    assert "no_such_model" in errors[0]["error"]
+    rows = [r for r in recs if r["kind"] == "row"]
+    assert [r["row"] for r in rows] == ROWS[1:] and all(r["status"] == "ok" for r in rows)
+    md = (out / "results.md").read_text()
+    assert "## Measurements that broke outside a row" in md
+    assert f"- #{errors[0]['seq']} (correctness): " in md
+    assert "1 measurement(s) broke outside a row" in md
