@@ -473,24 +473,31 @@ def floor_ms(entry: dict[str, Any], ceil: dict[str, Any], precision: str) -> flo
     return t * 1e3
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen, group: bool) -> None:
+    """Kills `proc` (with `group`, its whole process group) and reaps it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
     proc.wait()
 
 
-def run_child(cmd: list[str], timeout: float) -> tuple[int | None, str, str]:
-    """Runs `cmd` in a process group of its own (torch.compile's worker
-    processes included), killed whole at `timeout`; (None, ...) if it
-    timed out."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0)
+def run_child(cmd: list[str], timeout: float, group: bool = False) -> tuple[int | None, str, str]:
+    """Runs `cmd`, killed at `timeout`; (None, ...) if it timed out. With
+    `group`, in a process group of its own, killed whole (torch.compile's
+    worker processes included; the child dies with us by PR_SET_PDEATHSIG);
+    without, in ours, so that a kill of the benchmark's group ends it too."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0 if group else None
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        kill_group(proc)
+        stop(proc, group)
         return None, "", ""
     except BaseException:
-        kill_group(proc)
+        stop(proc, group)
         raise
     return proc.returncode, out, err
 
@@ -762,7 +769,7 @@ class Bench:
             cmd += ["--runs", str(self.runs), "--warmup", str(self.warmup)] + (
                 ["--dry-run"] if self.dry else []
             )
-            rc, _, err = run_child(cmd, timeout)
+            rc, _, err = run_child(cmd, timeout, group=True)
             if rc is None:
                 cause = "the cap" if timeout >= cap - 0.5 else "what was left of the stage/budget"
                 self.row(

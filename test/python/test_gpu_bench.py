@@ -60,6 +60,12 @@ def records(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
+def complete_records(out: Path) -> list[dict]:
+    """The records of a JSONL being written: its complete lines."""
+    text = (out / "results.jsonl").read_text() if (out / "results.jsonl").exists() else ""
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     art = tmp_path_factory.mktemp("bench") / "artifacts-dry"
@@ -207,10 +213,9 @@ def test_killed_run_still_renders(artifacts: Path, tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         rows: list[dict] = []
         while time.monotonic() < deadline and proc.poll() is None:
-            if (out / "results.jsonl").exists():
-                rows = [r for r in records(out) if r["kind"] == "row"]
-                if len(rows) >= 2:
-                    break
+            rows = [r for r in complete_records(out) if r["kind"] == "row"]
+            if len(rows) >= 2:
+                break
             time.sleep(0.2)
         assert len(rows) >= 2, "no rows before the kill"
     finally:
