@@ -25,6 +25,7 @@ import ctypes
 import json
 import os
 import platform
+import shutil
 import signal
 import statistics
 import struct
@@ -1029,6 +1030,9 @@ def main() -> int:
         bench.results.add("interrupted", {"reason": str(e) or "interrupt"})
         render(args.out)
         return 3
+    finally:
+        # The weights and inputs (UNet's weights alone are 124 MB).
+        shutil.rmtree(bench.work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -40,8 +40,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def env(**extra: str) -> dict[str, str]:
+def env(tmp: Path, **extra: str) -> dict[str, str]:
+    """run.sh's environment; bench.py's weights go under `tmp` (TMPDIR), so
+    that a killed run leaves nothing elsewhere."""
     e = dict(os.environ)
+    e["TMPDIR"] = str(tmp)
     e.update(
         PYTHON=sys.executable,
         PYTHONPATH=str(REPO_ROOT / "python"),
@@ -71,7 +74,7 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     art = tmp_path_factory.mktemp("bench") / "artifacts-dry"
     proc = subprocess.run(
         ["bash", PREPARE, "--dry-run", art],
-        env=env(ROWS_ONLY=" ".join(ROWS), BENCH_SIZE="16"),
+        env=env(art.parent, ROWS_ONLY=" ".join(ROWS), BENCH_SIZE="16"),
         capture_output=True,
         text=True,
         timeout=300,
@@ -112,7 +115,7 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
     start = time.monotonic()
     proc = subprocess.run(
         ["bash", RUN, "--dry-run", out, artifacts],
-        env=env(),
+        env=env(tmp_path),
         capture_output=True,
         text=True,
         timeout=240,
@@ -204,7 +207,7 @@ def test_killed_run_still_renders(artifacts: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.Popen(
         ["bash", RUN, "--dry-run", out, artifacts],
-        env=env(),
+        env=env(tmp_path),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -247,7 +250,7 @@ def test_budget_skips_with_reason(artifacts: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     proc = subprocess.run(
         ["bash", RUN, "--dry-run", out, artifacts],
-        env=env(BENCH_BUDGET_S="20", BENCH_STAGES="correctness,rolling_unet_s"),
+        env=env(tmp_path, BENCH_BUDGET_S="20", BENCH_STAGES="correctness,rolling_unet_s"),
         capture_output=True,
         text=True,
         timeout=120,
@@ -276,7 +279,7 @@ def test_budget_skips_with_reason(artifacts: Path, tmp_path: Path) -> None:
 def test_usage_errors(artifacts: Path, tmp_path: Path) -> None:
     def run(*args: object, **extra: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            ["bash", RUN, *args], env=env(**extra), capture_output=True, text=True, check=False
+            ["bash", RUN, *args], env=env(tmp_path, **extra), capture_output=True, text=True, check=False
         )
 
     p = run()
@@ -321,7 +324,7 @@ def test_usage_errors(artifacts: Path, tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
-        env=env(),
+        env=env(tmp_path),
     )
     assert p.returncode == 1
     assert p.stderr == (
@@ -343,7 +346,7 @@ def test_broken_measurement_does_not_end_the_run(artifacts: Path, tmp_path: Path
     out = tmp_path / "out"
     proc = subprocess.run(
         ["bash", RUN, "--dry-run", out, art],
-        env=env(BENCH_STAGES="correctness"),
+        env=env(tmp_path, BENCH_STAGES="correctness"),
         capture_output=True,
         text=True,
         timeout=120,
