@@ -601,6 +601,10 @@ class Bench:
         with torch.no_grad():
             set_precision("FP32")
             ref = net(x.to(self.device)).cpu().numpy()
+            # A second forward's time (the first pays for lazy loading).
+            start = time.monotonic()
+            net(x.to(self.device)).cpu()
+            forward_s = time.monotonic() - start
             ref64 = copy.deepcopy(net).double()(x.to(self.device).double()).cpu().numpy()
         self.cache[key] = {
             "net": net,
@@ -609,6 +613,7 @@ class Bench:
             "xpath": xpath,
             "ref": ref,
             "ref64": ref64,
+            "forward_s": forward_s,
         }
         return self.cache[key]
 
@@ -725,6 +730,15 @@ class Bench:
             return
         p = self.prepare(model, shape)
         net, x = p["net"], p["x"]
+        # The row runs in this process: skip it unless its forwards fit
+        # (the reference's forward says how long one takes).
+        forwards = self.runs + self.warmup + 2
+        if why := self.clock.why_not(forwards * p["forward_s"] + 1.0):
+            self.row(
+                base
+                | {"status": "skipped", "reason": f"{why} ({forwards} forwards of {p['forward_s']:.2f} s)"}
+            )
+            return
         with torch.no_grad():
             set_precision(precision)
             y = net(x).cpu().numpy()
@@ -797,8 +811,9 @@ class Bench:
             return
         cap = STAGE_CAPS[name] * self.args.stage_scale
         self.clock.begin(name, cap)
-        self.results.add("stage", {"stage": name, "cap_s": round(min(cap, self.clock.left()), 1)})
-        log(f"stage {name}: cap {min(cap, self.clock.left()):.0f} s")
+        left = max(min(cap, self.clock.left()), 0.0)
+        self.results.add("stage", {"stage": name, "cap_s": round(left, 1)})
+        log(f"stage {name}: cap {left:.0f} s")
         for step in steps:
             try:
                 step()

@@ -125,7 +125,7 @@ args=(--artifacts "$ART" --runtime "$RUNTIME" --out "$OUT" --budget "$BUDGET"
 # The budget bounds bench.py; the timeout (SIGTERM, then SIGKILL) is the
 # backstop: bench.py renders what it has on SIGTERM.
 PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 \
-  timeout -k 10 "$(awk "BEGIN { print $BUDGET + 30 }")" "$PY" benchmarks/gpu/bench.py "${args[@]}" 2>&1 | tee -a "$LOG"
+  timeout -k 10 "$(awk "BEGIN { print $BUDGET + 60 }")" "$PY" benchmarks/gpu/bench.py "${args[@]}" 2>&1 | tee -a "$LOG"
 rc=${PIPESTATUS[0]}
 # Whatever happened to bench.py, results.md shows what the JSONL holds.
 if [ -f "$OUT/results.jsonl" ]; then
