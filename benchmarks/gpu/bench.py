@@ -659,6 +659,10 @@ class Bench:
             self.row(base | {"status": "skipped", "reason": why})
             return
         p = self.prepare(e["model"], e["shape"])
+        # Preparing (the model, its weights, the references) took some of it.
+        if why := self.clock.why_not(2.0):
+            self.row(base | {"status": "skipped", "reason": why})
+            return
         with tempfile.TemporaryDirectory() as tmp:
             y, js = Path(tmp) / "y.npy", Path(tmp) / "r.json"
             cmd = [

@@ -226,10 +226,12 @@ def test_killed_run_still_renders(artifacts: Path, tmp_path: Path) -> None:
         proc.wait()
     kept = [r for r in records(out) if r["kind"] == "row"]
     assert len(kept) >= 2 and not any(r["kind"] == "end" for r in records(out))
-    # results.md was rebuilt after each row: it holds them without a render.
+    # results.md was rebuilt after each row: without a render it holds every
+    # row but perhaps the last (the kill may fall between its line and the
+    # rebuild).
     md = (out / "results.md").read_text()
     assert "**Run cut short**" in md
-    for r in kept:
+    for r in kept[:-1]:
         assert f"| {r['seq']} | " in md
     # A write cut by the kill: the truncated line is ignored and said so.
     with open(out / "results.jsonl", "a") as f:
@@ -269,7 +271,8 @@ def test_budget_skips_with_reason(artifacts: Path, tmp_path: Path) -> None:
     skipped = [r for r in rows if r["status"] == "skipped"]
     assert skipped, "a 20 s budget fit everything"
     for r in skipped:
-        assert r["reason"].startswith(("the budget: ", "the correctness stage's cap", "dry run: ")), r
+        known = ("the budget: ", "the correctness stage's cap", "dry run: ", "did not finish within ")
+        assert r["reason"].startswith((*known, "torch.compile(mode=")), r
     assert any(r["reason"].startswith("the budget: ") for r in skipped)
     assert recs[-1]["kind"] == "end"
     md = (out / "results.md").read_text()
