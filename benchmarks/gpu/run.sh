@@ -68,7 +68,9 @@ number() {
   esac
 }
 WALL=${BENCH_WALL_S:-300}
-number BENCH_WALL_S "$WALL"
+case $WALL in
+  '' | *[!0-9]*) say "error: BENCH_WALL_S must be a whole number of seconds, got '$WALL'"; exit 1 ;;
+esac
 AUTOTUNE=${BENCH_AUTOTUNE_CAP_S:-110}
 number BENCH_AUTOTUNE_CAP_S "$AUTOTUNE"
 COMPILE=${BENCH_COMPILE_CAP_S:-60}
