@@ -1,47 +1,318 @@
 """The GPU benchmark behind benchmarks/gpu/run.sh (read that first).
 
-Needs a CUDA GPU, torch and numpy; matplotlib for the roofline PNG. Runs
-without LLVM: the gpuopt rows are artifacts compiled by prepare.sh, run by
-gpuopt-cuda-run; of gpuopt's Python package it imports only pure-torch
-modules (gpuopt.models, gpuopt.randomize). Every row is checked against PyTorch (strict FP32) on the
-same GPU before its time counts. A hard budget bounds the whole run; rows
-that no longer fit are skipped and reported as skipped.
+Needs torch and numpy (matplotlib for the roofline PNG) and, on a GPU
+machine, a CUDA GPU; no LLVM: the gpuopt rows are artifacts compiled by
+prepare.sh, run by gpuopt-cuda-run; of gpuopt's Python package it imports
+only pure-torch modules (gpuopt.models, gpuopt.randomize).
+
+Every row is appended to OUT/results.jsonl (one JSON object per line,
+flushed) the moment it is measured, and OUT/results.md is rebuilt from that
+file after each row (roofline.png after each stage), so a run killed at any
+point leaves what it measured; ``bench.py --render OUT`` rebuilds both from
+the JSONL alone. Stages run in order of importance, each under its own cap,
+the whole under --budget: correctness of every artifact, Rolling-UNet-S,
+UNet, the rest (docs/benchmarks/gpu.md). With --dry-run (no GPU) the gpuopt
+rows run through the host emulation (gpuopt-cuda-run --emulate, the same
+artifacts) and the PyTorch rows on the CPU, with tiny run counts.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
+import ctypes
 import json
 import os
 import platform
+import shutil
+import signal
 import statistics
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-CORE = ["unet", "rolling_unet_s", "unext", "unext_stripe"]
-RUNS, WARMUP = 50, 10
+# The budget counts from here (the imports before it take under a second).
+START = time.monotonic()
 
-
-class Budget:
-    """Seconds left of the run's budget."""
-
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
+# Relative L2 error against PyTorch in strict FP32, by precision mode.
+TOLERANCE = {"FP32": 1e-5, "TF32": 5e-3}
+# gpuopt computes FP32 on the CUDA cores; it has no TF32 mode yet.
+GPUOPT_PRECISION = "FP32"
+# Stage caps (seconds), each also bounded by what is left of the budget.
+STAGE_CAPS = {"correctness": 75.0, "rolling_unet_s": 150.0, "unet": 60.0, "rest": 1e9}
+STAGES = list(STAGE_CAPS)
+# torch.compile caps (seconds, the child process's timeout).
+AUTOTUNE_CAP, COMPILE_CAP = 110.0, 60.0
+# Seconds of the budget kept for the last rendering (markdown and PNG).
+RESERVE_S = 8.0
 
 
 def log(msg: str) -> None:
     print(f"bench: {msg}", flush=True)
+
+
+# --- the JSONL and what is rendered from it ---------------------------------
+
+
+class Results:
+    """OUT/results.jsonl, appended and flushed record by record."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.path = out / "results.jsonl"
+        self.start = time.monotonic()
+        self.seq = 0
+        out.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("")
+
+    def add(self, kind: str, record: dict[str, Any]) -> None:
+        self.seq += 1
+        record = {"kind": kind, "seq": self.seq, "t_s": round(time.monotonic() - self.start, 2)} | record
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        if kind == "row":
+            write_markdown(self.out)
+
+
+def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """The records of `path` and how many lines were unreadable (a run
+    killed mid-write leaves a truncated last line)."""
+    records, bad = [], 0
+    for line in path.read_text(errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            bad += 1
+            continue
+        if isinstance(rec, dict) and "kind" in rec:
+            records.append(rec)
+        else:
+            bad += 1
+    return records, bad
+
+
+def fmt(v: Any, spec: str = ".3f") -> str:
+    return "" if v is None else format(v, spec)
+
+
+def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
+    env = next((r for r in records if r["kind"] == "environment"), None)
+    ceil = next((r for r in records if r["kind"] == "ceilings"), None)
+    end = next((r for r in records if r["kind"] == "end"), None)
+    rows = [r for r in records if r["kind"] == "row"]
+    lines = ["# gpuopt GPU benchmark", ""]
+    if env:
+        lines.append(
+            f"{'DRY RUN (no GPU: gpuopt through the host emulator, PyTorch on the CPU; no number here is a GPU time). ' if env.get('dry_run') else ''}"
+            f"Device {env.get('device')}, driver {env.get('driver') or '-'}, torch {env.get('torch')} "
+            f"(CUDA {env.get('cuda')}), Python {env.get('python')}, commit {env.get('commit') or '-'}, {env.get('date')}."
+        )
+        defaults = env.get("torch_tf32_defaults", {})
+        lines.append(
+            f"PyTorch's own defaults here: cudnn.allow_tf32={defaults.get('cudnn')}, "
+            f"cuda.matmul.allow_tf32={defaults.get('matmul')} (TF32 for cuDNN convolutions only); "
+            "every PyTorch row below sets both flags explicitly to its precision mode."
+        )
+    if ceil:
+        lines.append(
+            f"Ceilings ({ceil['source']}): copy {ceil['bytes_per_s'] / 1e9:.0f} GB/s, FP32 "
+            f"{ceil['fp32_flops'] / 1e12:.1f} TFLOP/s, TF32 {ceil['tf32_flops'] / 1e12:.1f} TFLOP/s, "
+            f"launch {ceil['launch_s'] * 1e6:.2f} us."
+        )
+    if end:
+        lines.append(f"Run complete in {end['t_s']:.0f} s ({end['summary']}).")
+    else:
+        last = records[-1]["t_s"] if records else 0
+        lines.append(
+            f"**Run cut short** (no end record; last record at {last:.0f} s): the rows below are all it measured."
+        )
+    if bad_lines:
+        lines.append(f"{bad_lines} unreadable line(s) of results.jsonl ignored (a write cut by the kill).")
+    lines += ["", "## Correctness (each artifact once, against PyTorch in strict FP32)", ""]
+    lines += [
+        "| # | model | shape | graph | system | precision | status | rel. L2 (tolerance) | launches (plan) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.get("measure") != "correctness":
+            continue
+        lines.append(
+            f"| {r['seq']} | {r['model']} | {'x'.join(map(str, r['shape']))} | {r['graph']} | {r['system']} | "
+            f"{r['precision']} | {status_text(r)} | {rel_text(r)} | {fmt(r.get('launches'), 'd')} |"
+        )
+    errors = [r for r in records if r["kind"] == "step_error"]
+    if errors:
+        lines += ["", "## Measurements that broke outside a row", ""]
+        lines += [f"- #{r['seq']} ({r['stage']}): {r['error']}" for r in errors]
+    lines += ["", "## Timings (in order of importance)", ""]
+    lines += [
+        (
+            "| # | stage | model | shape | graph | system | precision | status | rel. L2 (tolerance) | "
+            "median ms (p10-p90) | FPS | kernel-busy ms (%) | launches | H200 predicted ms | floor ms | measured/floor |"
+        ),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if r.get("measure") != "timing":
+            continue
+        med = r.get("median_ms")
+        lat = f"{med:.3f} ({r['p10_ms']:.3f}-{r['p90_ms']:.3f})" if med is not None else ""
+        fps = f"{1000 * r['shape'][0] / med:.1f}" if med else ""
+        busy = r.get("kernel_busy_ms")
+        busy_text = f"{busy:.3f} ({100 * busy / med:.0f}%)" if busy is not None and med else fmt(busy)
+        ratio = f"{med / r['floor_ms']:.1f}x" if med and r.get("floor_ms") else ""
+        lines.append(
+            f"| {r['seq']} | {r['stage']} | {r['model']} | {'x'.join(map(str, r['shape']))} | {r['graph']} | "
+            f"{r['system']} | {r['precision']} | {status_text(r)} | {rel_text(r)} | {lat} | {fps} | {busy_text} | "
+            f"{fmt(r.get('launches'), 'd')} | {fmt(r.get('predicted_h200_ms'))} | {fmt(r.get('floor_ms'))} | {ratio} |"
+        )
+    lines += [
+        "",
+        (
+            "Precision: FP32 = strict (torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 "
+            "both False); TF32 = both True. gpuopt computes FP32 on the CUDA cores: its rows are FP32 (a TF32 gpuopt "
+            f"mode does not exist yet). Tolerance of the relative L2 error against strict-FP32 PyTorch: FP32 "
+            f"{TOLERANCE['FP32']:g}, TF32 {TOLERANCE['TF32']:g}; a row over it is FAILED."
+        ),
+        (
+            "Kernel-busy: the summed time of the GPU's kernels in one forward, from a profiling pass separate from "
+            "the timed runs: PyTorch rows torch.profiler's CUDA kernel (and memcpy/memset) time; gpuopt rows "
+            "gpuopt-cuda-run --profile, each launch alone between two events and waited for (median of the passes; "
+            "the CUDA-graph row shows the same kernels' time). Launches: gpuopt the plan's launches per forward; "
+            "PyTorch the GPU ops the profiler saw in one forward."
+        ),
+        (
+            "H200 predicted: the cost model's (prepare.sh, seg-cost-report device=h200, FP32): gpuopt rows their "
+            "graph compiled, eager rows the exported graph eager, torch.compile rows the exported graph compiled. "
+            "Floor: the roofline floor of the model at that shape, sum over the optimized graph's ops of "
+            "max(FLOPs/peak, bytes/bandwidth) plus one launch per conv/linear (not the artifact's launch count), "
+            "with the ceilings above (TF32 rows: the TF32 peak for the convs/linears); measured/floor = median/floor."
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def status_text(r: dict[str, Any]) -> str:
+    if r["status"] in ("skipped", "error"):
+        return f"{r['status']}: {r.get('reason', '')}".replace("|", "/")
+    return r["status"]
+
+
+def rel_text(r: dict[str, Any]) -> str:
+    if r.get("rel_l2") is None:
+        return ""
+    tol = r.get("tolerance")
+    text = f"{r['rel_l2']:.1e}" + (f" ({tol:g})" if tol is not None else "")
+    if r.get("rel_l2_fp64") is not None:
+        text += f"; vs FP64 {r['rel_l2_fp64']:.1e}"
+    return text
+
+
+def write_markdown(out: Path) -> list[dict[str, Any]]:
+    records, bad = read_jsonl(out / "results.jsonl")
+    tmp = out / "results.md.tmp"
+    tmp.write_text(render_markdown(records, bad))
+    tmp.replace(out / "results.md")
+    return records
+
+
+def roofline(records: list[dict[str, Any]], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing: no roofline.png")
+        return
+    ceil = next((r for r in records if r["kind"] == "ceilings"), None)
+    env = next((r for r in records if r["kind"] == "environment"), {})
+    if ceil is None:
+        return
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    xs = np.logspace(-2, 3, 200)
+    bw = ceil["bytes_per_s"]
+    ax.plot(xs, np.minimum(xs * bw, ceil["fp32_flops"]), "k-", label="FP32 roofline")
+    ax.plot(xs, np.minimum(xs * bw, ceil["tf32_flops"]), "k:", label="TF32 roofline")
+    for r in records:
+        if r["kind"] != "row" or r.get("measure") != "timing" or not r.get("median_ms") or not r.get("flops"):
+            continue
+        ai = r["flops"] / max(r["bytes"], 1)
+        ax.scatter(
+            ai,
+            r["flops"] / (r["median_ms"] * 1e-3),
+            s=18,
+            marker="x" if r["precision"] == "TF32" else "o",
+            label=f"{r['row']} / {r['system']} / {r['precision']}",
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, cost model)")
+    ax.set_ylabel("achieved FLOP/s")
+    ax.set_title(
+        ("DRY RUN: " if env.get("dry_run") else "") + f"{env.get('device', '')}\nceilings: {ceil['source']}",
+        fontsize=8,
+    )
+
+    ax.legend(fontsize=5, ncol=2)
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=150)
+    plt.close(fig)
+    tmp.replace(path)
+
+
+def render(out: Path) -> int:
+    path = out / "results.jsonl"
+    if not path.is_file():
+        print(f"bench: error: {path}: no such file (nothing was measured into {out})", file=sys.stderr)
+        return 1
+    records = write_markdown(out)
+    roofline(records, out / "roofline.png")
+    rows = [r for r in records if r["kind"] == "row"]
+    log(f"rendered {len(rows)} rows of {path} into {out / 'results.md'}")
+    return 0
+
+
+# --- measuring ----------------------------------------------------------------
+
+
+class Clock:
+    """The whole run's deadline and the current stage's."""
+
+    def __init__(self, budget: float) -> None:
+        self.deadline = START + max(budget - RESERVE_S, 0.0)
+        self.stage_deadline = self.deadline
+        self.stage = ""
+
+    def begin(self, stage: str, cap: float) -> None:
+        self.stage = stage
+        self.stage_deadline = min(self.deadline, time.monotonic() + cap)
+
+    def left(self) -> float:
+        return self.stage_deadline - time.monotonic()
+
+    def why_not(self, need: float) -> str | None:
+        """The reason to skip a measurement that needs `need` seconds, if any."""
+        left = self.left()
+        if left >= need:
+            return None
+        if self.stage_deadline < self.deadline:
+            return f"the {self.stage} stage's cap: {max(left, 0):.0f} s left, needs {need:.0f} s"
+        return f"the budget: {max(left, 0):.0f} s left, needs {need:.0f} s"
 
 
 def write_safetensors(path: Path, tensors: dict[str, np.ndarray]) -> None:
@@ -68,63 +339,86 @@ def rel_l2(a: np.ndarray, e: np.ndarray) -> float:
     return float(np.linalg.norm(a64 - e64) / max(np.linalg.norm(e64), 1e-30))
 
 
-def time_cuda(fn: Any, runs: int = RUNS, warmup: int = WARMUP) -> list[float]:
-    """Milliseconds per call, CUDA events around each call."""
+def verdict(err: float, precision: str) -> tuple[str, float]:
+    tol = TOLERANCE[precision]
+    return ("ok" if err <= tol else "FAILED"), tol
+
+
+def set_precision(precision: str) -> None:
+    import torch
+
+    tf32 = precision == "TF32"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+
+
+def time_fn(fn: Callable[[], Any], device: str, runs: int, warmup: int) -> list[float]:
+    """Milliseconds per call: CUDA events around each call on a GPU, the
+    host clock on the CPU (dry run)."""
+    import torch
+
     for _ in range(warmup):
         fn()
-    torch.cuda.synchronize()
     out = []
-    for _ in range(runs):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        out.append(start.elapsed_time(stop))
+    if device == "cuda":
+        torch.cuda.synchronize()
+        for _ in range(runs):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            out.append(start.elapsed_time(stop))
+    else:
+        for _ in range(runs):
+            t = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t) * 1e3)
     return out
 
 
 def summary(ms: list[float]) -> dict[str, float]:
     q = np.percentile(ms, [10, 50, 90])
-    return {"p10_ms": float(q[0]), "median_ms": float(q[1]), "p90_ms": float(q[2])}
+    return {"p10_ms": float(q[0]), "median_ms": float(q[1]), "p90_ms": float(q[2]), "runs": len(ms)}
 
 
-def measure_ceilings() -> dict[str, float]:
-    """Device-to-device copy bandwidth, matmul rates and the empty-launch cost."""
-    n = 1 << 28  # 1 GiB of float32
-    a = torch.rand(n, device="cuda")
-    b = torch.empty_like(a)
-    ms = statistics.median(time_cuda(lambda: b.copy_(a), runs=20, warmup=3))
-    bandwidth = 2 * a.numel() * 4 / (ms * 1e-3)
-    m = torch.rand(8192, 8192, device="cuda")
-    k = torch.rand(8192, 8192, device="cuda")
-    rates = {}
-    for name, tf32 in (("fp32", False), ("tf32", True)):
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        ms = statistics.median(time_cuda(lambda: m @ k, runs=10, warmup=3))
-        rates[name] = 2 * 8192**3 / (ms * 1e-3)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    launches = 2000
+def torch_busy(fn: Callable[[], Any], device: str) -> dict[str, Any]:
+    """Kernel time and GPU op count of one call, from torch.profiler (a pass
+    of its own, after the timed runs); on the CPU (dry run) the ops' self
+    CPU time instead."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
 
-    def empty() -> None:
-        for _ in range(launches):
-            torch.cuda._sleep(0)
+    try:
+        if device == "cuda":
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+            ops = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+            return {
+                "kernel_busy_ms": sum(e.device_time_total for e in ops) * 1e-3,
+                "launches": len(ops),
+                "busy_source": "torch.profiler CUDA kernels",
+            }
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+        return {
+            "kernel_busy_ms": sum(e.self_cpu_time_total for e in prof.key_averages()) * 1e-3,
+            "launches": None,
+            "busy_source": "torch.profiler CPU op self time (dry run)",
+        }
+    except Exception as e:  # noqa: BLE001 - a profiler failure costs the column, not the row
+        return {"kernel_busy_ms": None, "launches": None, "busy_source": f"profiler failed: {e}"}
 
-    launch_s = statistics.median(time_cuda(empty, runs=5, warmup=1)) * 1e-3 / launches
-    return {
-        "copy_bytes_per_s": bandwidth,
-        "matmul_fp32_flops": rates["fp32"],
-        "matmul_tf32_flops": rates["tf32"],
-        "launch_s": launch_s,
-    }
 
-
-def build_model(name: str) -> torch.nn.Module:
+def build_model(name: str) -> Any:
     """Zoo model ``name`` with seeded random weights, BatchNorm statistics,
     norm scales and biases (gpuopt.randomize, pure torch): under the default
     initialisation a wrong BatchNorm fold or bias would go unseen. The
     artifacts take their weights at load, so prepare.sh's export need not
     use the same values."""
+    import torch
+
     from gpuopt import models
     from gpuopt.randomize import randomize
 
@@ -132,331 +426,632 @@ def build_model(name: str) -> torch.nn.Module:
     return randomize(models.build(name).eval(), seed=0)
 
 
-def torch_busy(fn: Any, latency_ms: float) -> tuple[float | None, int | None]:
-    """Kernel-busy fraction and kernel count of one call, from the profiler."""
-    try:
-        from torch.profiler import ProfilerActivity, profile
+def measure_ceilings() -> dict[str, float]:
+    """Device-to-device copy bandwidth, matmul rates and the empty-launch cost."""
+    import torch
 
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-        busy_us = sum(e.device_time for e in kernels)
-        return busy_us * 1e-3 / latency_ms, len(kernels)
-    except Exception as e:  # noqa: BLE001 - the profiler is optional
-        log(f"profiler unavailable: {e}")
-        return None, None
+    def copy_rate() -> float:
+        n = 1 << 28  # 1 GiB of float32
+        a = torch.rand(n, device="cuda")
+        b = torch.empty_like(a)
+        ms = statistics.median(time_fn(lambda: b.copy_(a), "cuda", runs=20, warmup=3))
+        return 2 * a.numel() * 4 / (ms * 1e-3)
+
+    bandwidth = copy_rate()
+    torch.cuda.empty_cache()
+    m = torch.rand(8192, 8192, device="cuda")
+    k = torch.rand(8192, 8192, device="cuda")
+    rates = {}
+    for name in ("FP32", "TF32"):
+        set_precision(name)
+        ms = statistics.median(time_fn(lambda: m @ k, "cuda", runs=10, warmup=3))
+        rates[name] = 2 * 8192**3 / (ms * 1e-3)
+    set_precision("FP32")
+    launches = 2000
+
+    def empty() -> None:
+        for _ in range(launches):
+            torch.cuda._sleep(0)
+
+    launch_s = statistics.median(time_fn(empty, "cuda", runs=5, warmup=1)) * 1e-3 / launches
+    torch.cuda.empty_cache()
+    return {
+        "source": "measured on this GPU",
+        "bytes_per_s": bandwidth,
+        "fp32_flops": rates["FP32"],
+        "tf32_flops": rates["TF32"],
+        "launch_s": launch_s,
+    }
+
+
+def floor_ms(entry: dict[str, Any], ceil: dict[str, Any], precision: str) -> float:
+    """sum over ops of max(FLOPs/peak, bytes/bandwidth), plus one launch per
+    op that multiplies-accumulates (conv/linear)."""
+    t = 0.0
+    for flops, nbytes, mac in entry["floor_ops"]:
+        peak = ceil["tf32_flops"] if precision == "TF32" and mac else ceil["fp32_flops"]
+        t += max(flops / peak, nbytes / ceil["bytes_per_s"]) + (ceil["launch_s"] if mac else 0.0)
+    return t * 1e3
+
+
+def stop(proc: subprocess.Popen, group: bool) -> None:
+    """Kills `proc` (with `group`, its whole process group) and reaps it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    proc.wait()
+
+
+def run_child(cmd: list[str], timeout: float, group: bool = False) -> tuple[int | None, str, str]:
+    """Runs `cmd`, killed at `timeout`; (None, ...) if it timed out. With
+    `group`, in a process group of its own, killed whole (torch.compile's
+    worker processes included; the child dies with us by PR_SET_PDEATHSIG);
+    without, in ours, so that a kill of the benchmark's group ends it too."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0 if group else None
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(proc, group)
+        return None, "", ""
+    except BaseException:
+        stop(proc, group)
+        raise
+    return proc.returncode, out, err
+
+
+def last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else "no message"
 
 
 def compile_child(args: argparse.Namespace) -> int:
     """Times torch.compile(mode) in this (separate, killable) process."""
+    import torch
+
+    # Die with the parent: a killed benchmark leaves no compile running.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    device = "cpu" if args.dry_run else "cuda"
     shape = [int(s) for s in args.shape.split(",")]
-    model = build_model(args.model).cuda()
-    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1)).cuda()
-    start = time.perf_counter()
+    model = build_model(args.model).to(device)
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1)).to(device)
     with torch.no_grad():
+        set_precision("FP32")
+        ref = model(x).cpu().numpy()
+        ref64 = copy.deepcopy(model).double()(x.double()).cpu().numpy()
+        set_precision(args.precision)
+        start = time.perf_counter()
         fn = torch.compile(model, mode=args.mode)
-        y = fn(x)
-        torch.cuda.synchronize()
+        # Copied out at once: under max-autotune's CUDA graphs the next call
+        # overwrites this call's output.
+        y = fn(x).cpu().numpy()
         compile_s = time.perf_counter() - start
-        ms = time_cuda(lambda: fn(x))
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
-        ref = model(x)
-    result = {"compile_s": compile_s, **summary(ms), "rel_l2": rel_l2(y.cpu().numpy(), ref.cpu().numpy())}
+        ms = time_fn(lambda: fn(x), device, args.runs, args.warmup)
+        busy = torch_busy(lambda: fn(x), device)
+    result = {
+        "compile_s": compile_s,
+        **summary(ms),
+        **busy,
+        "rel_l2": rel_l2(y, ref),
+        "rel_l2_fp64": rel_l2(y, ref64),
+    }
     Path(args.result).write_text(json.dumps(result))
     return 0
 
 
-def run_compile_row(model: str, shape: list[int], mode: str, budget: Budget, cap: float) -> dict[str, Any]:
-    timeout = min(cap, budget.left() - 5)
-    if timeout < 30:
-        return {"skipped": f"budget: {budget.left():.0f} s left"}
-    with tempfile.TemporaryDirectory() as tmp:
-        result = Path(tmp) / "r.json"
-        cmd = [
-            sys.executable,
-            __file__,
-            "--compile-child",
-            "--model",
-            model,
-            "--shape",
-            ",".join(map(str, shape)),
-        ]
-        cmd += ["--mode", mode, "--result", str(result)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            return {"skipped": f"torch.compile({mode}) did not finish within {timeout:.0f} s"}
-        if proc.returncode != 0 or not result.exists():
-            return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed"}
-        return json.loads(result.read_text())
+class Bench:
+    def __init__(self, args: argparse.Namespace, manifest: list[dict[str, Any]]) -> None:
+        self.args = args
+        self.dry = args.dry_run
+        self.device = "cpu" if self.dry else "cuda"
+        runs, warmup, passes = (3, 1, 1) if self.dry else (50, 10, 5)
+        self.runs = runs if args.runs is None else args.runs
+        self.warmup = warmup if args.warmup is None else args.warmup
+        self.passes = passes if args.profile_passes is None else args.profile_passes
+        self.manifest = manifest
+        self.clock = Clock(args.budget)
+        self.results = Results(args.out)
+        self.work = Path(tempfile.mkdtemp(prefix="gpuopt-bench-"))
+        self.cache: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+        self.ceil: dict[str, Any] = {}
+        # Kernel-busy ms of each gpuopt row's profile (its CUDA-graph row runs the same kernels).
+        self.busy: dict[str, float | None] = {}
 
+    # The manifest entry a PyTorch row of (model, shape) takes its counts from.
+    def entry(self, model: str, shape: list[int], graph: str) -> dict[str, Any] | None:
+        for e in self.manifest:
+            if e["model"] == model and e["shape"] == shape and e["graph"] == graph:
+                return e
+        return None
 
-def run_gpuopt(
-    runtime: Path,
-    artifact: Path,
-    weights: Path,
-    x: Path,
-    ref: np.ndarray,
-    graph: bool,
-    budget: Budget,
-    cap: float,
-) -> dict[str, Any]:
-    timeout = min(cap, budget.left() - 5)
-    if timeout < 5:
-        return {"skipped": f"budget: {budget.left():.0f} s left"}
-    with tempfile.TemporaryDirectory() as tmp:
-        y, js = Path(tmp) / "y.npy", Path(tmp) / "r.json"
-        cmd = [str(runtime), str(artifact), f"--weights={weights}", f"--input=@{x}", f"--output=@{y}"]
-        cmd += [f"--runs={RUNS}", f"--warmup={WARMUP}", f"--json={js}"]
-        cmd += ["--graph"] if graph else ["--profile"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            return {"skipped": f"did not finish within {timeout:.0f} s"}
-        if proc.returncode != 0:
-            return {"error": proc.stderr.strip()}
-        r = json.loads(js.read_text())
-        r["rel_l2"] = rel_l2(np.load(y), ref)
-        if not graph and r["median_ms"] > 0:
-            r["busy"] = r["kernel_ms_sum"] / r["median_ms"]
-        r.pop("step_ms", None)
-        return r
+    def floor_entry(self, model: str, shape: list[int]) -> dict[str, Any] | None:
+        return self.entry(model, shape, "optimized") or self.entry(model, shape, "exported")
 
+    def counts(
+        self, e: dict[str, Any] | None, model: str, shape: list[int], precision: str
+    ) -> dict[str, Any]:
+        f = self.floor_entry(model, shape)
+        out: dict[str, Any] = {"floor_ms": floor_ms(f, self.ceil, precision) if f and self.ceil else None}
+        if e:
+            out |= {"flops": e["flops"], "bytes": e["bytes"], "params": e["params"]}
+        return out
 
-def main() -> int:
-    p = argparse.ArgumentParser()
-    p.add_argument("--artifacts", type=Path)
-    p.add_argument("--runtime", type=Path)
-    p.add_argument("--out", type=Path)
-    p.add_argument("--budget", type=float, default=290)
-    p.add_argument("--compile-child", action="store_true")
-    p.add_argument("--model")
-    p.add_argument("--shape")
-    p.add_argument("--mode")
-    p.add_argument("--result")
-    args = p.parse_args()
-    if not torch.cuda.is_available():
-        print("bench: error: torch sees no CUDA GPU: nothing measured", file=sys.stderr)
-        return 2
-    if args.compile_child:
-        return compile_child(args)
-    budget = Budget(args.budget)
-    manifest = json.loads((args.artifacts / "manifest.json").read_text())
-    rows = {r["row"]: r for r in manifest}
-    work = Path(tempfile.mkdtemp(prefix="gpuopt-bench-"))
-    env = {
-        "gpu": torch.cuda.get_device_name(),
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "python": platform.python_version(),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "commit": os.environ.get("GPUOPT_COMMIT", ""),
-    }
-    try:
-        env["driver"] = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-    except OSError:
-        env["driver"] = ""
-    log(f"{env['gpu']}, driver {env['driver']}, torch {env['torch']}")
-    ceilings = measure_ceilings()
-    log(
-        "ceilings: copy {:.0f} GB/s, fp32 matmul {:.1f} TFLOP/s, tf32 {:.1f} TFLOP/s, launch {:.2f} us".format(
-            ceilings["copy_bytes_per_s"] / 1e9,
-            ceilings["matmul_fp32_flops"] / 1e12,
-            ceilings["matmul_tf32_flops"] / 1e12,
-            ceilings["launch_s"] * 1e6,
-        )
-    )
-    results: list[dict[str, Any]] = []
-    cache: dict[tuple[str, tuple[int, ...]], tuple[Path, Path, np.ndarray, float]] = {}
+    def prepare(self, model: str, shape: list[int]) -> dict[str, Any]:
+        """Weights, input and the references of (model, shape): PyTorch in
+        strict FP32 (what the tolerances apply to) and in float64 (shown
+        beside it: whether an error over the tolerance is the reference's)."""
+        import torch
 
-    def prepare(model: str, shape: list[int]) -> tuple[Path, Path, np.ndarray, float]:
-        """Weights, input and strict-FP32 reference; times eager once per model and shape."""
         key = (model, tuple(shape))
-        if key in cache:
-            return cache[key]
+        if key in self.cache:
+            return self.cache[key]
         net = build_model(model)
-        weights = work / f"{model}.safetensors"
+        weights = self.work / f"{model}.safetensors"
         if not weights.exists():
             sd = {k: v.detach().numpy() for k, v in net.state_dict().items() if v.is_floating_point()}
             write_safetensors(weights, sd)
         x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
-        xpath = work / f"{model}-{'x'.join(map(str, shape))}.npy"
+        xpath = self.work / f"{model}-{'x'.join(map(str, shape))}.npy"
         np.save(xpath, x.numpy())
-        net = net.cuda()
-        xc = x.cuda()
+        net = net.to(self.device)
         with torch.no_grad():
-            torch.backends.cudnn.allow_tf32 = False
-            torch.backends.cuda.matmul.allow_tf32 = False
-            ref = net(xc).cpu().numpy()
-            # Eager with PyTorch's defaults (cuDNN may use TF32 for convolutions).
-            torch.backends.cudnn.allow_tf32 = True
-            ms = time_cuda(lambda: net(xc))
-            s = summary(ms)
-            busy, kernels = torch_busy(lambda: net(xc), s["median_ms"])
-        results.append(
-            {
-                "row": f"{model} {'x'.join(map(str, shape))}",
-                "system": "PyTorch eager",
-                "model": model,
-                "shape": shape,
+            set_precision("FP32")
+            ref = net(x.to(self.device)).cpu().numpy()
+            # A second forward's time (the first pays for lazy loading).
+            start = time.monotonic()
+            net(x.to(self.device)).cpu()
+            forward_s = time.monotonic() - start
+            ref64 = copy.deepcopy(net).double()(x.to(self.device).double()).cpu().numpy()
+        self.cache[key] = {
+            "net": net,
+            "x": x.to(self.device),
+            "weights": weights,
+            "xpath": xpath,
+            "ref": ref,
+            "ref64": ref64,
+            "forward_s": forward_s,
+        }
+        return self.cache[key]
+
+    def row(self, record: dict[str, Any]) -> None:
+        record = {"stage": self.clock.stage} | record
+        self.results.add("row", record)
+        med, floor = record.get("median_ms"), record.get("floor_ms")
+        if med is not None:
+            what = f" (median {med:.4g} ms" + (f", {med / floor:.1f}x the floor)" if floor else ")")
+        elif record.get("rel_l2") is not None:
+            what = f" (rel. L2 {record['rel_l2']:.2e})"
+        else:
+            what = ""
+        log(
+            f"[{record['stage']}] {record['row']} / {record['system']} / {record['precision']} / {record['measure']}: "
+            f"{status_text(record)}{what}"
+        )
+
+    # -- gpuopt rows ------------------------------------------------------
+
+    def gpuopt(self, name: str, measure: str, graph: bool = False) -> None:
+        e = next((m for m in self.manifest if m["row"] == name), None)
+        if e is None:
+            return
+        system = "gpuopt + CUDA graph" if graph else "gpuopt"
+        base = {
+            "row": name,
+            "model": e["model"],
+            "shape": e["shape"],
+            "graph": e["graph"],
+            "system": system,
+            "precision": GPUOPT_PRECISION,
+            "measure": measure,
+            "device": "emulator (dry run)" if self.dry else "cuda",
+            "launches": e["launches_per_forward"],
+            "predicted_h200_ms": e["predicted_h200_s"] * 1e3,
+        } | self.counts(e, e["model"], e["shape"], GPUOPT_PRECISION)
+        if measure == "timing" and graph and self.dry:
+            self.row(base | {"status": "skipped", "reason": "dry run: CUDA graphs need a GPU"})
+            return
+        need = 5.0
+        if why := self.clock.why_not(need):
+            self.row(base | {"status": "skipped", "reason": why})
+            return
+        p = self.prepare(e["model"], e["shape"])
+        # Preparing (the model, its weights, the references) took some of it.
+        if why := self.clock.why_not(2.0):
+            self.row(base | {"status": "skipped", "reason": why})
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            y, js = Path(tmp) / "y.npy", Path(tmp) / "r.json"
+            cmd = [
+                str(self.args.runtime),
+                str(self.args.artifacts / e["artifact"]),
+                f"--weights={p['weights']}",
+            ]
+            cmd += [f"--input=@{p['xpath']}", f"--output=@{y}"]
+            cmd += ["--emulate"] if self.dry else []
+            if measure == "timing":
+                cmd += [f"--runs={self.runs}", f"--warmup={self.warmup}", f"--json={js}"]
+                cmd += ["--graph"] if graph else [f"--profile={self.passes}"]
+            timeout = self.clock.left()
+            rc, _, err = run_child(cmd, timeout)
+            if rc is None:
+                self.row(base | {"status": "skipped", "reason": f"did not finish within {timeout:.0f} s"})
+                return
+            if rc != 0:
+                self.row(base | {"status": "error", "reason": last_line(err)})
+                return
+            out = np.load(y)
+            err_l2 = rel_l2(out, p["ref"])
+            status, tol = verdict(err_l2, GPUOPT_PRECISION)
+            r = base | {
+                "status": status,
+                "rel_l2": err_l2,
+                "tolerance": tol,
+                "rel_l2_fp64": rel_l2(out, p["ref64"]),
             }
-            | s
-            | {"busy": busy, "launches": kernels, "rel_l2": 0.0}
-        )
-        log(f"eager {model} {shape}: {s['median_ms']:.3f} ms")
-        eager_ms = s["median_ms"]
-        torch.cuda.empty_cache()
-        cache[key] = (weights, xpath, ref, eager_ms)
-        return cache[key]
+            if measure == "timing":
+                j = json.loads(js.read_text())
+                r |= {k: j[k] for k in ("median_ms", "p10_ms", "p90_ms", "runs")}
+                r["launches"] = j["launches"]
+                if graph:
+                    # The same kernels: the profile of the plain row.
+                    r["kernel_busy_ms"] = self.busy.get(name)
+                    r["busy_source"] = "gpuopt-cuda-run --profile of the row without a graph"
+                else:
+                    r["kernel_busy_ms"] = j["kernel_ms_sum"]
+                    r["busy_source"] = (
+                        "gpuopt-cuda-run --profile (host clock, dry run)"
+                        if self.dry
+                        else ("gpuopt-cuda-run --profile (events around each launch, waited for)")
+                    )
+                    self.busy[name] = j["kernel_ms_sum"]
+            self.row(r)
 
-    def gpuopt_rows(names: list[str], graphs: tuple[bool, ...] = (False, True)) -> None:
-        for name in names:
-            row = rows.get(name)
-            if row is None:
-                continue
-            if budget.left() < 20:
-                results.append({"row": name, "system": "gpuopt", "skipped": "budget"})
-                continue
-            weights, x, ref, _ = prepare(row["model"], row["shape"])
-            for graph in graphs:
-                r = run_gpuopt(
-                    args.runtime, args.artifacts / row["artifact"], weights, x, ref, graph, budget, 60
-                )
-                system = "gpuopt" + (" + CUDA graph" if graph else "")
-                results.append(
-                    {"row": name, "system": system, "model": row["model"], "shape": row["shape"]} | r
-                )
-                log(f"{system} {name}: {r.get('median_ms', r.get('skipped', r.get('error')))}")
+    # -- PyTorch rows ------------------------------------------------------
 
-    def compile_rows(model: str, shape: list[int], mode: str, cap: float) -> None:
-        r = run_compile_row(model, shape, mode, budget, cap)
-        system = f"torch.compile({mode})"
-        results.append(
-            {"row": f"{model} {'x'.join(map(str, shape))}", "system": system, "model": model, "shape": shape}
-            | r
-        )
-        log(f"{system} {model}: {r.get('median_ms', r.get('skipped', r.get('error')))}")
+    def eager(self, model: str, shape: list[int], precision: str) -> None:
+        import torch
 
-    size = [1, 3, 224, 224]
-    # Priority order: the core table, then the Rolling-UNet-S extras.
-    gpuopt_rows([n for m in CORE for n in (m, f"{m}-opt")])
-    for m in CORE:
-        compile_rows(m, size, "default", 150)
-    gpuopt_rows([n for n in rows if n.startswith("rolling_unet_s-only-")], graphs=(True,))
-    for name in ("rolling_unet_s-opt-256", "rolling_unet_s-opt-b8"):
-        gpuopt_rows([name])
-    compile_rows("rolling_unet_s", size, "max-autotune", 240)
-
-    report = {"environment": env, "ceilings": ceilings, "manifest": manifest, "results": results}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(report, indent=1))
-    (args.out / "results.md").write_text(render_table(report))
-    roofline(report, args.out / "roofline.png")
-    print(render_table(report))
-    # gpuopt computes in FP32 like the reference; torch.compile may use TF32.
-    bad = [r for r in results if r["system"].startswith("gpuopt") and r.get("rel_l2", 0) > 1e-4]
-    for r in bad:
-        log(f"WRONG RESULT: {r['system']} {r['row']}: rel L2 {r['rel_l2']:.2e}")
-    return 1 if bad else 0
-
-
-def floor_s(row: dict[str, Any], ceilings: dict[str, float], launches: int | None) -> float:
-    """max(FLOPs/peak, bytes/bandwidth) + launches x launch cost."""
-    t = max(row["flops"] / ceilings["matmul_fp32_flops"], row["bytes"] / ceilings["copy_bytes_per_s"])
-    return t + (launches or 0) * ceilings["launch_s"]
-
-
-def render_table(report: dict[str, Any]) -> str:
-    env, ceil = report["environment"], report["ceilings"]
-    man = {r["row"]: r for r in report["manifest"]}
-    by_model = {(r["model"], tuple(r["shape"])): r for r in report["manifest"] if not r["pipeline"]}
-    lines = [
-        f"GPU {env['gpu']}, driver {env['driver']}, torch {env['torch']} (CUDA {env['cuda']}), {env['date']}",
-        "",
-        (
-            f"Ceilings (measured): copy {ceil['copy_bytes_per_s'] / 1e9:.0f} GB/s; matmul FP32 "
-            f"{ceil['matmul_fp32_flops'] / 1e12:.1f} TFLOP/s, TF32 {ceil['matmul_tf32_flops'] / 1e12:.1f} TFLOP/s; "
-            f"empty launch {ceil['launch_s'] * 1e6:.2f} us"
-        ),
-        "",
-        (
-            "| row | system | Params (M) | GFLOPs (2xMACs) | FPS | latency ms (p10-p90) | launches | kernel-busy | "
-            "% of floor | rel L2 vs PyTorch |"
-        ),
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in report["results"]:
-        m = man.get(r["row"]) or by_model.get((r.get("model"), tuple(r.get("shape", []))))
-        if "median_ms" not in r:
-            why = r.get("skipped") or r.get("error", "")
-            lines.append(
-                f"| {r['row']} | {r['system']} | | | | {'skipped' if 'skipped' in r else 'error'}: {why} | | | | |"
+        e = self.entry(model, shape, "exported") or self.floor_entry(model, shape)
+        base = {
+            "row": f"{model} {'x'.join(map(str, shape))}",
+            "model": model,
+            "shape": shape,
+            "graph": "PyTorch module",
+            "system": "PyTorch eager",
+            "precision": precision,
+            "measure": "timing",
+            "device": self.device,
+            "predicted_h200_ms": e["predicted_eager_h200_s"] * 1e3
+            if e and e["graph"] == "exported"
+            else None,
+        } | self.counts(e, model, shape, precision)
+        if why := self.clock.why_not(5.0):
+            self.row(base | {"status": "skipped", "reason": why})
+            return
+        p = self.prepare(model, shape)
+        net, x = p["net"], p["x"]
+        # The row runs in this process: skip it unless its forwards fit
+        # (the reference's forward says how long one takes).
+        forwards = self.runs + self.warmup + 2
+        if why := self.clock.why_not(forwards * p["forward_s"] + 1.0):
+            self.row(
+                base
+                | {"status": "skipped", "reason": f"{why} ({forwards} forwards of {p['forward_s']:.2f} s)"}
             )
-            continue
-        lat = r["median_ms"]
-        batch = r["shape"][0] if r.get("shape") else 1
-        params = f"{m['params'] / 1e6:.2f}" if m else ""
-        gflops = f"{2 * m['macs'] / 1e9:.2f}" if m else ""
-        launches = r.get("launches")
-        pct = f"{100 * floor_s(m, ceil, launches) / (lat * 1e-3):.1f}%" if m else ""
-        busy = f"{100 * r['busy']:.0f}%" if r.get("busy") is not None else ""
-        lines.append(
-            f"| {r['row']} | {r['system']} | {params} | {gflops} | {1000 * batch / lat:.1f} | "
-            f"{lat:.3f} ({r['p10_ms']:.3f}-{r['p90_ms']:.3f}) | {launches if launches is not None else ''} | "
-            f"{busy} | {pct} | {r.get('rel_l2', float('nan')):.1e} |"
+            return
+        with torch.no_grad():
+            set_precision(precision)
+            y = net(x).cpu().numpy()
+            s = summary(time_fn(lambda: net(x), self.device, self.runs, self.warmup))
+            busy = torch_busy(lambda: net(x), self.device)
+            set_precision("FP32")
+        err_l2 = rel_l2(y, p["ref"])
+        status, tol = verdict(err_l2, precision)
+        extra = {"status": status, "rel_l2": err_l2, "tolerance": tol, "rel_l2_fp64": rel_l2(y, p["ref64"])}
+        self.row(base | s | busy | extra)
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+
+    def compiled(self, model: str, shape: list[int], mode: str, precision: str, cap: float) -> None:
+        e = self.entry(model, shape, "exported") or self.floor_entry(model, shape)
+        base = {
+            "row": f"{model} {'x'.join(map(str, shape))}",
+            "model": model,
+            "shape": shape,
+            "graph": "PyTorch module",
+            "system": f'torch.compile(mode="{mode}")',
+            "precision": precision,
+            "measure": "timing",
+            "device": self.device,
+            "predicted_h200_ms": e["predicted_h200_s"] * 1e3 if e and e["graph"] == "exported" else None,
+        } | self.counts(e, model, shape, precision)
+        timeout = min(cap, self.clock.left())
+        if why := self.clock.why_not(min(cap, 20.0)):
+            self.row(base | {"status": "skipped", "reason": why})
+            return
+        with tempfile.TemporaryDirectory() as tmp:
+            result = Path(tmp) / "r.json"
+            cmd = [
+                sys.executable,
+                __file__,
+                "--compile-child",
+                "--model",
+                model,
+                "--shape",
+                ",".join(map(str, shape)),
+            ]
+            cmd += ["--mode", mode, "--precision", precision, "--result", str(result)]
+            cmd += ["--runs", str(self.runs), "--warmup", str(self.warmup)] + (
+                ["--dry-run"] if self.dry else []
+            )
+            rc, _, err = run_child(cmd, timeout, group=True)
+            if rc is None:
+                cause = "the cap" if timeout >= cap - 0.5 else "what was left of the stage/budget"
+                self.row(
+                    base
+                    | {
+                        "status": "skipped",
+                        "reason": f"torch.compile(mode={mode}) did not compile and run within {timeout:.0f} s ({cause})",
+                    }
+                )
+                return
+            if rc != 0 or not result.exists():
+                self.row(base | {"status": "error", "reason": last_line(err)})
+                return
+            r = json.loads(result.read_text())
+        status, tol = verdict(r["rel_l2"], precision)
+        self.row(base | r | {"status": status, "tolerance": tol})
+
+    # -- the schedule --------------------------------------------------------
+
+    def stage(self, name: str, steps: list[Callable[[], None]]) -> None:
+        if name not in self.args.stages:
+            self.results.add("stage", {"stage": name, "skipped": "not in --stages"})
+            log(f"stage {name}: not in --stages")
+            return
+        cap = STAGE_CAPS[name] * self.args.stage_scale
+        self.clock.begin(name, cap)
+        left = max(min(cap, self.clock.left()), 0.0)
+        self.results.add("stage", {"stage": name, "cap_s": round(left, 1)})
+        log(f"stage {name}: cap {left:.0f} s")
+        for step in steps:
+            try:
+                step()
+            except Exception as e:  # noqa: BLE001 - one broken measurement must not end the run
+                detail = "".join(traceback.format_exception_only(e)).strip()
+                self.results.add("step_error", {"stage": name, "error": detail[:500]})
+                log(f"error in stage {name}: {detail}")
+        roofline(read_jsonl(self.results.path)[0], self.args.out / "roofline.png")
+
+    def run(self) -> int:
+        import torch
+
+        env = {
+            "dry_run": self.dry,
+            "device": "CPU (dry run: " + (platform.processor() or platform.machine()) + ")"
+            if self.dry
+            else torch.cuda.get_device_name(),
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "python": platform.python_version(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "commit": os.environ.get("GPUOPT_COMMIT", ""),
+            "driver": "",
+            "torch_tf32_defaults": {
+                "cudnn": torch.backends.cudnn.allow_tf32,
+                "matmul": torch.backends.cuda.matmul.allow_tf32,
+            },
+            "budget_s": self.args.budget,
+            "runs": self.runs,
+            "warmup": self.warmup,
+            "profile_passes": self.passes,
+        }
+        if not self.dry:
+            with contextlib.suppress(OSError):
+                env["driver"] = subprocess.run(
+                    ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                ).stdout.strip()
+        self.results.add("environment", env)
+        log(f"{env['device']}, driver {env['driver'] or '-'}, torch {env['torch']}")
+        if self.dry:
+            dev = self.manifest[0]["cost_device"]
+            self.ceil = {
+                "source": f"cost model's {dev['id']} datasheet numbers (dry run: no GPU to measure)",
+                "bytes_per_s": dev["bytes_per_s"],
+                "fp32_flops": dev["fp32_flops"],
+                "tf32_flops": dev["tf32_flops"],
+                "launch_s": dev["launch_s"],
+            }
+        else:
+            try:
+                self.ceil = measure_ceilings()
+            except Exception as e:  # noqa: BLE001 - the floors fall back to the datasheet
+                dev = self.manifest[0]["cost_device"]
+                self.ceil = {
+                    "source": f"cost model's {dev['id']} datasheet numbers (measuring failed: {e})",
+                    "bytes_per_s": dev["bytes_per_s"],
+                    "fp32_flops": dev["fp32_flops"],
+                    "tf32_flops": dev["tf32_flops"],
+                    "launch_s": dev["launch_s"],
+                }
+        self.results.add("ceilings", self.ceil)
+
+        rows = [m["row"] for m in self.manifest]  # prepare.sh writes them by importance
+        base = [m for m in self.manifest if m["shape"][0] == 1 and m["graph"] == "optimized"]
+        size = (
+            next((m["shape"] for m in base if m["model"] == "rolling_unet_s"), None)
+            or self.manifest[0]["shape"]
         )
-    lines += [
-        "",
-        (
-            "% of floor: the roofline floor max(FLOPs/FP32 peak, bytes/copy bandwidth) + launches x launch cost, "
-            "over the measured latency (100% = at the floor). Kernel-busy: summed kernel time over latency "
-            "(gpuopt: events around each launch; PyTorch: the profiler)."
-        ),
-    ]
-    return "\n".join(lines) + "\n"
+        opt = {m["model"]: m["row"] for m in base if m["shape"] == size}
+        timed: list[str] = []
+
+        def gp(name: str, graphs: tuple[bool, ...] = (False, True)) -> list[Callable[[], None]]:
+            if not any(m["row"] == name for m in self.manifest):
+                return []
+            timed.append(name)
+            return [lambda g=g: self.gpuopt(name, "timing", g) for g in graphs]
+
+        models = {m["model"] for m in self.manifest}
+
+        def torch_rows(model: str, modes: tuple[tuple[str, float], ...]) -> list[Callable[[], None]]:
+            # PyTorch rows of the models prepare.sh compiled (their counts and floor).
+            if model not in models:
+                return []
+            steps: list[Callable[[], None]] = [
+                lambda p=p: self.eager(model, size, p) for p in ("FP32", "TF32")
+            ]
+            steps += [lambda m=m, c=c: self.compiled(model, size, m, "FP32", c) for m, c in modes]
+            return steps
+
+        autotune = self.args.autotune_cap
+        compile_cap = self.args.compile_cap
+        self.stage("correctness", [lambda n=n: self.gpuopt(n, "correctness") for n in rows])
+        self.stage(
+            "rolling_unet_s",
+            gp(opt.get("rolling_unet_s", ""))
+            + torch_rows("rolling_unet_s", (("max-autotune", autotune), ("default", compile_cap))),
+        )
+        self.stage("unet", gp(opt.get("unet", "")) + torch_rows("unet", (("default", compile_cap),)))
+        rest: list[Callable[[], None]] = []
+        for model in ("unext", "unext_stripe"):
+            rest += gp(opt.get(model, "")) + torch_rows(model, ())
+        for name in rows:
+            if name not in timed:
+                rest += gp(
+                    name, (False,) if "-only-" in name or name.endswith("-deform-conv") else (False, True)
+                )
+        later = [("unext", "default", "FP32", compile_cap), ("unext_stripe", "default", "FP32", compile_cap)]
+        later += [
+            ("rolling_unet_s", "max-autotune", "TF32", autotune),
+            ("unet", "max-autotune", "TF32", autotune),
+        ]
+        later += [("unet", "max-autotune", "FP32", autotune)]
+        for model, mode, precision, cap in later:
+            if model in models:
+                rest.append(lambda a=(model, size, mode, precision, cap): self.compiled(*a))
+        self.stage("rest", rest)
+
+        records = read_jsonl(self.results.path)[0]
+        rows_done = [r for r in records if r["kind"] == "row"]
+        failed = [r for r in rows_done if r["status"] in ("FAILED", "error")]
+        step_errors = [r for r in records if r["kind"] == "step_error"]
+        counts = {s: sum(r["status"] == s for r in rows_done) for s in ("ok", "FAILED", "error", "skipped")}
+        summary_text = ", ".join(f"{n} {s}" for s, n in counts.items())
+        if step_errors:
+            summary_text += f"; {len(step_errors)} measurement(s) broke outside a row"
+        self.results.add("end", {"summary": summary_text})
+        write_markdown(self.args.out)
+        roofline(read_jsonl(self.results.path)[0], self.args.out / "roofline.png")
+        for r in failed:
+            log(
+                f"{r['status']}: {r['row']} / {r['system']} / {r['precision']}: {r.get('reason') or rel_text(r)}"
+            )
+        log(f"done: {len(rows_done)} rows ({summary_text}); {self.args.out / 'results.md'}")
+        return 1 if failed or step_errors else 0
 
 
-def roofline(report: dict[str, Any], path: Path) -> None:
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--artifacts", type=Path, help="prepare.sh's directory (manifest.json and the artifacts)")
+    p.add_argument("--runtime", type=Path, help="gpuopt-cuda-run")
+    p.add_argument("--out", type=Path, help="where results.jsonl, results.md and roofline.png go")
+    p.add_argument("--budget", type=float, default=290, help="seconds for everything (default 290)")
+    p.add_argument("--dry-run", action="store_true", help="no GPU: the emulator and PyTorch on the CPU")
+    p.add_argument("--render", type=Path, metavar="OUT", help="only rebuild OUT/results.md and roofline.png")
+    p.add_argument("--autotune-cap", type=float, default=AUTOTUNE_CAP, help="seconds for a max-autotune row")
+    p.add_argument("--compile-cap", type=float, default=COMPILE_CAP, help="seconds for a default-mode row")
+    p.add_argument("--stage-scale", type=float, default=1.0, help="multiplies every stage's cap")
+    p.add_argument(
+        "--stages",
+        default=",".join(STAGES),
+        help=f"comma-separated stages to run, in this order whatever the list's (default {','.join(STAGES)})",
+    )
+    # The torch.compile child (internal).
+    p.add_argument("--compile-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--model", help=argparse.SUPPRESS)
+    p.add_argument("--shape", help=argparse.SUPPRESS)
+    p.add_argument("--mode", help=argparse.SUPPRESS)
+    p.add_argument("--precision", choices=sorted(TOLERANCE), default="FP32", help=argparse.SUPPRESS)
+    p.add_argument("--runs", type=int, help="timed runs per row (default 50; dry run 3)")
+    p.add_argument("--warmup", type=int, help="untimed runs before them (default 10; dry run 1)")
+    p.add_argument("--profile-passes", type=int, help="gpuopt profiling passes (default 5; dry run 1)")
+    p.add_argument("--result", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.render:
+        return render(args.render)
+    if args.compile_child:
+        return compile_child(args)
+    for flag in ("artifacts", "runtime", "out"):
+        if getattr(args, flag) is None:
+            p.error(f"--{flag} is required (or --render OUT)")
+    if args.budget <= 0:
+        p.error(f"--budget must be positive, got {args.budget:g}")
+    for flag, low in (("runs", 1), ("warmup", 0), ("profile_passes", 1)):
+        v = getattr(args, flag)
+        if v is not None and not low <= v <= 100000:
+            p.error(f"--{flag.replace('_', '-')} must be in [{low}, 100000], got {v}")
+    if args.stage_scale <= 0:
+        p.error(f"--stage-scale must be positive, got {args.stage_scale:g}")
+    stages = [t.strip() for t in args.stages.split(",") if t.strip()]
+    if not stages or any(t not in STAGES for t in stages):
+        p.error(f"--stages: expected a comma-separated subset of {','.join(STAGES)}, got '{args.stages}'")
+    args.stages = set(stages)
+    manifest_path = args.artifacts / "manifest.json"
     try:
-        import matplotlib
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        print(f"bench: error: {manifest_path}: {e} (run benchmarks/gpu/prepare.sh)", file=sys.stderr)
+        return 1
+    if not isinstance(manifest, list) or not manifest or not all("floor_ops" in m for m in manifest):
+        print(
+            f"bench: error: {manifest_path}: not a manifest of this prepare.sh (no rows with floor_ops): "
+            "run benchmarks/gpu/prepare.sh again",
+            file=sys.stderr,
+        )
+        return 1
+    dry_manifest = all(m.get("dry_run") for m in manifest)
+    if dry_manifest and not args.dry_run:
+        print(
+            f"bench: error: {manifest_path}: dry-run artifacts (prepare.sh --dry-run) on a GPU run",
+            file=sys.stderr,
+        )
+        return 1
+    if not args.runtime.is_file() or not os.access(args.runtime, os.X_OK):
+        print(f"bench: error: {args.runtime}: not an executable gpuopt-cuda-run", file=sys.stderr)
+        return 1
+    import torch
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        log("matplotlib missing: no roofline.png")
-        return
-    ceil = report["ceilings"]
-    man = {r["row"]: r for r in report["manifest"]}
-    by_model = {(r["model"], tuple(r["shape"])): r for r in report["manifest"] if not r["pipeline"]}
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    xs = np.logspace(-2, 3, 200)
-    ax.plot(
-        xs, np.minimum(xs * ceil["copy_bytes_per_s"], ceil["matmul_fp32_flops"]), "k-", label="FP32 roofline"
-    )
-    ax.plot(
-        xs, np.minimum(xs * ceil["copy_bytes_per_s"], ceil["matmul_tf32_flops"]), "k:", label="TF32 roofline"
-    )
-    for r in report["results"]:
-        m = man.get(r["row"]) or by_model.get((r.get("model"), tuple(r.get("shape", []))))
-        if "median_ms" not in r or not m:
-            continue
-        ai = m["flops"] / max(m["bytes"], 1)
-        ax.scatter(ai, m["flops"] / (r["median_ms"] * 1e-3), label=f"{r['row']} / {r['system']}", s=18)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("arithmetic intensity (FLOP/byte, cost model)")
-    ax.set_ylabel("achieved FLOP/s")
-    ax.set_title(report["environment"]["gpu"])
-    ax.legend(fontsize=5, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    if not args.dry_run and not torch.cuda.is_available():
+        print(
+            "bench: error: torch sees no CUDA GPU: nothing measured (--dry-run runs without one)",
+            file=sys.stderr,
+        )
+        return 2
+
+    # run.sh's timeout sends SIGTERM: end like an interrupt, so the child
+    # process groups are killed and what was measured stays rendered.
+    def on_term(signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, on_term)
+    bench = Bench(args, manifest)
+    try:
+        return bench.run()
+    except KeyboardInterrupt as e:
+        log(f"interrupted ({e}): results so far in {args.out}")
+        bench.results.add("interrupted", {"reason": str(e) or "interrupt"})
+        render(args.out)
+        return 3
+    finally:
+        # The weights and inputs (UNet's weights alone are 124 MB).
+        shutil.rmtree(bench.work, ignore_errors=True)
 
 
 if __name__ == "__main__":

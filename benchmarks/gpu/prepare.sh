@@ -6,21 +6,51 @@
 # It also copies the FlatBuffers headers (ARTIFACT_DIR/include/flatbuffers,
 # the build's GPUOPT_FLATBUFFERS_INCLUDE_DIR): the runtime reads the artifact
 # schema with them, and the GPU machine has no Debian packages.
-#   benchmarks/gpu/prepare.sh [ARTIFACT_DIR]     (default benchmarks/gpu/artifacts)
+#   benchmarks/gpu/prepare.sh [--dry-run] [ARTIFACT_DIR]
+#       (default benchmarks/gpu/artifacts; with --dry-run
+#       benchmarks/gpu/artifacts-dry, inputs of 32x32 instead of 224x224 and
+#       64x64 instead of 256x256, for run.sh --dry-run's host emulation)
 # Environment: BUILD_DIR (default build), CUDA_ARCH (default sm_90),
 # PYTHON (default .venv/bin/python), ROWS_ONLY (space-separated row names:
-# prepare only these, e.g. ROWS_ONLY=unext). Weights are not kept: run.sh
+# prepare only these, e.g. ROWS_ONLY=unext), BENCH_SIZE (the input size,
+# default 224, 32 with --dry-run; a multiple of 16, 32 or more for the
+# UNeXt rows). Every artifact carries its host image
+# (gpuopt-compile's default), so the same files run on the GPU and through
+# the emulator. manifest.json holds, per row, the cost model's counts and
+# H200 prediction, the per-op FLOPs and bytes the roofline floor is made of,
+# and the plan's launch counts. Weights are not kept: run.sh
 # makes them on the GPU machine from the seeded zoo constructors and
 # gpuopt.randomize (the artifacts take their weights at load).
 set -euo pipefail
-ART=$(realpath -m "${1:-$(dirname "$0")/artifacts}")
+DRY=0
+if [ "${1:-}" = --dry-run ]; then
+  DRY=1
+  shift
+fi
+if [ $DRY = 1 ]; then
+  ART=$(realpath -m "${1:-$(dirname "$0")/artifacts-dry}")
+  SIZE=${BENCH_SIZE:-32}
+else
+  ART=$(realpath -m "${1:-$(dirname "$0")/artifacts}")
+  SIZE=${BENCH_SIZE:-224}
+fi
+case $SIZE in
+  '' | *[!0-9]*) echo "prepare: error: BENCH_SIZE must be a positive multiple of 16, got '$SIZE'" >&2; exit 1 ;;
+esac
+if [ "$SIZE" -lt 16 ] || [ $((SIZE % 16)) != 0 ]; then
+  echo "prepare: error: BENCH_SIZE must be a positive multiple of 16, got '$SIZE'" >&2
+  exit 1
+fi
+# The larger-input ablation: 256 beside 224, twice the size otherwise.
+if [ "$SIZE" = 224 ]; then BIG=256; else BIG=$((2 * SIZE)); fi
 cd "$(dirname "$0")/../.."
 BUILD_DIR=${BUILD_DIR:-build}
 ARCH=${CUDA_ARCH:-sm_90}
 PY=${PYTHON:-.venv/bin/python}
 COMPILE=$BUILD_DIR/bin/gpuopt-compile
 OPT=$BUILD_DIR/bin/gpuopt-opt
-for t in "$COMPILE" "$OPT"; do
+RUN=$BUILD_DIR/bin/gpuopt-cuda-run
+for t in "$COMPILE" "$OPT" "$RUN"; do
   [ -x "$t" ] || { echo "prepare: error: $t is not built (make build)" >&2; exit 1; }
 done
 [ -x /usr/local/cuda/bin/ptxas ] || { echo "prepare: error: no CUDA toolkit (/usr/local/cuda/bin/ptxas)" >&2; exit 1; }
@@ -35,25 +65,28 @@ cp -r "$FB_INCLUDE/flatbuffers" "$ART/include/flatbuffers"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# row name | zoo model | input shape | gpuopt-compile --pipeline (empty: none)
+# row name | zoo model | input shape | graph | gpuopt-compile --pipeline
+# (empty: none). In order of importance (run.sh checks them in this order).
+S=$SIZE
 ROWS="
-unet|unet|1,3,224,224|
-unet-opt|unet|1,3,224,224|gpuopt-optimize
-rolling_unet_s|rolling_unet_s|1,3,224,224|
-rolling_unet_s-opt|rolling_unet_s|1,3,224,224|gpuopt-optimize
-unext|unext|1,3,224,224|
-unext-opt|unext|1,3,224,224|gpuopt-optimize
-unext_stripe|unext_stripe|1,3,224,224|
-unext_stripe-opt|unext_stripe|1,3,224,224|gpuopt-optimize
-rolling_unet_s-only-fuse-roll|rolling_unet_s|1,3,224,224|gpuopt-optimize{simplify-token-layout=false fuse-conv-bn-relu=false}
-rolling_unet_s-only-simplify-token-layout|rolling_unet_s|1,3,224,224|gpuopt-optimize{fuse-roll=false fuse-conv-bn-relu=false}
-rolling_unet_s-only-fuse-conv-bn-relu|rolling_unet_s|1,3,224,224|gpuopt-optimize{fuse-roll=false simplify-token-layout=false}
-rolling_unet_s-opt-256|rolling_unet_s|1,3,256,256|gpuopt-optimize
-rolling_unet_s-opt-b8|rolling_unet_s|8,3,224,224|gpuopt-optimize
+rolling_unet_s-opt|rolling_unet_s|1,3,$S,$S|optimized|gpuopt-optimize
+unet-opt|unet|1,3,$S,$S|optimized|gpuopt-optimize
+rolling_unet_s|rolling_unet_s|1,3,$S,$S|exported|
+unet|unet|1,3,$S,$S|exported|
+unext-opt|unext|1,3,$S,$S|optimized|gpuopt-optimize
+unext|unext|1,3,$S,$S|exported|
+unext_stripe-opt|unext_stripe|1,3,$S,$S|optimized|gpuopt-optimize
+unext_stripe|unext_stripe|1,3,$S,$S|exported|
+rolling_unet_s-only-fuse-roll|rolling_unet_s|1,3,$S,$S|ablation: only fuse-roll|gpuopt-optimize{simplify-token-layout=false fuse-conv-bn-relu=false}
+rolling_unet_s-only-simplify-token-layout|rolling_unet_s|1,3,$S,$S|ablation: only simplify-token-layout|gpuopt-optimize{fuse-roll=false fuse-conv-bn-relu=false}
+rolling_unet_s-only-fuse-conv-bn-relu|rolling_unet_s|1,3,$S,$S|ablation: only fuse-conv-bn-relu|gpuopt-optimize{fuse-roll=false simplify-token-layout=false}
+rolling_unet_s-opt-deform-conv|rolling_unet_s|1,3,$S,$S|ablation: deform-conv|gpuopt-optimize{deform-conv=true}
+rolling_unet_s-opt-$BIG|rolling_unet_s|1,3,$BIG,$BIG|optimized|gpuopt-optimize
+rolling_unet_s-opt-b8|rolling_unet_s|8,3,$S,$S|optimized|gpuopt-optimize
 "
 echo '[' > "$ART/manifest.json"
 first=1
-while IFS='|' read -r row model shape pipeline; do
+while IFS='|' read -r row model shape graph pipeline; do
   [ -n "$row" ] || continue
   if [ -n "${ROWS_ONLY:-}" ] && [[ " $ROWS_ONLY " != *" $row "* ]]; then
     continue
@@ -74,20 +107,46 @@ while IFS='|' read -r row model shape pipeline; do
   "$OPT" "$src" --pass-pipeline="builtin.module(${pipeline:+$pipeline,}$report)" -o /dev/null
   [ $first = 1 ] || echo ',' >> "$ART/manifest.json"
   first=0
-  "$PY" - "$row" "$model" "$shape" "$pipeline" "$secs" "$cost" "$ART/$row.gpuopt" >> "$ART/manifest.json" <<'PYEOF'
-import json, os, sys
-row, model, shape, pipeline, secs, cost, art = sys.argv[1:]
-f = json.load(open(cost))["functions"][0]
+  # The plan's launch counts ("launches: N at load time, M per forward").
+  inspect=$("$RUN" "$ART/$row.gpuopt" --inspect)
+  "$PY" - "$row" "$model" "$shape" "$graph" "$pipeline" "$secs" "$cost" "$ART/$row.gpuopt" "$inspect" \
+    "$DRY" >> "$ART/manifest.json" <<'PYEOF'
+import json, os, re, sys
+row, model, shape, graph, pipeline, secs, cost, art, inspect, dry = sys.argv[1:]
+report = json.load(open(cost))
+f, dev = report["functions"][0], report["device"]
+m = re.search(r"launches: (\d+) at load time, (\d+) per forward", inspect)
+if not m:
+    sys.exit(f"prepare: error: {art}: no launch counts in gpuopt-cuda-run --inspect's output: {inspect!r}")
+# The roofline floor's terms (run-time ops of this graph, compiled view):
+# [FLOPs, bytes, 1 if the op multiplies-accumulates (conv/linear/matmul)].
+floor_ops = [
+    [op["compiled"]["flops"], op["compiled"]["bytes"], int(op["macs"] > 0)]
+    for op in f["ops"]
+    if not op.get("load_time") and (op["compiled"]["flops"] or op["compiled"]["bytes"])
+]
 print(json.dumps({
     "row": row, "model": model, "shape": [int(s) for s in shape.split(",")],
-    "pipeline": pipeline, "compile_s": round(float(secs), 2),
+    "graph": graph, "pipeline": pipeline, "dry_run": dry == "1", "compile_s": round(float(secs), 2),
     "artifact": os.path.basename(art), "artifact_bytes": os.path.getsize(art),
+    "launches_at_load": int(m.group(1)), "launches_per_forward": int(m.group(2)),
     "params": f["params"], "macs": f["macs"], "thop_macs": f["thop_macs"], "flops": f["flops"],
-    "bytes": f["compiled"]["bytes"], "predicted_h200_s": f["compiled"]["time_s"],
+    "bytes": f["compiled"]["bytes"], "precision": f["precision"],
+    "predicted_h200_s": f["compiled"]["time_s"], "predicted_kernels": f["compiled"]["kernels"],
     "predicted_eager_h200_s": f["eager"]["time_s"], "eager_kernels": f["eager"]["kernels"],
+    "cost_device": {
+        "id": dev["id"], "fp32_flops": dev["peak_flops"]["fp32"], "tf32_flops": dev["peak_flops"]["tf32"],
+        "bytes_per_s": dev["bandwidth"], "launch_s": dev["launch_s"],
+    },
+    "floor_ops": floor_ops,
 }), end="")
 PYEOF
   echo "prepare: $row: $(du -h "$ART/$row.gpuopt" | cut -f1), compiled in ${secs} s"
 done <<< "$ROWS"
 echo ']' >> "$ART/manifest.json"
-echo "prepare: wrote $ART ($(du -sh "$ART" | cut -f1)); carry it with benchmarks/gpu/run.sh"
+total=$(du -sb "$ART" | cut -f1)
+echo "prepare: wrote $ART ($total bytes, $(du -sh "$ART" | cut -f1)); carry it with benchmarks/gpu/run.sh"
+# What travels to the GPU machine is at most 64 MiB with the rest of the tree.
+if [ "$total" -gt $((48 << 20)) ]; then
+  echo "prepare: warning: $ART is over 48 MiB: with the source tree it may not fit the 64 MiB carried" >&2
+fi

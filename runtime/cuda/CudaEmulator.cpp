@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -368,6 +369,44 @@ Status CudaEmulator::forward() {
   for (size_t i = 0; i < art.run.size(); ++i)
     if (Status s = impl->run(art, "run", i); !s)
       return s;
+  return Status::ok();
+}
+
+Status CudaEmulator::time(int warmup, int runs, std::vector<double> &ms) {
+  for (int i = 0; i < warmup; ++i)
+    if (Status s = forward(); !s)
+      return s;
+  for (int i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = forward(); !s)
+      return s;
+    std::chrono::duration<double, std::milli> t =
+        std::chrono::steady_clock::now() - start;
+    ms.push_back(t.count());
+  }
+  return Status::ok();
+}
+
+Status CudaEmulator::profileSteps(int passes, std::vector<double> &ms) {
+  if (passes < 1)
+    return Status::error("profiling needs at least one pass");
+  std::vector<std::vector<double>> perStep(art.run.size());
+  for (int pass = 0; pass < passes; ++pass) {
+    for (auto [begin, end] : impl->volatileRanges)
+      fillNaN(impl->arena, begin, end);
+    for (size_t i = 0; i < art.run.size(); ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (Status s = impl->run(art, "run", i); !s)
+        return s;
+      std::chrono::duration<double, std::milli> t =
+          std::chrono::steady_clock::now() - start;
+      perStep[i].push_back(t.count());
+    }
+  }
+  for (std::vector<double> &times : perStep) {
+    std::sort(times.begin(), times.end());
+    ms.push_back(times[times.size() / 2]);
+  }
   return Status::ok();
 }
 

@@ -424,43 +424,55 @@ Status CudaModel::time(int warmup, int runs, bool graph,
   return result;
 }
 
-Status CudaModel::profileSteps(std::vector<double> &ms) {
+Status CudaModel::profileSteps(int passes, std::vector<double> &ms) {
   const Driver *d = impl->d;
+  if (passes < 1)
+    return Status::error("profiling needs at least one pass");
+  // A warm-up forward (module load, caches), then `passes` passes in which
+  // every launch runs alone: an event before it, one after it, and a wait
+  // for the second before the next launch is queued. Events recorded back
+  // to back without the wait would measure the queue (the host's launch
+  // gaps land inside the next interval), making the sum ~ the forward.
   if (Status s = impl->forward(false); !s)
     return s;
+  CU_CHECK(d->cuStreamSynchronize(impl->stream));
   size_t n = impl->run.size();
-  std::vector<CUevent> events(n + 1, nullptr);
+  CUevent start = nullptr, stop = nullptr;
   Status result = Status::ok();
-  for (CUevent &e : events)
-    if (d->cuEventCreate(&e, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
-      result = Status::error("cuEventCreate failed while profiling");
-      break;
-    }
-  for (size_t i = 0; i < n && result; ++i) {
-    Impl::Launch &l = impl->run[i];
-    CUresult r = d->cuEventRecord(events[i], impl->stream);
-    if (r == CUDA_SUCCESS)
-      r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
-                            l.block[1], l.block[2], 0, impl->stream,
-                            l.params.data(), nullptr);
-    if (r != CUDA_SUCCESS)
-      result = Status::error(describeCudaStep(art, "run", i) + ": " +
-                             cuError(*d, r, "profiling a launch").message());
-  }
-  if (result) {
-    CUresult r = d->cuEventRecord(events[n], impl->stream);
-    if (r == CUDA_SUCCESS)
-      r = d->cuEventSynchronize(events[n]);
-    for (size_t i = 0; i < n && r == CUDA_SUCCESS; ++i) {
+  if (d->cuEventCreate(&start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+      d->cuEventCreate(&stop, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+    result = Status::error("cuEventCreate failed while profiling");
+  std::vector<std::vector<double>> perStep(n);
+  for (int pass = 0; pass < passes && result; ++pass) {
+    for (size_t i = 0; i < n && result; ++i) {
+      Impl::Launch &l = impl->run[i];
+      CUresult r = d->cuEventRecord(start, impl->stream);
+      if (r == CUDA_SUCCESS)
+        r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
+                              l.block[1], l.block[2], 0, impl->stream,
+                              l.params.data(), nullptr);
+      if (r == CUDA_SUCCESS)
+        r = d->cuEventRecord(stop, impl->stream);
+      if (r == CUDA_SUCCESS)
+        r = d->cuEventSynchronize(stop);
       float t = 0;
-      r = d->cuEventElapsedTime(&t, events[i], events[i + 1]);
-      ms.push_back(t);
+      if (r == CUDA_SUCCESS)
+        r = d->cuEventElapsedTime(&t, start, stop);
+      if (r != CUDA_SUCCESS)
+        result = Status::error(describeCudaStep(art, "run", i) + ": " +
+                               cuError(*d, r, "profiling a launch").message());
+      perStep[i].push_back(t);
     }
-    if (r != CUDA_SUCCESS)
-      result = cuError(*d, r, "reading profiling events");
   }
-  for (CUevent e : events)
-    if (e)
-      d->cuEventDestroy(e);
+  if (result)
+    for (std::vector<double> &times : perStep) {
+      // The median of the step's passes.
+      std::sort(times.begin(), times.end());
+      ms.push_back(times[times.size() / 2]);
+    }
+  if (start)
+    d->cuEventDestroy(start);
+  if (stop)
+    d->cuEventDestroy(stop);
   return result;
 }

@@ -16,6 +16,7 @@ used: it needs no ptxas, and the PTX itself is not what runs here.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -275,9 +276,44 @@ def test_emulate_errors(conv_bn_relu: dict, tmp_path: Path) -> None:
     proc = run("--emulate", "--graph")
     assert proc.returncode == 1
     assert proc.stderr.splitlines()[-1] == (
-        "gpuopt-cuda-run: error: --graph, --profile, --runs, --device and --json time or "
-        "choose a GPU; they do not apply to --emulate"
+        "gpuopt-cuda-run: error: --graph and --device choose how a GPU runs; they do not apply to --emulate"
     )
+    proc = run("--emulate", "--device=1")
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "gpuopt-cuda-run: error: --graph and --device choose how a GPU runs; they do not apply to --emulate"
+    )
+    for passes in ("0", "1001", "two"):
+        proc = run("--emulate", f"--profile={passes}")
+        assert proc.returncode == 1
+        assert proc.stderr.splitlines()[-1] == (
+            "gpuopt-cuda-run: error: --profile= must be a number of passes in [1, 1000]"
+        )
+
+    # Timing the emulation (the GPU benchmark's dry run): the GPU run's JSON.
+    js = tmp_path / "t.json"
+    y = tmp_path / "y.npy"
+    proc = run("--emulate", "--runs=3", "--warmup=1", "--profile=2", f"--json={js}", f"--output=@{y}")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(js.read_text())
+    launches = int(
+        re.search(
+            r"(\d+) per forward",
+            subprocess.run(
+                [CUDA_RUN, artifact, "--inspect"], capture_output=True, text=True, check=True
+            ).stdout,
+        ).group(1)
+    )
+    assert r["emulated"] is True and r["device"] == "emulator (host-x86_64)" and r["graph"] is False
+    assert r["launches"] == launches and r["runs"] == 3 and r["profile_passes"] == 2
+    assert 0 < r["p10_ms"] <= r["median_ms"] <= r["p90_ms"]
+    assert len(r["step_ms"]) == launches and all(t >= 0 for t in r["step_ms"]) and r["kernel_ms_sum"] > 0
+    assert r["kernel_ms_sum"] == pytest.approx(sum(r["step_ms"]), abs=1e-5 * launches)
+    assert rel_l2(np.load(y), conv_bn_relu["expected"]) <= REL_L2
+    proc = run("--emulate", "--runs=1", f"--json={js}")
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(js.read_text())
+    assert r["kernel_ms_sum"] is None and r["step_ms"] == [] and r["profile_passes"] == 0
 
     def rename(model: dict) -> None:
         program(model)["kernels"][0]["name"] = "no_such_kernel"

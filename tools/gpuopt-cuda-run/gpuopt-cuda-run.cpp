@@ -5,10 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 //   gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors --input=@x.npy
-//       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph] [--profile]
-//       [--device=I] [--strict-weights] [--json=FILE] [--sync-each-step]
+//       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph]
+//       [--profile[=PASSES]] [--device=I] [--strict-weights] [--json=FILE]
+//       [--sync-each-step]
 //   gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] --weights=W.safetensors
-//       --input=@x.npy [--output=@y.npy] [--strict-weights]
+//       --input=@x.npy [--output=@y.npy] [--runs=N] [--warmup=N]
+//       [--profile[=PASSES]] [--json=FILE] [--strict-weights]
 //       [--skip-plan-checks] [--sync-each-step]  (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --inspect      (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --dump         (no GPU needed)
@@ -20,6 +22,14 @@
 // (gpuopt-compile --cuda-host-image; runtime/include/gpuopt/Runtime/
 // CudaEmulator.h), blocks and threads in ORDER: forward (the default),
 // reversed, shuffled or shuffled:SEED.
+//
+// --runs times N forwards (CUDA events around each; the emulator: the host's
+// clock) after --warmup untimed ones. --profile is a separate pass after
+// them: each launch alone, an event before and after it and a wait for it
+// before the next (host clock when emulating), PASSES times (default 5), the
+// median per step; --json gets the per-step times and their sum
+// (kernel_ms_sum, null without --profile). Emulated times are the host's,
+// for dry runs of the benchmark only.
 //
 // Every mode but --dump checks the launch plan when it reads the artifact
 // (CudaModel.h: checkCudaPlan), before any driver call. --sync-each-step
@@ -56,12 +66,14 @@ void usage() {
       stderr,
       "usage: gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors "
       "--input=@x.npy [--output=@y.npy]\n"
-      "         [--runs=N] [--warmup=N] [--graph] [--profile] [--device=I]\n"
+      "         [--runs=N] [--warmup=N] [--graph] [--profile[=PASSES]] "
+      "[--device=I]\n"
       "         [--strict-weights] [--json=FILE] [--sync-each-step]\n"
       "       gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] "
       "--weights=W.safetensors --input=@x.npy\n"
-      "         [--output=@y.npy] [--strict-weights] [--skip-plan-checks] "
-      "[--sync-each-step]\n"
+      "         [--output=@y.npy] [--runs=N] [--warmup=N] "
+      "[--profile[=PASSES]] [--json=FILE]\n"
+      "         [--strict-weights] [--skip-plan-checks] [--sync-each-step]\n"
       "         (ORDER: forward, reversed, shuffled[:SEED])\n"
       "       gpuopt-cuda-run MODEL.gpuopt --inspect\n"
       "       gpuopt-cuda-run MODEL.gpuopt --dump\n");
@@ -131,12 +143,61 @@ Status writeOutputs(const CudaArtifact &art,
   return Status::ok();
 }
 
+/// What --json receives: the device, the timed forwards and the profile.
+struct RunReport {
+  std::string device;
+  int driver = 0;
+  std::string sm;
+  size_t launches = 0;
+  bool graph = false, emulated = false, profiled = false;
+  int passes = 0;
+  std::vector<double> ms, steps;
+};
+
+Status writeJson(const std::string &path, const RunReport &r) {
+  double busy = 0;
+  for (double t : r.steps)
+    busy += t;
+  std::string json;
+  auto append = [&json](const char *format, auto... args) {
+    int n = std::snprintf(nullptr, 0, format, args...);
+    size_t at = json.size();
+    json.resize(at + static_cast<size_t>(n) + 1);
+    std::snprintf(&json[at], static_cast<size_t>(n) + 1, format, args...);
+    json.resize(at + static_cast<size_t>(n));
+  };
+  // The device name is the driver's (or ours); anything JSON would need
+  // escaped becomes '?' (no device name seen has any).
+  std::string device = r.device;
+  for (char &c : device)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20)
+      c = '?';
+  append("{\"device\": \"%s\", \"emulated\": %s, \"driver\": %d, "
+         "\"sm\": \"%s\", \"launches\": %zu, \"graph\": %s, \"runs\": %zu, "
+         "\"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
+         "\"profile_passes\": %d, \"kernel_ms_sum\": ",
+         device.c_str(), r.emulated ? "true" : "false", r.driver, r.sm.c_str(),
+         r.launches, r.graph ? "true" : "false", r.ms.size(),
+         percentile(r.ms, 0.5), percentile(r.ms, 0.1), percentile(r.ms, 0.9),
+         r.profiled ? r.passes : 0);
+  if (r.profiled)
+    append("%.6f", busy);
+  else
+    json += "null";
+  json += ", \"step_ms\": [";
+  for (size_t i = 0; i < r.steps.size(); ++i)
+    append("%s%.6f", i ? ", " : "", r.steps[i]);
+  json += "]}\n";
+  return writeFileBytes(path, reinterpret_cast<const uint8_t *>(json.data()),
+                        json.size());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string model, weights, jsonPath;
   std::vector<std::string> inputs, outputs;
-  int runs = 0, warmup = 3, device = 0;
+  int runs = 0, warmup = 3, device = 0, passes = 5;
   bool graph = false, profile = false, strict = false, inspect = false,
        dump = false, emulate = false, deviceGiven = false, sync = false,
        skipChecks = false;
@@ -174,6 +235,10 @@ int main(int argc, char **argv) {
     } else if (a == "--graph") {
       graph = true;
     } else if (a == "--profile") {
+      profile = true;
+    } else if (const char *v = value("--profile=")) {
+      if (!parseInt(v, 1, 1000, passes))
+        return fail("--profile= must be a number of passes in [1, 1000]");
       profile = true;
     } else if (a == "--strict-weights") {
       strict = true;
@@ -214,10 +279,9 @@ int main(int argc, char **argv) {
     return fail("--inspect and --dump are exclusive");
   if (emulate && (inspect || dump))
     return fail("--emulate and --inspect/--dump are exclusive");
-  if (emulate &&
-      (graph || profile || runs > 0 || deviceGiven || !jsonPath.empty()))
-    return fail("--graph, --profile, --runs, --device and --json time or "
-                "choose a GPU; they do not apply to --emulate");
+  if (emulate && (graph || deviceGiven))
+    return fail("--graph and --device choose how a GPU runs; they do not "
+                "apply to --emulate");
   if ((sync || skipChecks) && (inspect || dump))
     return fail("--sync-each-step and --skip-plan-checks run a model; they "
                 "do not apply to --inspect/--dump");
@@ -292,6 +356,27 @@ int main(int argc, char **argv) {
                                 });
         !s)
       return fail(s.message());
+    RunReport report;
+    report.device = std::string("emulator (") + hostImageChip() + ")";
+    report.sm = hostImageChip();
+    report.launches = art.run.size();
+    report.emulated = true;
+    report.profiled = profile;
+    report.passes = passes;
+    if (runs > 0)
+      if (Status s = e->time(warmup, runs, report.ms); !s)
+        return fail(s.message());
+    if (profile)
+      if (Status s = e->profileSteps(passes, report.steps); !s)
+        return fail(s.message());
+    if (runs > 0)
+      std::printf("%s: %zu launches per forward, median %.4f ms (p10 %.4f, "
+                  "p90 %.4f) over %d emulated runs on the host\n",
+                  model.c_str(), art.run.size(), percentile(report.ms, 0.5),
+                  percentile(report.ms, 0.1), percentile(report.ms, 0.9), runs);
+    if (!jsonPath.empty())
+      if (Status s = writeJson(jsonPath, report); !s)
+        return fail(s.message());
     return 0;
   }
 
@@ -318,48 +403,31 @@ int main(int argc, char **argv) {
       !s)
     return fail(s.message());
 
-  std::vector<double> ms, steps;
+  RunReport report;
+  const CudaDeviceInfo &info = m->deviceInfo();
+  report.device = info.name;
+  report.driver = info.driverVersion;
+  report.sm =
+      std::to_string(info.computeMajor) + std::to_string(info.computeMinor);
+  report.launches = art.run.size();
+  report.graph = graph;
+  report.profiled = profile;
+  report.passes = passes;
+  // The timed forwards first; the profile is a pass of its own after them.
   if (runs > 0)
-    if (Status s = m->time(warmup, runs, graph, ms); !s)
+    if (Status s = m->time(warmup, runs, graph, report.ms); !s)
       return fail(s.message());
   if (profile)
-    if (Status s = m->profileSteps(steps); !s)
+    if (Status s = m->profileSteps(passes, report.steps); !s)
       return fail(s.message());
-  const CudaDeviceInfo &info = m->deviceInfo();
-  double median = percentile(ms, 0.5);
   if (runs > 0)
     std::printf("%s: %zu launches per forward%s, median %.4f ms (p10 %.4f, "
                 "p90 %.4f) over %d runs on %s\n",
                 model.c_str(), art.run.size(), graph ? " (CUDA graph)" : "",
-                median, percentile(ms, 0.1), percentile(ms, 0.9), runs,
-                info.name.c_str());
-  if (!jsonPath.empty()) {
-    double busy = 0;
-    for (double t : steps)
-      busy += t;
-    std::string json;
-    auto append = [&json](const char *format, auto... args) {
-      int n = std::snprintf(nullptr, 0, format, args...);
-      size_t at = json.size();
-      json.resize(at + static_cast<size_t>(n) + 1);
-      std::snprintf(&json[at], static_cast<size_t>(n) + 1, format, args...);
-      json.resize(at + static_cast<size_t>(n));
-    };
-    append("{\"device\": \"%s\", \"driver\": %d, \"sm\": \"%d%d\", "
-           "\"launches\": %zu, \"graph\": %s, \"runs\": %d, "
-           "\"median_ms\": %.6f, \"p10_ms\": %.6f, \"p90_ms\": %.6f, "
-           "\"kernel_ms_sum\": %.6f, \"step_ms\": [",
-           info.name.c_str(), info.driverVersion, info.computeMajor,
-           info.computeMinor, art.run.size(), graph ? "true" : "false", runs,
-           median, percentile(ms, 0.1), percentile(ms, 0.9), busy);
-    for (size_t i = 0; i < steps.size(); ++i)
-      append("%s%.6f", i ? ", " : "", steps[i]);
-    json += "]}\n";
-    if (Status s = writeFileBytes(
-            jsonPath, reinterpret_cast<const uint8_t *>(json.data()),
-            json.size());
-        !s)
+                percentile(report.ms, 0.5), percentile(report.ms, 0.1),
+                percentile(report.ms, 0.9), runs, info.name.c_str());
+  if (!jsonPath.empty())
+    if (Status s = writeJson(jsonPath, report); !s)
       return fail(s.message());
-  }
   return 0;
 }

@@ -86,6 +86,14 @@ public:
   /// Fills the non-persistent bytes with NaN and runs the forward steps; an
   /// out-of-bounds access fails the first launch that makes one.
   Status forward();
+  /// Times `runs` forwards after `warmup` untimed ones with the host's
+  /// steady clock (milliseconds per run, NaN refill included): the shape of
+  /// CudaModel::time, for dry runs of the benchmark, not a GPU's time.
+  Status time(int warmup, int runs, std::vector<double> &ms);
+  /// Times each forward step alone with the host's clock, `passes` times
+  /// (the NaN refill before each pass, outside the steps); `ms` receives one
+  /// duration per step, the median of its passes (CudaModel::profileSteps).
+  Status profileSteps(int passes, std::vector<double> &ms);
   /// Copies the outputs out (dense f32 of the declared shapes).
   Status getOutputs(const std::vector<float *> &outputs);
 

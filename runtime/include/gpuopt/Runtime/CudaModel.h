@@ -208,9 +208,12 @@ public:
   /// Times `runs` forwards after `warmup` untimed ones, each with CUDA events
   /// around it; `ms` receives one duration per run.
   Status time(int warmup, int runs, bool graph, std::vector<double> &ms);
-  /// Times each forward step alone (events around each launch, one pass
-  /// after a warm-up); `ms` receives one duration per step.
-  Status profileSteps(std::vector<double> &ms);
+  /// Times each forward step alone, after a warm-up forward: in each of
+  /// `passes` passes every launch has an event before and after it and is
+  /// waited for before the next is queued (no launch gap or queueing inside
+  /// a step's time); `ms` receives one duration per step, the median of its
+  /// passes. Not for the timed forwards: the waits slow the forward down.
+  Status profileSteps(int passes, std::vector<double> &ms);
 
 private:
   CudaModel() = default;

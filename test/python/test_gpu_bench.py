@@ -1,0 +1,368 @@
+"""The GPU benchmark's dry run: benchmarks/gpu/{prepare.sh,run.sh,bench.py}
+without a GPU (docs/benchmarks/gpu.md).
+
+prepare.sh --dry-run makes three 16x16 artifacts (Rolling-UNet-S and UNet
+optimized, one Rolling-UNet-S ablation); run.sh --dry-run runs them through
+the host emulation (gpuopt-cuda-run --emulate, with --runs/--profile/--json
+as on a GPU) and PyTorch on the CPU, 2 timed runs a row. The checks: every row is in
+results.jsonl in the order of importance, each with its precision mode,
+status, tolerance, prediction and floor; the torch.compile rows, whose CPU
+compile cannot finish within the 2 s caps given, are skipped with that
+reason; results.md shows every row; a run SIGKILLed after its first rows
+still renders them (also with a truncated last line); a tiny budget skips
+what does not fit, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuopt.tools import REPO_ROOT, build_dir
+
+BIN = build_dir() / "bin"
+PREPARE = REPO_ROOT / "benchmarks" / "gpu" / "prepare.sh"
+RUN = REPO_ROOT / "benchmarks" / "gpu" / "run.sh"
+BENCH = REPO_ROOT / "benchmarks" / "gpu" / "bench.py"
+ROWS = ["rolling_unet_s-opt", "unet-opt", "rolling_unet_s-only-fuse-roll"]
+
+pytestmark = pytest.mark.skipif(
+    not all((BIN / t).exists() for t in ("gpuopt-compile", "gpuopt-opt", "gpuopt-cuda-run"))
+    or not Path("/usr/local/cuda/bin/ptxas").exists(),
+    reason="needs gpuopt-compile, gpuopt-opt, gpuopt-cuda-run and the CUDA toolkit's ptxas",
+)
+
+
+def env(tmp: Path, **extra: str) -> dict[str, str]:
+    """run.sh's environment; bench.py's weights go under `tmp` (TMPDIR), so
+    that a killed run leaves nothing elsewhere."""
+    e = dict(os.environ)
+    e["TMPDIR"] = str(tmp)
+    e.update(
+        PYTHON=sys.executable,
+        PYTHONPATH=str(REPO_ROOT / "python"),
+        BUILD_DIR=str(build_dir()),
+        BENCH_RUNTIME=str(BIN / "gpuopt-cuda-run"),
+        BENCH_AUTOTUNE_CAP_S="2",
+        BENCH_COMPILE_CAP_S="2",
+        BENCH_RUNS="2",
+        BENCH_WARMUP="0",
+    )
+    e.update(extra)
+    return e
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def complete_records(out: Path) -> list[dict]:
+    """The records of a JSONL being written: its complete lines."""
+    text = (out / "results.jsonl").read_text() if (out / "results.jsonl").exists() else ""
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    art = tmp_path_factory.mktemp("bench") / "artifacts-dry"
+    proc = subprocess.run(
+        ["bash", PREPARE, "--dry-run", art],
+        env=env(art.parent, ROWS_ONLY=" ".join(ROWS), BENCH_SIZE="16"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "bytes" in proc.stdout.splitlines()[-1]
+    return art
+
+
+def test_prepare_manifest(artifacts: Path) -> None:
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    assert [m["row"] for m in manifest] == ROWS
+    for m in manifest:
+        assert m["dry_run"] is True
+        assert m["shape"] == [1, 3, 16, 16]
+        assert (artifacts / m["artifact"]).stat().st_size == m["artifact_bytes"]
+        # The plan's counts, as --inspect prints them.
+        out = subprocess.run(
+            [BIN / "gpuopt-cuda-run", artifacts / m["artifact"], "--inspect"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert f"{m['launches_at_load']} at load time, {m['launches_per_forward']} per forward" in out
+        # The floor's terms: FLOPs and bytes per op, the convs/linears marked.
+        assert sum(f for f, _, _ in m["floor_ops"]) == m["flops"]
+        assert sum(b for _, b, _ in m["floor_ops"]) == m["bytes"]
+        assert any(mac for _, _, mac in m["floor_ops"])
+        assert m["predicted_h200_s"] > 0
+    graphs = {m["row"]: m["graph"] for m in manifest}
+    assert graphs["rolling_unet_s-only-fuse-roll"] == "ablation: only fuse-roll"
+    assert (artifacts / "include" / "flatbuffers" / "flatbuffers.h").is_file()
+
+
+def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    start = time.monotonic()
+    proc = subprocess.run(
+        ["bash", RUN, "--dry-run", out, artifacts],
+        env=env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    took = time.monotonic() - start
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    recs = records(out)
+    assert recs[0]["kind"] == "environment" and recs[0]["dry_run"] is True
+    assert recs[1]["kind"] == "ceilings"
+    assert recs[-1]["kind"] == "end"
+    assert [r["seq"] for r in recs] == list(range(1, len(recs) + 1))
+    stages = [r["stage"] for r in recs if r["kind"] == "stage"]
+    assert stages == ["correctness", "rolling_unet_s", "unet", "rest"]
+    rows = [r for r in recs if r["kind"] == "row"]
+    # Stages in order: every row of a stage after every row of the one before.
+    order = {s: i for i, s in enumerate(stages)}
+    assert [order[r["stage"]] for r in rows] == sorted(order[r["stage"]] for r in rows)
+
+    manifest = {m["row"]: m for m in json.loads((artifacts / "manifest.json").read_text())}
+    # (a) every artifact checked once, first, against PyTorch in strict FP32.
+    checks = [r for r in rows if r["measure"] == "correctness"]
+    assert [r["row"] for r in checks] == ROWS
+    assert rows[: len(ROWS)] == checks
+    for r in checks:
+        assert r["status"] == "ok" and r["precision"] == "FP32" and r["tolerance"] == 1e-5
+        assert 0 <= r["rel_l2"] <= 1e-5
+        # Against the float64 model too (informational in the table).
+        assert 0 < r["rel_l2_fp64"] <= 1e-5
+        assert r["launches"] == manifest[r["row"]]["launches_per_forward"]
+
+    timed = [r for r in rows if r["measure"] == "timing"]
+    for r in timed:
+        assert r["precision"] in ("FP32", "TF32")
+        assert r["status"] in ("ok", "skipped"), r
+        assert r["floor_ms"] > 0
+        if r["status"] == "ok":
+            assert r["p10_ms"] <= r["median_ms"] <= r["p90_ms"] and r["runs"] == 2
+            assert r["rel_l2"] <= r["tolerance"] == {"FP32": 1e-5, "TF32": 5e-3}[r["precision"]]
+        else:
+            assert r["reason"]
+
+    def find(stage: str, system: str, precision: str = "FP32") -> dict:
+        hits = [r for r in timed if (r["stage"], r["system"], r["precision"]) == (stage, system, precision)]
+        assert len(hits) == 1, (stage, system, precision, hits)
+        return hits[0]
+
+    # (b) Rolling-UNet-S: gpuopt optimized (emulated, profiled), eager FP32 and TF32, torch.compile.
+    g = find("rolling_unet_s", "gpuopt")
+    assert g["row"] == "rolling_unet_s-opt" and g["status"] == "ok"
+    assert g["launches"] == manifest["rolling_unet_s-opt"]["launches_per_forward"]
+    assert g["kernel_busy_ms"] > 0 and "--profile" in g["busy_source"]
+    assert g["predicted_h200_ms"] == pytest.approx(manifest["rolling_unet_s-opt"]["predicted_h200_s"] * 1e3)
+    graph = find("rolling_unet_s", "gpuopt + CUDA graph")
+    assert graph["status"] == "skipped" and graph["reason"] == "dry run: CUDA graphs need a GPU"
+    for precision in ("FP32", "TF32"):
+        e = find("rolling_unet_s", "PyTorch eager", precision)
+        assert e["status"] == "ok" and e["kernel_busy_ms"] > 0 and e["device"] == "cpu"
+    for mode in ("max-autotune", "default"):
+        c = find("rolling_unet_s", f'torch.compile(mode="{mode}")')
+        assert c["status"] == "skipped"
+        assert c["reason"].startswith(f"torch.compile(mode={mode}) did not compile and run within")
+    # (c) UNet, (d) the ablation.
+    assert find("unet", "gpuopt")["row"] == "unet-opt"
+    ablation = [r for r in timed if r["row"] == "rolling_unet_s-only-fuse-roll"]
+    assert [r["stage"] for r in ablation] == ["rest"] and ablation[0]["status"] == "ok"
+    # One floor per model and precision, whatever the system.
+    floors = {(r["model"], r["precision"]): r["floor_ms"] for r in timed}
+    for r in timed:
+        assert r["floor_ms"] == floors[(r["model"], r["precision"])]
+
+    md = (out / "results.md").read_text()
+    assert md.startswith("# gpuopt GPU benchmark\n\nDRY RUN")
+    assert "Run complete in" in md
+    for r in rows:
+        assert f"| {r['seq']} | " in md
+    assert "a TF32 gpuopt mode does not exist yet" in md
+    assert "TF32 for cuDNN convolutions only" in md
+    line = next(ln for ln in md.splitlines() if ln.startswith(f"| {g['seq']} | "))
+    assert f"{g['median_ms'] / g['floor_ms']:.1f}x" in line
+    if (out / "roofline.png").exists():
+        assert (out / "roofline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "bench.log").read_text().count("bench: [") == len(rows)
+    # The whole run stays within run.sh's wall target (300 s).
+    assert took < 300
+
+
+def test_killed_run_still_renders(artifacts: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        ["bash", RUN, "--dry-run", out, artifacts],
+        env=env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        rows: list[dict] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            rows = [r for r in complete_records(out) if r["kind"] == "row"]
+            if len(rows) >= 2:
+                break
+            time.sleep(0.2)
+        assert len(rows) >= 2, "no rows before the kill"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    kept = [r for r in records(out) if r["kind"] == "row"]
+    assert len(kept) >= 2 and not any(r["kind"] == "end" for r in records(out))
+    # results.md was rebuilt after each row: without a render it holds every
+    # row but perhaps the last (the kill may fall between its line and the
+    # rebuild).
+    md = (out / "results.md").read_text()
+    assert "**Run cut short**" in md
+    for r in kept[:-1]:
+        assert f"| {r['seq']} | " in md
+    # A write cut by the kill: the truncated line is ignored and said so.
+    with open(out / "results.jsonl", "a") as f:
+        f.write('{"kind": "row", "seq": 99, "row": "unet-o')
+    (out / "results.md").unlink()
+    proc2 = subprocess.run(
+        [sys.executable, BENCH, "--render", out], capture_output=True, text=True, check=False
+    )
+    assert proc2.returncode == 0, proc2.stderr
+    md = (out / "results.md").read_text()
+    assert "**Run cut short**" in md
+    assert "1 unreadable line(s) of results.jsonl ignored" in md
+    for r in kept:
+        assert f"| {r['seq']} | {r['model']} | " in md
+
+
+def test_budget_skips_with_reason(artifacts: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        ["bash", RUN, "--dry-run", out, artifacts],
+        env=env(tmp_path, BENCH_BUDGET_S="20", BENCH_STAGES="correctness,rolling_unet_s"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    recs = records(out)
+    assert [r.get("skipped") for r in recs if r["kind"] == "stage"] == [
+        None,
+        None,
+        "not in --stages",
+        "not in --stages",
+    ]
+    rows = [r for r in recs if r["kind"] == "row"]
+    assert all(r["stage"] in ("correctness", "rolling_unet_s") for r in rows)
+    skipped = [r for r in rows if r["status"] == "skipped"]
+    assert skipped, "a 20 s budget fit everything"
+    for r in skipped:
+        known = ("the budget: ", "the correctness stage's cap", "dry run: ", "did not finish within ")
+        assert r["reason"].startswith((*known, "torch.compile(mode=")), r
+    assert any(r["reason"].startswith("the budget: ") for r in skipped)
+    assert recs[-1]["kind"] == "end"
+    md = (out / "results.md").read_text()
+    assert "skipped: the budget: " in md
+
+
+def test_usage_errors(artifacts: Path, tmp_path: Path) -> None:
+    def run(*args: object, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["bash", RUN, *args], env=env(tmp_path, **extra), capture_output=True, text=True, check=False
+        )
+
+    p = run()
+    assert (
+        p.returncode == 1 and p.stderr == "usage: benchmarks/gpu/run.sh [--dry-run] OUTDIR [ARTIFACT_DIR]\n"
+    )
+    p = run("--dry-run", tmp_path / "o", tmp_path / "none")
+    assert p.returncode == 1
+    assert p.stdout.splitlines()[-1] == (
+        f"run.sh: error: {tmp_path / 'none'}/manifest.json missing: run benchmarks/gpu/prepare.sh --dry-run "
+        f"on the build machine and carry {tmp_path / 'none'}"
+    )
+    p = run("--dry-run", tmp_path / "o", artifacts, BENCH_BUDGET_S="soon")
+    assert p.returncode == 1 and p.stdout.splitlines()[-1] == (
+        "run.sh: error: BENCH_BUDGET_S must be a number of seconds, got 'soon'"
+    )
+    p = run(tmp_path / "o", artifacts, BENCH_DRY_RUN="yes")
+    assert p.returncode == 1 and p.stderr == "run.sh: error: BENCH_DRY_RUN must be 0 or 1, got 'yes'\n"
+    p = subprocess.run(
+        [sys.executable, BENCH, "--render", tmp_path / "empty"], capture_output=True, text=True, check=False
+    )
+    assert p.returncode == 1
+    assert p.stderr == (
+        f"bench: error: {tmp_path / 'empty' / 'results.jsonl'}: no such file "
+        f"(nothing was measured into {tmp_path / 'empty'})\n"
+    )
+    p = subprocess.run(
+        [sys.executable, BENCH, "--artifacts", artifacts, "--runtime", BIN / "gpuopt-cuda-run"]
+        + ["--out", tmp_path / "o2", "--stages", "unet,warmup"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[-1].endswith(
+        "--stages: expected a comma-separated subset of correctness,rolling_unet_s,unet,rest, got 'unet,warmup'"
+    )
+    # A dry-run manifest is refused by a GPU run (before any GPU is asked for).
+    p = subprocess.run(
+        [sys.executable, BENCH, "--artifacts", artifacts, "--runtime", BIN / "gpuopt-cuda-run"]
+        + ["--out", tmp_path / "o3"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env(tmp_path),
+    )
+    assert p.returncode == 1
+    assert p.stderr == (
+        f"bench: error: {artifacts / 'manifest.json'}: dry-run artifacts (prepare.sh --dry-run) on a GPU run\n"
+    )
+
+
+def test_broken_measurement_does_not_end_the_run(artifacts: Path, tmp_path: Path) -> None:
+    """A manifest row naming a model the zoo lacks breaks its measurement:
+    recorded, shown, exit 1, and the rows after it are still measured."""
+    art = tmp_path / "art"
+    art.mkdir()
+    for f in artifacts.iterdir():
+        (art / f.name).symlink_to(f)
+    (art / "manifest.json").unlink()
+    manifest = json.loads((artifacts / "manifest.json").read_text())
+    manifest[0]["model"] = "no_such_model"
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        ["bash", RUN, "--dry-run", out, art],
+        env=env(tmp_path, BENCH_STAGES="correctness"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    recs = records(out)
+    errors = [r for r in recs if r["kind"] == "step_error"]
+    assert len(errors) == 1 and errors[0]["stage"] == "correctness"
+    assert "no_such_model" in errors[0]["error"]
+    rows = [r for r in recs if r["kind"] == "row"]
+    assert [r["row"] for r in rows] == ROWS[1:] and all(r["status"] == "ok" for r in rows)
+    md = (out / "results.md").read_text()
+    assert "## Measurements that broke outside a row" in md
+    assert f"- #{errors[0]['seq']} (correctness): " in md
+    assert "1 measurement(s) broke outside a row" in md
