@@ -168,10 +168,20 @@ def _slice(b: _Builder, x: str, shape: list[int], start: list[int], size: list[i
     )
 
 
-def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], rng: random.Random) -> str:
+def _zero_group(
+    b: _Builder,
+    x: str,
+    shape: list[int],
+    g: int,
+    dims: list[int],
+    rng: random.Random,
+    permute_cyclic: bool = True,
+) -> str:
     """A zero buffer with shifted slice assignments, in canonical form: a concat
     along dim g of channel intervals, each a slice of x zero-padded back to its
-    size along the shifted dims (or whole), or with cyclic pieces (rolls)."""
+    size along the shifted dims (or whole), or with cyclic pieces (rolls).
+    ``permute_cyclic=False``: cyclic pieces are never permuted (the rolls of
+    such pieces stay seg.roll, which the roll streams must not leave)."""
     parts, types = [], []
     cyclic = rng.random() < 0.2
     sizes = _partition(rng, shape[g])
@@ -213,7 +223,8 @@ def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], 
     if len(parts) == 1:
         return parts[0]
     order = list(range(len(parts)))
-    if rng.random() < 0.05 and len(parts) > 2:  # a permutation of the groups, not a shift
+    # A permutation of the groups, not a shift.
+    if rng.random() < 0.05 and len(parts) > 2 and (permute_cyclic or not cyclic):
         # Not a rotation either (that is a roll along the groups, which stays).
         rotations = [order[k:] + order[:k] for k in range(len(order))]
         while order in rotations:
@@ -418,7 +429,7 @@ def generate_tsm(seed: int, index: int, first_arg: int) -> Case:
     x = b.arg(tuple(shape))
     view = [clips, frames] + shape[1:]
     v = b.op(f"seg.reshape {x} : {ty(shape)} -> {ty(view)}")
-    s = _zero_group(b, v, view, 2, rng.choice([[1], [1], [1], [1, 4]]), rng)
+    s = _zero_group(b, v, view, 2, rng.choice([[1], [1], [1], [1, 4]]), rng, permute_cyclic=False)
     s = b.op(f"seg.reshape {s} : {ty(view)} -> {ty(shape)}")
     kind = rng.choice(["conv"] * 8 + ["add", "multi"])
     b.case.result, b.case.result_shape = _consume(b, x, s, shape, rng, kind)

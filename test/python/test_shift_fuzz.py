@@ -100,7 +100,7 @@ def test_random_shift_graphs(stream: str, batch: int, per_batch: int, tmp_path: 
         assert "seg.roll" not in text, f"{pipeline} left a seg.roll"
         if pipeline == "--fuse-roll" and stream == "tsm":
             frames = len(re.findall(r"seg\.fused_conv2d .* frame_shift = <frames = \d", text))
-            assert frames >= per_batch // 4, f"only {frames} frame shifts fused in {per_batch} cases"
+            assert frames >= per_batch // 8, f"only {frames} frame shifts fused in {per_batch} cases"
         elif pipeline == "--fuse-roll":
             fused = len(re.findall(r"seg\.fused_conv2d .* offsets_h = \[\d", text)) + len(
                 re.findall(r"seg\.fused_conv2d .* offsets_w = \[-?\d", text)
