@@ -11,7 +11,7 @@ within test_shift_fuzz's bound (|a - e| <= 1e-5 + 1e-5 |e|: shifts move data
 exactly, only a linear turned into a convolution may sum in another order),
 and the three orders must agree bitwise: zero mismatches. A compile costs
 3-7 s per module of 100 cases on 2 cores (the emulation itself ~0.01 s), so
-batching the cases keeps the file at about 1.5 min (30 s per batch under load).
+batching the cases keeps the file at 1.5 to 3 min (30 to 60 s per batch, by load).
 """
 
 from __future__ import annotations
