@@ -351,6 +351,10 @@ OpCost CostBuilder::build(Operation *op) {
         addContiguousCopy(conv.getInput(), cost);
         if (conv.hasShift())
           cost.eager.push_back(kernel(0, 2 * bytesOf(conv.getInput())));
+        // (TSM's shift along the frames: one more eager gather; compiled,
+        // the frame offsets are addressing, no extra bytes.)
+        if (conv.hasFrameShift())
+          cost.eager.push_back(kernel(0, 2 * bytesOf(conv.getInput())));
         addEagerConv(cost, 2.0 * cost.macs,
                      bytesOf(conv.getInput()) + bytesOf(conv.getWeight()) +
                          bytesOf(result),

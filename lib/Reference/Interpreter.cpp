@@ -181,6 +181,21 @@ at::Tensor channelShift(const at::Tensor &x, ArrayRef<int64_t> offsetsH,
   return shiftAxis(shiftAxis(x, offsetsH, 2, cyclic), offsetsW, 3, cyclic);
 }
 
+/// The reference semantics of seg.fused_conv2d's `frame_shift`: the
+/// (N/T, T, C, H, W) view of `x` shifted along T, zero-filled, channel c by
+/// offsets[c] (as seg.shift group_dim = 2 dims = [1]), read back as NCHW.
+at::Tensor frameShift(const at::Tensor &x,
+                      mlir::gpuopt::seg::FrameShiftAttr frameShift) {
+  if (!frameShift || x.numel() == 0)
+    return x;
+  int64_t frames = frameShift.getFrames();
+  at::Tensor view =
+      x.reshape({x.size(0) / frames, frames, x.size(1), x.size(2), x.size(3)});
+  return shiftAxis(view, frameShift.getOffsets(), /*axis=*/1,
+                   /*cyclic=*/false, /*groupDim=*/2)
+      .reshape(x.sizes());
+}
+
 /// `activation` (of seg.fused_conv2d, seg.relu, seg.gelu) applied to `y`.
 at::Tensor activate(const at::Tensor &y,
                     mlir::gpuopt::seg::Activation activation) {
@@ -373,8 +388,9 @@ FailureOr<at::Tensor> Evaluator::compute(Operation *op) {
         return groupShift(o, get(o.getInput()));
       })
       .Case([&](FusedConv2dOp o) -> FailureOr<at::Tensor> {
-        at::Tensor shifted = channelShift(get(o.getInput()), o.getOffsetsH(),
-                                          o.getOffsetsW(), o.getMode());
+        at::Tensor shifted =
+            channelShift(frameShift(get(o.getInput()), o.getFrameShiftAttr()),
+                         o.getOffsetsH(), o.getOffsetsW(), o.getMode());
         at::Tensor y =
             at::conv2d(shifted, get(o.getWeight()), optional(o.getBias()),
                        aten(o.getStride()), aten(o.getPadding()),

@@ -46,6 +46,24 @@ template <typename Fn> void guarded(const char *kernel, Fn &&fn) {
     reportKernelFailure(kernel, e.what());
   }
 }
+/// Why conv2d's frame shift cannot be applied to `in` (nullptr when it can,
+/// or when there is none): seg.fused_conv2d's verifier guarantees what the
+/// padded copy's addressing needs, checked again at the kernel's boundary.
+const char *checkFrameShift(const MemRef4F &in, const MemRef1I &offT,
+                            int64_t frames) {
+  if (offT.sizes[0] == 0)
+    return nullptr;
+  if (frames < 1 || in.sizes[0] % frames != 0)
+    return "frame shift: the frames do not divide the batch";
+  if (offT.sizes[0] != in.sizes[1])
+    return "frame shift: not one offset per input channel";
+  for (int64_t c = 0; c < offT.sizes[0]; ++c) {
+    int64_t dt = offT.aligned[offT.offset + c * offT.strides[0]];
+    if (dt <= -frames || dt >= frames)
+      return "frame shift: an offset outside the clip";
+  }
+  return nullptr;
+}
 } // namespace
 
 extern "C" {
@@ -53,9 +71,10 @@ extern "C" {
 void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
                                     MemRef1F *bias, MemRef4F *residual,
                                     MemRef1I *offH, MemRef1I *offW,
-                                    int64_t strideH, int64_t strideW,
-                                    int64_t padH, int64_t padW, int64_t dilH,
-                                    int64_t dilW, int64_t groups, int64_t flags,
+                                    MemRef1I *offT, int64_t strideH,
+                                    int64_t strideW, int64_t padH, int64_t padW,
+                                    int64_t dilH, int64_t dilW, int64_t groups,
+                                    int64_t frames, int64_t flags,
                                     int64_t activation) {
   ProfileScope scope([&] {
     std::string layout;
@@ -66,12 +85,17 @@ void _mlir_ciface_gpuopt_cpu_conv2d(MemRef4F *out, MemRef4F *in, MemRef4F *w,
                std::to_string(in->strides[3]);
     return "conv2d in " + shapeOf(*in) + layout + " w " + shapeOf(*w) +
            (offH->sizes[0] || offW->sizes[0] ? " shifted" : "") +
+           (offT->sizes[0] ? " frame-shifted" : "") +
            (groups > 1 ? " groups " + std::to_string(groups) : "") +
            (strideH > 1 ? " stride " + std::to_string(strideH) : "");
   });
+  if (const char *error = checkFrameShift(*in, *offT, frames)) {
+    reportKernelFailure("conv2d", error);
+    return;
+  }
   guarded("conv2d", [&](const IsaKernels &k) {
-    k.conv2d({out, in, w, bias, residual, offH, offW, strideH, strideW, padH,
-              padW, dilH, dilW, groups, flags, activation});
+    k.conv2d({out, in, w, bias, residual, offH, offW, offT, strideH, strideW,
+              padH, padW, dilH, dilW, groups, frames, flags, activation});
   });
 }
 

@@ -51,7 +51,8 @@ struct ConvArgs {
   MemRef1F *bias;
   MemRef4F *residual;
   MemRef1I *offH, *offW;
-  int64_t strideH, strideW, padH, padW, dilH, dilW, groups, flags, act;
+  MemRef1I *offT; // Frame shift (empty: none) over clips of `frames` images.
+  int64_t strideH, strideW, padH, padW, dilH, dilW, groups, frames, flags, act;
 };
 
 struct DeformArgs {

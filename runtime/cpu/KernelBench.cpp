@@ -183,13 +183,15 @@ double gpuopt_kb_conv2d(float *out, float *in, float *w, float *bias,
   MemRef4F resD = residual ? denseMemRef(residual, {n, oc, oh, ow}) : inD;
   MemRef1I offHD = denseMemRef(nOffH ? offH : &noOff, {nOffH});
   MemRef1I offWD = denseMemRef(nOffW ? offW : &noOff, {nOffW});
+  MemRef1I offTD = denseMemRef(&noOff, {0}); // No frame shift.
   int64_t flags = (bias ? kConvHasBias : 0) |
                   (residual ? kConvHasResidual : 0) |
                   (zeroMode ? kConvZeroMode : 0);
   return timeCalls(iters, [&] {
     _mlir_ciface_gpuopt_cpu_conv2d(&outD, &inD, &wD, &biasD, &resD, &offHD,
-                                   &offWD, strideH, strideW, padH, padW, dilH,
-                                   dilW, groups, flags, activation);
+                                   &offWD, &offTD, strideH, strideW, padH, padW,
+                                   dilH, dilW, groups, /*frames=*/0, flags,
+                                   activation);
   });
 }
 

@@ -205,6 +205,24 @@ func.func @fused_conv_load_time(%x: tensor<1x2x4x4xf32>, %r: tensor<1x2x4x4xf32>
 
 // -----
 
+// TSM's frame shift folded into a 1x1 convolution (4 images of 2 channels
+// of 2x2, no bias): 32 outputs × 2 MACs = 64, FLOPs 128. Compiled: one kernel
+// and no extra bytes (128 in + 16 w + 128 out = 272). Eager: the shift
+// (2·128 = 256 B) and the convolution (272 B), both memory-bound.
+// CHECK-LABEL: "name": "frame_shifted_conv"
+// CHECK: "name":"seg.fused_conv2d"{{.*}}"macs":64,"thop_macs":64,"flops":128,{{.*}}"eager":{"kernels":2,"flops":128,"bytes":528,{{.*}}"compute_s":0,"memory_s":528,"launch_s":20000,{{.*}}"compiled":{"kernels":1,"flops":128,"bytes":272,{{.*}}"memory_s":272,"launch_s":1000,"time_s":1272,
+func.func @frame_shifted_conv(%x: tensor<4x2x2x2xf32>) -> tensor<4x2x2x2xf32> {
+  %w = seg.param "conv.weight" : tensor<2x2x1x1xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero
+         frame_shift = <frames = 2, offsets = [1, -1]>
+         stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1
+         activation = none
+       : (tensor<4x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<4x2x2x2xf32>
+  return %y : tensor<4x2x2x2xf32>
+}
+
+// -----
+
 // Rolling-UNet's idiom: channel slices of a strided NCHW view of tokens, each
 // rolled. PyTorch's roll reads contiguous memory: the map (48 B) is copied
 // once (96 B), at the first roll; each roll then moves 24 + 24 B.

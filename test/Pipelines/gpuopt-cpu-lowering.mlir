@@ -10,7 +10,7 @@
 // CHECK: llvm.call @_mlir_memref_to_llvm_free
 // CHECK-LABEL: llvm.func @_mlir_ciface_forward(
 // CHECK: llvm.call @_mlir_ciface_gpuopt_cpu_conv2d(
-// CHECK: llvm.func @_mlir_ciface_gpuopt_cpu_conv2d(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK: llvm.func @_mlir_ciface_gpuopt_cpu_conv2d(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-NOT: seg.
 
 // Without kernels: loops only, no call.

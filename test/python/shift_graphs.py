@@ -7,7 +7,8 @@ larger than the size), rolls of rolls, whole-tensor rolls, and UNeXt-style
 zero-padding → roll → crop (sometimes with shifts larger than the padding, so
 that it is *not* a zero-filled shift) — and the other spellings of shifts in
 the exporter's canonical form (issue 15): zero-filled buffers with shifted
-slice assignments (TSM along T of an (N, T, C, H, W) view, ShiftViT along H/W),
+slice assignments (TSM along T of an (N, T, C, H, W) view, ShiftViT along H/W;
+a stream of its own for TSM, generate_tsm, with clips of several frames),
 Shift-Net's windows of a zero-padded map, hand-written rolls (a concat of
 slices rotating a dim) and crops of circular pads, each sometimes spoiled so
 that it is *not* a shift (pieces out of order, a nonzero fill, a pad that zeroes
@@ -167,10 +168,20 @@ def _slice(b: _Builder, x: str, shape: list[int], start: list[int], size: list[i
     )
 
 
-def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], rng: random.Random) -> str:
+def _zero_group(
+    b: _Builder,
+    x: str,
+    shape: list[int],
+    g: int,
+    dims: list[int],
+    rng: random.Random,
+    permute_cyclic: bool = True,
+) -> str:
     """A zero buffer with shifted slice assignments, in canonical form: a concat
     along dim g of channel intervals, each a slice of x zero-padded back to its
-    size along the shifted dims (or whole), or with cyclic pieces (rolls)."""
+    size along the shifted dims (or whole), or with cyclic pieces (rolls).
+    ``permute_cyclic=False``: cyclic pieces are never permuted (the rolls of
+    such pieces stay seg.roll, which the roll streams must not leave)."""
     parts, types = [], []
     cyclic = rng.random() < 0.2
     sizes = _partition(rng, shape[g])
@@ -212,7 +223,8 @@ def _zero_group(b: _Builder, x: str, shape: list[int], g: int, dims: list[int], 
     if len(parts) == 1:
         return parts[0]
     order = list(range(len(parts)))
-    if rng.random() < 0.05 and len(parts) > 2:  # a permutation of the groups, not a shift
+    # A permutation of the groups, not a shift.
+    if rng.random() < 0.05 and len(parts) > 2 and (permute_cyclic or not cyclic):
         # Not a rotation either (that is a roll along the groups, which stays).
         rotations = [order[k:] + order[:k] for k in range(len(order))]
         while order in rotations:
@@ -329,10 +341,11 @@ def _canonical_form(b: _Builder, x: str, shape: list[int], rng: random.Random) -
 
 
 def _consume(
-    b: _Builder, x: str, s: str, shape: list[int], rng: random.Random
+    b: _Builder, x: str, s: str, shape: list[int], rng: random.Random, kind: str | None = None
 ) -> tuple[str, tuple[int, ...]]:
     n, c, h, w = shape
-    kind = rng.choice(["conv", "conv", "linear", "linear", "add", "none", "multi"])
+    if kind is None:
+        kind = rng.choice(["conv", "conv", "linear", "linear", "add", "none", "multi"])
     if kind in ("conv", "multi"):
         k = rng.choice([1, 3])
         stride = rng.choice([1, 1, 2])
@@ -400,6 +413,26 @@ def generate(seed: int, index: int, first_arg: int, canonical: bool = False) -> 
         shifts = [_shift_value(rng, shape[a]) for a in axes]
         s = b.op(f"seg.roll {x} shifts = {shifts} dims = {axes} : {ty(shape)}")
     b.case.result, b.case.result_shape = _consume(b, x, s, shape, rng)
+    return b.case
+
+
+def generate_tsm(seed: int, index: int, first_arg: int) -> Case:
+    """Case number ``index`` of the TSM stream ``seed``: an (N·T, C, H, W) input
+    viewed as (N, T, C, H, W) (N of 1 or 2 clips of T = 2 to 4 frames), a
+    zero-filled buffer of channel groups shifted along T (sometimes along T and
+    W, sometimes cyclic or spoiled, see _zero_group) viewed back, and mostly a
+    convolution after it (else an add or several consumers)."""
+    rng = random.Random(seed * 1_000_003 + index + 7_000_000)
+    b = _Builder(f"t{index}", first_arg)
+    clips, frames = rng.choice([1, 2]), rng.randint(2, 4)
+    shape = [clips * frames, rng.randint(1, 6), rng.randint(2, 5), rng.randint(2, 5)]
+    x = b.arg(tuple(shape))
+    view = [clips, frames] + shape[1:]
+    v = b.op(f"seg.reshape {x} : {ty(shape)} -> {ty(view)}")
+    s = _zero_group(b, v, view, 2, rng.choice([[1], [1], [1], [1, 4]]), rng, permute_cyclic=False)
+    s = b.op(f"seg.reshape {s} : {ty(view)} -> {ty(shape)}")
+    kind = rng.choice(["conv"] * 8 + ["add", "multi"])
+    b.case.result, b.case.result_shape = _consume(b, x, s, shape, rng, kind)
     return b.case
 
 

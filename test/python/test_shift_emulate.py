@@ -1,7 +1,8 @@
 """Random shift graphs through the emulated CUDA path.
 
 The first 200 cases of test_shift_fuzz (shift_graphs.py, the same seed and
-inputs), packed 100 to a module, compiled with ``gpuopt-compile
+inputs) and the first 100 of its TSM stream (shifts along the frames folded
+into the convolutions' frame_shift), packed 100 to a module, compiled with ``gpuopt-compile
 --target=cuda --cuda-host-image`` as generated, after ``--gpuopt-optimize``
 and after ``--gpuopt-optimize`` with deform-conv=true, and run by
 ``gpuopt-cuda-run --emulate`` in forward, reversed and shuffled order. Every
@@ -10,7 +11,7 @@ within test_shift_fuzz's bound (|a - e| <= 1e-5 + 1e-5 |e|: shifts move data
 exactly, only a linear turned into a convolution may sum in another order),
 and the three orders must agree bitwise: zero mismatches. A compile costs
 3-7 s per module of 100 cases on 2 cores (the emulation itself ~0.01 s), so
-batching the cases keeps the file at about 1 min (30 s per batch under load).
+batching the cases keeps the file at 1.5 to 3 min (30 to 60 s per batch, by load).
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ import pytest
 import shift_graphs
 from safetensors.numpy import save_file
 from test_cuda_emulate import ORDERS, PIPELINES, compile_cuda, needs_cuda_run
-from test_shift_fuzz import PER_BATCH, SEED, run_module
+from test_shift_fuzz import PER_BATCH, SEED, generate, run_module
 
 from gpuopt.tools import build_dir
 
 CUDA_RUN = build_dir() / "bin" / "gpuopt-cuda-run"
-BATCHES = 2  # 200 cases
+BATCHES = [("rolls", 0), ("rolls", 1), ("tsm", 0)]  # 300 cases
 
 
 def emulate(artifact: Path, inputs: list[Path], n_out: int, order: str, out: Path) -> list[np.ndarray]:
@@ -50,11 +51,11 @@ def emulate(artifact: Path, inputs: list[Path], n_out: int, order: str, out: Pat
 
 
 @needs_cuda_run
-@pytest.mark.parametrize("batch", range(BATCHES))
-def test_shift_graphs_emulated(batch: int, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stream", "batch"), BATCHES, ids=[f"{s}{b}" for s, b in BATCHES])
+def test_shift_graphs_emulated(stream: str, batch: int, tmp_path: Path) -> None:
     cases, first = [], 0
     for i in range(PER_BATCH):
-        case = shift_graphs.generate(SEED, batch * PER_BATCH + i, first)
+        case = generate(stream, batch * PER_BATCH + i, first)
         first += len(case.args)
         cases.append(case)
     graph = tmp_path / "cases.mlir"

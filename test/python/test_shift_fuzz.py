@@ -1,13 +1,15 @@
 """Differential testing of the roll passes on random shift graphs.
 
-1000 generated cases of roll spellings and 1000 of the exporter's canonical
-forms of the other shift idioms (see shift_graphs.py), packed 100 to a
+1000 generated cases of roll spellings, 1000 of the exporter's canonical
+forms of the other shift idioms and 300 of TSM's shift along the frames in
+front of (mostly) a convolution (see shift_graphs.py), packed 100 to a
 function, run on the reference backend before and after each pipeline. Shifts
 move data exactly, so every result must agree to fp32 rounding: |a - e| <=
 1e-5 + 1e-5 |e| (a linear turned into a 1x1 convolution may sum in another
 order). The pipelines must also leave no seg.roll behind, must fold a good
-share of the shifts and, for the canonical forms, recognize most of them (a
-pass that never fires would pass the numeric check).
+share of the shifts (for TSM: into the convolutions' frame_shift) and, for
+the canonical forms, recognize most of them (a pass that never fires would
+pass the numeric check).
 """
 
 from __future__ import annotations
@@ -46,22 +48,31 @@ def run_module(mlir: Path, inputs: list[Path], n_out: int, out_dir: Path) -> lis
     return [np.load(p) for p in outs]
 
 
-# (canonical, batch): the roll spellings 100 to a batch; the canonical forms,
-# fewer ops per case, 200 (the cost is mostly per tool invocation).
-STREAMS = [(False, b, PER_BATCH) for b in range(BATCHES)] + [
-    (True, b, 2 * PER_BATCH) for b in range(BATCHES // 2)
-]
+# (stream, batch): the roll spellings 100 to a batch; the canonical forms,
+# fewer ops per case, 200 (the cost is mostly per tool invocation); TSM 100.
+STREAMS = (
+    [("rolls", b, PER_BATCH) for b in range(BATCHES)]
+    + [("canonical", b, 2 * PER_BATCH) for b in range(BATCHES // 2)]
+    + [("tsm", b, PER_BATCH) for b in range(3)]
+)
+
+
+def generate(stream: str, index: int, first: int) -> shift_graphs.Case:
+    if stream == "tsm":
+        return shift_graphs.generate_tsm(SEED, index, first)
+    return shift_graphs.generate(SEED, index, first, stream == "canonical")
 
 
 @pytest.mark.parametrize(
-    ("canonical", "batch", "per_batch"),
+    ("stream", "batch", "per_batch"),
     STREAMS,
-    ids=[f"{'canonical' if c else 'rolls'}{b}" for c, b, _ in STREAMS],
+    ids=[f"{s}{b}" for s, b, _ in STREAMS],
 )
-def test_random_shift_graphs(canonical: bool, batch: int, per_batch: int, tmp_path: Path) -> None:
+def test_random_shift_graphs(stream: str, batch: int, per_batch: int, tmp_path: Path) -> None:
+    canonical = stream == "canonical"
     cases, first = [], 0
     for i in range(per_batch):
-        case = shift_graphs.generate(SEED, batch * per_batch + i, first, canonical)
+        case = generate(stream, batch * per_batch + i, first)
         first += len(case.args)
         cases.append(case)
     original = tmp_path / "original.mlir"
@@ -87,7 +98,10 @@ def test_random_shift_graphs(canonical: bool, batch: int, per_batch: int, tmp_pa
         assert proc.returncode == 0, proc.stderr
         text = optimized.read_text()
         assert "seg.roll" not in text, f"{pipeline} left a seg.roll"
-        if pipeline == "--fuse-roll":
+        if pipeline == "--fuse-roll" and stream == "tsm":
+            frames = len(re.findall(r"seg\.fused_conv2d .* frame_shift = <frames = \d", text))
+            assert frames >= per_batch // 8, f"only {frames} frame shifts fused in {per_batch} cases"
+        elif pipeline == "--fuse-roll":
             fused = len(re.findall(r"seg\.fused_conv2d .* offsets_h = \[\d", text)) + len(
                 re.findall(r"seg\.fused_conv2d .* offsets_w = \[-?\d", text)
             )

@@ -8,12 +8,14 @@ followed by the consumer the real networks put after it (a 1x1 or 3x3
 convolution, a token Linear, ShiftViT's residual add). After
 --gpuopt-optimize no standalone shift op may remain where its consumer can
 absorb it: every seg.roll / seg.channel_shift / seg.shift left is listed
-below with the reason (TSM's shift along T, i.e. along the batch axis of the
-convolution; ShiftViT's shift read by an add, which fuses into the add's loop
-at lowering). The optimized graph must match PyTorch to relative L2 <= 1e-5 on
-the reference and cpu backends, with random parameters (gpuopt.randomize) and
-a random input. A slice pattern that is NOT a shift must stay as exported, and
-still be exact.
+below with the reason (ShiftViT's shift read by an add, which fuses into the
+add's loop at lowering; a channel roll moved onto a weight, computed at load).
+TSM's shift along T, i.e. along the batch axis of the convolution, becomes
+the convolution's frame_shift: nothing of it runs per inference. The
+optimized graph must match PyTorch to relative L2 <= 1e-5 on the reference
+and cpu backends (TSM's also on the CUDA emulator), with random parameters
+(gpuopt.randomize) and a random input. A slice pattern that is NOT a shift
+must stay as exported, and still be exact.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ import torch
 import torch.nn.functional as F
 from conftest import rel_l2
 from models import inplace_idioms as idioms
+from test_cuda_emulate import compile_cuda, needs_cuda_run
 from test_export import per_inference_ops, run_opt, run_reference
 from torch import nn
 
 import gpuopt
+from gpuopt.compiled import CompiledModel
 from gpuopt.randomize import randomize
 
 REL_L2 = 1e-5
@@ -164,13 +168,12 @@ TSM = idioms.INPUT_SHAPES["TemporalShiftConv"]
 CASES = {
     # TSM shifts along T of the (N, T, C, H, W) view; the convolution reads the
     # view back as (N*T, C, H, W), so the shift moves whole images along its
-    # batch axis: seg.fused_conv2d addresses H and W only, so one zero-filled
-    # seg.shift along dim 1 of the 5-D view remains, a gather before the conv.
-    "tsm_conv3x3": (lambda: idioms.TemporalShiftConv(), TSM, {"seg.shift": 1}),
+    # batch axis: it becomes the convolution's frame_shift.
+    "tsm_conv3x3": (lambda: idioms.TemporalShiftConv(), TSM, {}),
     "tsm_zeros_view_conv1x1": (
         lambda: ConvAfter(idioms.TemporalShiftZerosView(), 8, 1),
         TSM,
-        {"seg.shift": 1},
+        {},
     ),
     # ShiftViT: the shift is read by the residual add (x + shift(x)), which
     # cannot absorb it into addressing; one seg.channel_shift remains, whose
@@ -228,6 +231,16 @@ def _check_numerics(tmp_path: Path, expected: np.ndarray) -> None:
         assert err <= REL_L2, f"{backend}: relative L2 error {err:.3e}"
 
 
+def _check_emulated(tmp_path: Path, expected: np.ndarray) -> None:
+    """The optimized graph compiled for CUDA, run by the host emulator."""
+    artifact = compile_cuda(tmp_path / "opt.mlir", tmp_path / "opt.gpuopt")
+    with CompiledModel(artifact, tmp_path / "m.safetensors", device="emulate") as compiled:
+        (actual,) = compiled.run(np.load(tmp_path / "x.npy"))
+    assert actual.shape == expected.shape
+    err = rel_l2(actual, expected)
+    assert err <= REL_L2, f"emulate: relative L2 error {err:.3e}"
+
+
 def _users(text: str, value: str) -> list[str]:
     """The ops (by name) that use SSA ``value``."""
     users = []
@@ -250,9 +263,15 @@ def test_shift_idiom_folds_and_matches_pytorch(name: str, tmp_path: Path) -> Non
     assert _count(text, "seg.concat") == 0, "the canonical form was not recognized"
     assert _count(text, "seg.pad") == 0
     if name.startswith("tsm"):
-        (line,) = [ln for ln in text.splitlines() if "= seg.shift " in ln]
-        assert "group_dim = 2 dims = [1]" in line and "mode = zero" in line, line
-        assert re.search(r"tensor<2x4x8x3x4xf32>", line), line
+        # TSM's shift (n_segment 4, fold 8 // 4 = 2): channels 0-1 read the
+        # next frame (offset -1), 2-3 the previous one (+1), 4-7 their own;
+        # the 5-D view and its merge are gone with it.
+        (line,) = [ln for ln in text.splitlines() if "= seg.fused_conv2d " in ln]
+        assert "frame_shift = <frames = 4, offsets = [-1, -1, 1, 1, 0, 0, 0, 0]>" in line, line
+        assert re.search(r"\(tensor<8x8x3x4xf32>, ", line), line
+        assert _count(text, "seg.reshape") == 0
+        forward = per_inference_ops(tmp_path / "opt.mlir")
+        assert not [op for op in SHIFT_OPS if _count(forward, op)], forward
     elif name == "shiftvit_block":
         (line,) = [ln for ln in text.splitlines() if "= seg.channel_shift " in ln]
         assert "mode = zero" in line, line
@@ -266,6 +285,18 @@ def test_shift_idiom_folds_and_matches_pytorch(name: str, tmp_path: Path) -> Non
     else:
         assert _count(text, "seg.fused_conv2d") >= 1, "the shift was not folded into the consumer"
     _check_numerics(tmp_path, expected)
+
+
+@needs_cuda_run
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("tsm")))
+def test_frame_shift_emulated(name: str, tmp_path: Path) -> None:
+    """TSM's folded frame shift through the CUDA path (the linalg lowering of
+    seg.fused_conv2d), run by the emulator, against PyTorch."""
+    factory, shape, _ = CASES[name]
+    expected = _export(factory, shape, tmp_path, seed=sorted(CASES).index(name) * 7 + 1)
+    text = _optimize(tmp_path)
+    assert "frame_shift = " in text
+    _check_emulated(tmp_path, expected)
 
 
 @pytest.mark.parametrize("name", sorted(NEGATIVE))

@@ -6,9 +6,10 @@
 // inputs against a direct double-precision loop nest over the op's
 // definition (relative L2 error <= 1e-5): convolutions across strides,
 // paddings, dilations, groups (depthwise included), per-channel shifts
-// (cyclic and zero-filled, offsets beyond the map), residuals and
-// activations; linear; transposed convolution with kernel == stride.
-// Every case runs on every kernel path the CPU can run (setCpuIsa; the
+// (cyclic and zero-filled, offsets beyond the map), per-channel frame shifts
+// (TSM: clips of `frames` images, every offset in (-frames, frames)),
+// residuals and activations; linear; transposed convolution with kernel ==
+// stride. Every case runs on every kernel path the CPU can run (setCpuIsa; the
 // others are reported as skipped with the missing feature).
 // Inputs holding NaN, +Inf and -Inf must give the reference's NaN positions
 // and signed infinities exactly (PyTorch's semantics: ReLU keeps NaN, GELU
@@ -64,7 +65,7 @@ double compare(const std::vector<float> &out, const std::vector<float> &ref) {
 }
 void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
           int d, int g, bool shift, bool zero, bool res, int act,
-          bool nan = false) {
+          bool nan = false, int frames = 0) {
   int OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1,
       OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
   int Cg = C / g, OCg = OC / g;
@@ -84,9 +85,19 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
     oh[c] = (c % 7) - 3 + (c % 3 ? 0 : H + 1);
     ow[c] = -(c % 5) + 2 - (c % 4 ? 0 : W);
   }
+  // Frame offsets covering (-frames, frames), channel by channel.
+  std::vector<int64_t> ot(frames ? C : 0);
+  for (int c = 0; c < (frames ? C : 0); ++c)
+    ot[c] = c % (2 * frames - 1) - (frames - 1);
   auto src = [&](int n, int c, int y, int x) -> float {
     if (y < 0 || y >= H || x < 0 || x >= W)
       return 0;
+    if (frames) {
+      int t = n % frames - ot[c];
+      if (t < 0 || t >= frames)
+        return 0;
+      n -= ot[c];
+    }
     if (shift) {
       int sy = y - oh[c], sx = x - ow[c];
       if (!zero) {
@@ -129,18 +140,19 @@ void conv(int N, int C, int H, int W, int OC, int KH, int KW, int s, int p,
            mw = d4(w, OC, Cg, KH, KW), mr = d4(r, N, OC, OH, OW);
   MemRef1F mb = denseMemRef(b.data(), {int64_t(OC)});
   MemRef1I mh = denseMemRef(oh.data(), {int64_t(oh.size())}),
-           mwo = denseMemRef(ow.data(), {int64_t(ow.size())});
+           mwo = denseMemRef(ow.data(), {int64_t(ow.size())}),
+           mt = denseMemRef(ot.data(), {int64_t(ot.size())});
   _mlir_ciface_gpuopt_cpu_conv2d(
-      &mo, &mi, &mw, &mb, &mr, &mh, &mwo, s, s, p, p, d, d, g,
+      &mo, &mi, &mw, &mb, &mr, &mh, &mwo, &mt, s, s, p, p, d, d, g, frames,
       kConvHasBias | (res ? kConvHasResidual : 0) | (zero ? kConvZeroMode : 0),
       act);
   double rel = compare(out, ref);
   if (!(rel <= 1e-5)) {
     fails++;
     printf("FAIL %s conv N%d C%d H%d W%d OC%d K%dx%d s%d p%d d%d g%d shift%d "
-           "zero%d res%d act%d nan%d rel=%g\n",
+           "zero%d res%d act%d nan%d frames%d rel=%g\n",
            isa, N, C, H, W, OC, KH, KW, s, p, d, g, shift, zero, res, act, nan,
-           rel);
+           frames, rel);
   }
 }
 void linear(int M, int K, int N) {
@@ -246,6 +258,28 @@ void runCases() {
        true);
   conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActGelu, true);
   conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, kActRelu, true);
+  // Frame shifts (TSM): the GEMM over the padded grid, with a zero-filled
+  // (dh, dw) shift and a residual, the 1x1 conv that has no copy without
+  // one, depthwise, stride 2 (im2col), one clip, clips of one frame, NaN.
+  conv(8, 8, 5, 6, 8, 3, 3, 1, 1, 1, 1, false, false, false, kActNone, false,
+       4);
+  conv(4, 16, 9, 11, 20, 3, 3, 1, 1, 1, 1, true, true, true, kActRelu, false,
+       2);
+  conv(6, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActRelu, false,
+       3);
+  conv(6, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, true, false, false, kActNone, false,
+       3);
+  conv(4, 8, 10, 11, 8, 3, 3, 1, 1, 1, 8, true, false, false, kActGelu, false,
+       4);
+  conv(4, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, kActNone, false,
+       2);
+  conv(3, 5, 7, 9, 6, 3, 3, 1, 1, 1, 1, true, true, false, kActNone, false, 3);
+  conv(2, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, false, false, false, kActNone, false,
+       1);
+  conv(4, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActRelu, true,
+       4);
+  conv(4, 8, 10, 10, 12, 3, 3, 1, 0, 1, 4, false, false, false, kActNone, false,
+       2);
   linear(37, 70, 45);
   linear(1, 3, 1);
   linear(13, 129, 33);

@@ -202,7 +202,8 @@ bool convScratchFits(RankedTensorType in, RankedTensorType w,
 template <typename ConvOp>
 LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
                         ArrayRef<int64_t> offH, ArrayRef<int64_t> offW,
-                        seg::ShiftMode mode, seg::Activation activation) {
+                        seg::ShiftMode mode, seg::Activation activation,
+                        seg::FrameShiftAttr frameShift) {
   if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
       !isStaticF32(op.getResult(), 4) ||
       (op.getBias() && !isStaticF32(op.getBias(), 1)) ||
@@ -224,16 +225,18 @@ LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
   int64_t flags = (op.getBias() ? rt::kConvHasBias : 0) |
                   (residual ? rt::kConvHasResidual : 0) |
                   (mode == seg::ShiftMode::Zero ? rt::kConvZeroMode : 0);
-  SmallVector<Value> args = {out,
-                             in,
-                             kb.buffer(op.getWeight()),
-                             op.getBias() ? kb.buffer(op.getBias())
-                                          : kb.emptyF32Buffer(),
-                             residual ? kb.buffer(residual) : in,
-                             kb.i64Buffer(offH),
-                             kb.i64Buffer(offW)};
+  SmallVector<Value> args = {
+      out,
+      in,
+      kb.buffer(op.getWeight()),
+      op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer(),
+      residual ? kb.buffer(residual) : in,
+      kb.i64Buffer(offH),
+      kb.i64Buffer(offW),
+      kb.i64Buffer(frameShift ? frameShift.getOffsets() : ArrayRef<int64_t>{})};
+  int64_t frames = frameShift ? frameShift.getFrames() : 0;
   for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
-                    dilation[1], int64_t(op.getGroups()), flags, act})
+                    dilation[1], int64_t(op.getGroups()), frames, flags, act})
     args.push_back(kb.i64(v));
   kb.call(CpuKernel::conv2d, args);
   op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
@@ -377,11 +380,11 @@ struct ConvertSegToCpuKernelsPass
       // Ops the kernels do not cover stay for --convert-seg-to-linalg.
       if (auto conv = dyn_cast<seg::Conv2dOp>(op))
         (void)lowerConv(module, conv, Value(), {}, {}, seg::ShiftMode::Cyclic,
-                        seg::Activation::None);
+                        seg::Activation::None, seg::FrameShiftAttr());
       else if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
         (void)lowerConv(module, fused, fused.getResidual(), fused.getOffsetsH(),
                         fused.getOffsetsW(), fused.getMode(),
-                        fused.getActivation());
+                        fused.getActivation(), fused.getFrameShiftAttr());
       else if (auto convT = dyn_cast<seg::ConvTranspose2dOp>(op))
         (void)lowerConvTranspose(module, convT);
       else if (auto lin = dyn_cast<seg::LinearOp>(op))

@@ -139,14 +139,36 @@ struct Conv2dLowering : OpRewritePattern<seg::Conv2dOp> {
   }
 };
 
+/// `x` (NCHW) read through seg.fused_conv2d's `frame_shift` (none: `x`):
+/// the zero-filled gather of seg.shift group_dim = 2 dims = [1] on the
+/// (N/T, T, C, H, W) view, read back as NCHW. (Offsets in (-T, T), as the
+/// verifier requires, are normalized.)
+Value frameShift(OpBuilder &b, Location loc, Value x,
+                 seg::FrameShiftAttr frameShift) {
+  if (!frameShift)
+    return x;
+  RankedTensorType type = tensorTypeOf(x);
+  ArrayRef<int64_t> s = type.getShape();
+  int64_t frames = frameShift.getFrames();
+  auto viewType = RankedTensorType::get(
+      {s[0] / frames, frames, s[1], s[2], s[3]}, type.getElementType());
+  SmallVector<ReassociationIndices> frames5 = {{0, 1}, {2}, {3}, {4}};
+  Value view = tensor::ExpandShapeOp::create(b, loc, viewType, x, frames5);
+  Value shifted = groupShift(b, loc, view, /*groupDim=*/2, /*dims=*/{1},
+                             frameShift.getOffsets(), /*cyclic=*/false);
+  return tensor::CollapseShapeOp::create(b, loc, type, shifted, frames5);
+}
+
 struct FusedConv2dLowering : OpRewritePattern<seg::FusedConv2dOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(seg::FusedConv2dOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input =
-        channelShift(rewriter, loc, op.getInput(), op.getOffsetsH(),
-                     op.getOffsetsW(), op.getMode() == seg::ShiftMode::Cyclic);
+    Value input = channelShift(
+        rewriter, loc,
+        frameShift(rewriter, loc, op.getInput(), op.getFrameShiftAttr()),
+        op.getOffsetsH(), op.getOffsetsW(),
+        op.getMode() == seg::ShiftMode::Cyclic);
     Value conv = convolve(rewriter, loc, input, op.getWeight(), op.getStride(),
                           op.getPadding(), op.getDilation(),
                           op.getGroupsAttr().getInt(), op.getType());

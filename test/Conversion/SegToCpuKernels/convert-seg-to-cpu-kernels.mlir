@@ -21,6 +21,21 @@ func.func @fused(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4x
 
 // -----
 
+// A frame shift (TSM): its offsets as a third constant buffer after the
+// (empty) dh and dw ones, and its frames after the groups.
+// CHECK-LABEL: func.func @frame_shift
+// CHECK-DAG: %[[OFFT:.*]] = arith.constant dense<[-1, 1, 0, 0]> : tensor<4xi64>
+// CHECK-DAG: %[[TB:.*]] = bufferization.to_buffer %[[OFFT]] read_only
+// CHECK-DAG: %[[T:.*]] = memref.cast %[[TB]] : memref<4xi64, strided<[?], offset: ?>> to memref<?xi64, strided<[?], offset: ?>>
+// CHECK-DAG: %[[FRAMES:.*]] = arith.constant 2 : i64
+// CHECK: call @gpuopt_cpu_conv2d(%{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %[[T]], %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %{{[^, )]+}}, %[[FRAMES]], %{{[^, )]+}}, %{{[^, )]+}})
+func.func @frame_shift(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32> {
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = cyclic frame_shift = <frames = 2, offsets = [-1, 1, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return %y : tensor<4x4x8x8xf32>
+}
+
+// -----
+
 // A plain convolution without bias: an empty bias buffer, flags = 0, and
 // the input doubles as the (unused) residual.
 // CHECK-LABEL: func.func @plain

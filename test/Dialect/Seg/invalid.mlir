@@ -598,6 +598,54 @@ func.func @fused_conv2d_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32
 
 // -----
 
+func.func @fused_conv2d_frame_shift_frames(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'frame_shift' frames to be positive, got 0}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 0, offsets = [0, 0, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_frame_shift_negative_frames(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'frame_shift' frames to be positive, got -2}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = -2, offsets = [0, 0, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_frame_shift_batch(%x: tensor<6x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'frame_shift' frames (4) to divide the batch (6)}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 4, offsets = [1, -1, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<6x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<6x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_frame_shift_offsets(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'frame_shift' to have one offset per input channel (4), got 2}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [1, -1]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_frame_shift_whole_clip(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected 'frame_shift' offsets in (-2, 2), got [1, -2, 0, 0]}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [1, -2, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @fused_conv2d_frame_shift_syntax(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) {
+  // expected-error @+1 {{expected ','}}
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return
+}
+
+// -----
+
 func.func @fold_batch_norm_stats(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>, %m: tensor<3xf32>) {
   // expected-error @+1 {{expected 'mean' of shape [4], got [3]}}
   %a, %b = seg.fold_batch_norm %w, %m, %v, %v, %v epsilon = 1.0e-05 : (tensor<4x3x3x3xf32>, tensor<3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<3xf32>)

@@ -146,6 +146,17 @@ func.func @shift_ops(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x1x1xf32>, %b: tenso
   return %s, %c, %r : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
 
+// The frame shift of a fused convolution (TSM), in both forms.
+// CHECK-LABEL: func.func @frame_shift
+func.func @frame_shift(%x: tensor<4x4x8x8xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32> {
+  // CHECK: seg.fused_conv2d %{{.*}}, %{{.*}} offsets_h = [1, 0, 0, 0] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [-1, 1, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [1, 0, 0, 0] offsets_w = [] mode = zero
+       frame_shift = <frames = 2, offsets = [-1, 1, 0, 0]>
+       stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none
+       : (tensor<4x4x8x8xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x8x8xf32>
+  return %y : tensor<4x4x8x8xf32>
+}
+
 // CHECK-LABEL: func.func @fold_batch_norm
 func.func @fold_batch_norm(%w: tensor<4x3x3x3xf32>, %v: tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4x3x3x3xf32>) {
   // CHECK: seg.fold_batch_norm %{{.*}} bias %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon = 1.000000e-03 : (tensor<4x3x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x3x3x3xf32>, tensor<4xf32>)

@@ -560,6 +560,28 @@ LogicalResult shiftShape(const ShapeError &err, Type input, int64_t groupDim,
   return success();
 }
 
+/// `frameShift` of a seg.fused_conv2d reading `input` (NCHW): positive
+/// frames dividing the batch, one offset per channel, each in
+/// (-frames, frames).
+LogicalResult checkFrameShift(const ShapeError &err, RankedTensorType input,
+                              FrameShiftAttr frameShift) {
+  int64_t frames = frameShift.getFrames();
+  ArrayRef<int64_t> offsets = frameShift.getOffsets();
+  if (frames < 1)
+    return err("expected 'frame_shift' frames to be positive, got ", frames);
+  if (input.getDimSize(0) % frames != 0)
+    return err("expected 'frame_shift' frames (", frames,
+               ") to divide the batch (", input.getDimSize(0), ")");
+  if (static_cast<int64_t>(offsets.size()) != input.getDimSize(1))
+    return err("expected 'frame_shift' to have one offset per input channel (",
+               input.getDimSize(1), "), got ", offsets.size());
+  for (int64_t dt : offsets)
+    if (dt <= -frames || dt >= frames)
+      return err("expected 'frame_shift' offsets in (-", frames, ", ", frames,
+                 "), got ", fmt(offsets));
+  return success();
+}
+
 LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
                                SmallVectorImpl<int64_t> &shape) {
   Type input = op.getInput().getType();
@@ -577,6 +599,8 @@ LogicalResult fusedConv2dShape(FusedConv2dOp::Adaptor op, const ShapeError &err,
         type.getElementType() != cast<RankedTensorType>(input).getElementType())
       return err("expected 'residual' of the result's type, got ", type);
   }
+  if (FrameShiftAttr frameShift = op.getFrameShiftAttr())
+    return checkFrameShift(err, cast<RankedTensorType>(input), frameShift);
   return success();
 }
 

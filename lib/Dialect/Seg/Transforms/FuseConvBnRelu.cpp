@@ -41,6 +41,7 @@ struct ConvParts {
   ShiftModeAttr mode;
   ActivationAttr activation;
   IntegerAttr groups;
+  FrameShiftAttr frameShift; // null: none
 
   static std::optional<ConvParts> of(Value v, Builder &b) {
     if (auto conv = v.getDefiningOp<Conv2dOp>())
@@ -55,14 +56,16 @@ struct ConvParts {
                        conv.getDilationAttr(),
                        ShiftModeAttr::get(b.getContext(), ShiftMode::Cyclic),
                        ActivationAttr::get(b.getContext(), Activation::None),
-                       conv.getGroupsAttr()};
+                       conv.getGroupsAttr(),
+                       FrameShiftAttr()};
     if (auto conv = v.getDefiningOp<FusedConv2dOp>())
       return ConvParts{conv.getInput(),          conv.getWeight(),
                        conv.getBias(),           conv.getResidual(),
                        conv.getOffsetsHAttr(),   conv.getOffsetsWAttr(),
                        conv.getStrideAttr(),     conv.getPaddingAttr(),
                        conv.getDilationAttr(),   conv.getModeAttr(),
-                       conv.getActivationAttr(), conv.getGroupsAttr()};
+                       conv.getActivationAttr(), conv.getGroupsAttr(),
+                       conv.getFrameShiftAttr()};
     return std::nullopt;
   }
 
@@ -74,7 +77,7 @@ struct ConvParts {
   Value build(PatternRewriter &rewriter, Location loc) const {
     return FusedConv2dOp::create(rewriter, loc, input, weight, bias, residual,
                                  offsetsH, offsetsW, mode, stride, padding,
-                                 dilation, groups, activation);
+                                 dilation, groups, activation, frameShift);
   }
 };
 
@@ -176,10 +179,12 @@ FailureOr<ForwardTarget> findForwardTarget(BatchNormOp bn,
       return ForwardTarget{conv, offset};
     } else if (auto conv = dyn_cast<FusedConv2dOp>(user)) {
       // A cyclic shift moves whole channels' values; a zero-filled one
-      // brings in zeros, which would need the shift too.
+      // (also along the frames) brings in zeros, which would need the shift
+      // too.
       if (conv.getInput() != value || axis != 1 || conv.getGroups() != 1 ||
           !noPadding(conv.getPadding()) ||
-          (conv.hasShift() && conv.getMode() != ShiftMode::Cyclic))
+          (conv.hasShift() && conv.getMode() != ShiftMode::Cyclic) ||
+          conv.hasFrameShift())
         return rewriter.notifyMatchFailure(
             bn, "the fused_conv2d is not an ungrouped, padding-free conv of "
                 "the channels reading them without zero fill");

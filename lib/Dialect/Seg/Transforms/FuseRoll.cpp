@@ -12,6 +12,10 @@
 //                                        (a shift folded before the shift
 //                                        under it was recognized: the crop of
 //                                        a circular pad along H and W)
+//   conv(merge(shift(view(X))))       -> fused_conv2d(X) with frame_shift
+//                                        (TSM: a zero-filled shift along T
+//                                        of the (N/T, T, C, H, W) view, read
+//                                        back as (N, C, H, W))
 // where tokens(Y) is the NCHW -> (N, H·W, C) layout change (TokenLayout.h).
 // A roll along the channels of an ungrouped convolution's input (also one
 // piece of a channel concat) is a permutation of the weight's input
@@ -56,7 +60,8 @@ struct ShiftIntoConv : OpRewritePattern<Conv2dOp> {
         /*residual=*/Value(), shift.getOffsetsHAttr(), shift.getOffsetsWAttr(),
         shift.getModeAttr(), op.getStrideAttr(), op.getPaddingAttr(),
         op.getDilationAttr(), op.getGroupsAttr(),
-        ActivationAttr::get(rewriter.getContext(), Activation::None));
+        ActivationAttr::get(rewriter.getContext(), Activation::None),
+        /*frame_shift=*/FrameShiftAttr());
     return success();
   }
 };
@@ -115,6 +120,101 @@ struct ShiftIntoShiftedConv : OpRewritePattern<FusedConv2dOp> {
       op.setOffsetsW(w);
       op.setMode(mode);
     });
+    return success();
+  }
+};
+
+/// A frame shift `v` reads through: `v` is the (N, C, H, W) merge of a
+/// zero-filled seg.shift of the (N/T, T, C, H, W) view along T with one
+/// offset per channel (TSM's temporal shift, as --collapse-rolls makes it).
+struct FrameShiftSource {
+  ShiftOp shift;
+  int64_t frames;
+  SmallVector<int64_t> offsets; // One per channel, in (-frames, frames).
+};
+
+FailureOr<FrameShiftSource> matchFrameShift(Value v, PatternRewriter &rewriter,
+                                            Operation *op) {
+  auto merge = v.getDefiningOp<ReshapeOp>();
+  if (!merge)
+    return rewriter.notifyMatchFailure(op, "input is not a reshape");
+  auto shift = merge.getInput().getDefiningOp<ShiftOp>();
+  if (!shift)
+    return rewriter.notifyMatchFailure(op, "input is not a reshaped shift");
+  auto view = cast<RankedTensorType>(shift.getType());
+  auto nchw = cast<RankedTensorType>(v.getType());
+  if (view.getRank() != 5 || shift.getGroupDim() != 2 ||
+      shift.getDims() != ArrayRef<int64_t>{1})
+    return rewriter.notifyMatchFailure(
+        op, "not a shift of the channels along dim 1 of a 5-D view");
+  if (shift.getMode() != ShiftMode::Zero)
+    return rewriter.notifyMatchFailure(op, "a cyclic shift along the frames");
+  ArrayRef<int64_t> s = view.getShape();
+  if (nchw.getRank() != 4 ||
+      nchw.getShape() != ArrayRef<int64_t>{s[0] * s[1], s[2], s[3], s[4]})
+    return rewriter.notifyMatchFailure(
+        op, "the reshape does not merge the frames into the batch");
+  int64_t frames = s[1];
+  SmallVector<int64_t> offsets = shift.getNormalizedOffsets();
+  if (frames < 1 || llvm::any_of(offsets, [&](int64_t dt) {
+        return dt <= -frames || dt >= frames;
+      }))
+    return rewriter.notifyMatchFailure(
+        op, "a channel shifted by the whole clip (reads only zeros)");
+  return FrameShiftSource{shift, frames, std::move(offsets)};
+}
+
+/// conv2d / fused_conv2d(reshape(shift(view(X)))) with the shift along the
+/// frames of the (N/T, T, C, H, W) view -> fused_conv2d(X) with
+/// `frame_shift`. Over an existing frame shift of the same frames, the
+/// offsets add where they compose exactly: per channel one is 0 or both have
+/// the same sign (zero-filled shifts by a then b, a · b >= 0, are the
+/// shift by a + b), with the sum inside the clip.
+template <typename ConvOp>
+struct FrameShiftIntoConv : OpRewritePattern<ConvOp> {
+  using OpRewritePattern<ConvOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<FrameShiftSource> source =
+        matchFrameShift(op.getInput(), rewriter, op);
+    if (failed(source))
+      return failure();
+    SmallVector<int64_t> offsets = source->offsets;
+    FusedConv2dOp fused;
+    if constexpr (std::is_same_v<ConvOp, FusedConv2dOp>)
+      fused = op;
+    if (fused && fused.hasFrameShift()) {
+      FrameShiftAttr inner = fused.getFrameShiftAttr();
+      if (inner.getFrames() != source->frames)
+        return rewriter.notifyMatchFailure(op, "frame shifts of other clips");
+      for (auto [a, b] : llvm::zip_equal(offsets, inner.getOffsets())) {
+        if (a * b < 0 || a + b <= -source->frames || a + b >= source->frames)
+          return rewriter.notifyMatchFailure(op, "frame shifts do not compose");
+        a += b;
+      }
+    }
+    Location loc = op.getLoc();
+    // reshape(view(X)) folds to X.
+    Value input = ReshapeOp::create(rewriter, loc, op.getInput().getType(),
+                                    source->shift.getInput());
+    auto frameShift =
+        FrameShiftAttr::get(rewriter.getContext(), source->frames, offsets);
+    if (fused) {
+      rewriter.modifyOpInPlace(fused, [&] {
+        fused.getInputMutable().assign(input);
+        fused.setFrameShiftAttr(frameShift);
+      });
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<FusedConv2dOp>(
+        op, input, op.getWeight(), op.getBias(), /*residual=*/Value(),
+        rewriter.getDenseI64ArrayAttr({}), rewriter.getDenseI64ArrayAttr({}),
+        ShiftModeAttr::get(rewriter.getContext(), ShiftMode::Zero),
+        op.getStrideAttr(), op.getPaddingAttr(), op.getDilationAttr(),
+        op.getGroupsAttr(),
+        ActivationAttr::get(rewriter.getContext(), Activation::None),
+        frameShift);
     return success();
   }
 };
@@ -229,7 +329,8 @@ struct FuseRollPass : mlir::gpuopt::seg::impl::FuseRollPassBase<FuseRollPass> {
     int64_t bytesBefore = countDataMovementBytes(root);
     auto countFused = [&] {
       int64_t n = 0;
-      root->walk([&](FusedConv2dOp op) { n += op.hasShift(); });
+      root->walk(
+          [&](FusedConv2dOp op) { n += op.hasShift() || op.hasFrameShift(); });
       return n;
     };
     int64_t fusedBefore = countFused();
@@ -271,7 +372,9 @@ void mlir::gpuopt::seg::populateChannelRollIntoWeightPatterns(
 }
 
 void mlir::gpuopt::seg::populateFuseShiftPatterns(RewritePatternSet &patterns) {
-  patterns.add<ShiftIntoConv, ShiftIntoShiftedConv>(patterns.getContext());
+  patterns.add<ShiftIntoConv, ShiftIntoShiftedConv,
+               FrameShiftIntoConv<Conv2dOp>, FrameShiftIntoConv<FusedConv2dOp>>(
+      patterns.getContext());
   populateChannelRollIntoWeightPatterns(patterns);
   populateShiftedTokenLinearToConvPatterns(patterns);
 }

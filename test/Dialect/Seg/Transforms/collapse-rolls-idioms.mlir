@@ -28,14 +28,21 @@ func.func @tsm(%x: tensor<2x3x8x2x2xf32>) -> tensor<2x3x8x2x2xf32> {
 // -----
 
 // TSM in a network: the (N·T, C, H, W) map viewed as (N, T, C, H, W),
-// shifted along T, viewed back and convolved. The shift is along the
-// convolution's batch axis, which seg.fused_conv2d does not address: it stays
-// one seg.shift (one gather), the slices, pads and concat gone.
+// shifted along T, viewed back and convolved. --collapse-rolls makes it one
+// seg.shift, the slices, pads and concat gone; the shift is along the
+// convolution's batch axis, which --fuse-roll folds into the convolution's
+// frame_shift: no gather remains.
+// CHECK-LABEL: func.func @tsm_conv
+// CHECK: %[[V:.*]] = seg.reshape %{{.*}} : tensor<6x4x2x2xf32> -> tensor<2x3x4x2x2xf32>
+// CHECK: %[[S:.*]] = seg.shift %[[V]] group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero
+// CHECK: %[[B:.*]] = seg.reshape %[[S]] : tensor<2x3x4x2x2xf32> -> tensor<6x4x2x2xf32>
+// CHECK: seg.conv2d %[[B]]
+// CHECK-NOT: seg.concat
 // FUSE-LABEL: func.func @tsm_conv
-// FUSE: %[[V:.*]] = seg.reshape %{{.*}} : tensor<6x4x2x2xf32> -> tensor<2x3x4x2x2xf32>
-// FUSE: %[[S:.*]] = seg.shift %[[V]] group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero
-// FUSE: %[[B:.*]] = seg.reshape %[[S]] : tensor<2x3x4x2x2xf32> -> tensor<6x4x2x2xf32>
-// FUSE: seg.conv2d %[[B]]
+// FUSE-SAME: (%[[X:.*]]: tensor<6x4x2x2xf32>, %[[W:.*]]: tensor<4x4x3x3xf32>)
+// FUSE: seg.fused_conv2d %[[X]], %[[W]] offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 3, offsets = [-1, 1, 0, 0]> stride = [1, 1] padding = [1, 1]
+// FUSE-NOT: seg.shift
+// FUSE-NOT: seg.reshape
 // FUSE-NOT: seg.concat
 func.func @tsm_conv(%x: tensor<6x4x2x2xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<6x4x2x2xf32> {
   %v = seg.reshape %x : tensor<6x4x2x2xf32> -> tensor<2x3x4x2x2xf32>

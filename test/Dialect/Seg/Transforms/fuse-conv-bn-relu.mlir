@@ -301,3 +301,34 @@ func.func @negative_bn_empty(%x: tensor<0x2x4x4xf32>, %w: tensor<3x2x1x1xf32>, %
   %y = seg.conv2d %n, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<0x2x4x4xf32>, tensor<3x2x1x1xf32> -> tensor<0x3x4x4xf32>
   return %y : tensor<0x3x4x4xf32>
 }
+
+// -----
+
+// A convolution reading through a frame shift (TSM) keeps it when the
+// BatchNorm after it and the ReLU fold in.
+// CHECK-LABEL: func.func @frame_shifted_conv_bn_relu
+// CHECK-SAME: (%[[X:.*]]: tensor<4x2x4x4xf32>, %[[W:.*]]: tensor<2x2x3x3xf32>, %[[V:.*]]: tensor<2xf32>)
+// CHECK: %[[NW:.*]], %[[NB:.*]] = seg.fold_batch_norm %[[W]], %[[V]], %[[V]], %[[V]], %[[V]]
+// CHECK: seg.fused_conv2d %[[X]], %[[NW]], %[[NB]] offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [1, -1]> stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = relu
+// CHECK-NOT: seg.batch_norm
+// expected-remark @+1 {{fuse-conv-bn-relu: 1 batch_norm folded, 1 activations fused, 0 residual adds fused}}
+func.func @frame_shifted_conv_bn_relu(%x: tensor<4x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %v: tensor<2xf32>) -> tensor<4x2x4x4xf32> {
+  %c = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [1, -1]> stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = none : (tensor<4x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<4x2x4x4xf32>
+  %n = seg.batch_norm %c, %v, %v, %v, %v epsilon = 1.0e-05 : tensor<4x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2x4x4xf32>
+  %r = seg.relu %n : tensor<4x2x4x4xf32>
+  return %r : tensor<4x2x4x4xf32>
+}
+
+// -----
+
+// A frame shift brings in zeros (the frames outside the clip), which a
+// BatchNorm folded forward into the weights would need too: it stays.
+// CHECK-LABEL: func.func @negative_bn_frame_shifted_conv
+// CHECK: seg.batch_norm
+// CHECK-NOT: seg.fold_batch_norm
+// expected-remark @+1 {{fuse-conv-bn-relu: 0 batch_norm folded, 0 activations fused, 0 residual adds fused, 0 batch_norm folded forward}}
+func.func @negative_bn_frame_shifted_conv(%x: tensor<4x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %v: tensor<2xf32>) -> tensor<4x2x4x4xf32> {
+  %n = seg.batch_norm %x, %v, %v, %v, %v epsilon = 1.0e-05 : tensor<4x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32> -> tensor<4x2x4x4xf32>
+  %y = seg.fused_conv2d %n, %w offsets_h = [] offsets_w = [] mode = cyclic frame_shift = <frames = 2, offsets = [1, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<4x2x4x4xf32>
+  return %y : tensor<4x2x4x4xf32>
+}

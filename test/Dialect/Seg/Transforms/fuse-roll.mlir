@@ -210,3 +210,142 @@ func.func @negative_shifts_that_do_not_compose(%x: tensor<1x2x4x4xf32>, %w: tens
   %z = seg.fused_conv2d %s, %w offsets_h = [] offsets_w = [1, 1] mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %y, %z : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// TSM: a zero-filled shift along T of the (N/T, T, C, H, W) view, read back
+// as (N, C, H, W) by the convolution, becomes its frame_shift: the view, the
+// shift and the merge disappear.
+// CHECK-LABEL: func.func @frame_shift_into_conv
+// CHECK-SAME: (%[[X:.*]]: tensor<4x4x2x2xf32>, %[[W:.*]]: tensor<3x4x3x3xf32>, %[[B:.*]]: tensor<3xf32>)
+// CHECK: %[[Y:.*]] = seg.fused_conv2d %[[X]], %[[W]], %[[B]] offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [-1, 1, 0, 0]> stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = none
+// CHECK-NOT: seg.shift
+// CHECK-NOT: seg.reshape
+// CHECK: return %[[Y]]
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 512 bytes no longer moved}}
+func.func @frame_shift_into_conv(%x: tensor<4x4x2x2xf32>, %w: tensor<3x4x3x3xf32>, %b: tensor<3xf32>) -> tensor<4x3x2x2xf32> {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<2x2x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %m = seg.reshape %s : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y = seg.conv2d %m, %w, %b stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<3x4x3x3xf32>, tensor<3xf32> -> tensor<4x3x2x2xf32>
+  return %y : tensor<4x3x2x2xf32>
+}
+
+// -----
+
+// With a (dh, dw) shift of the merged map in between: both fold, each on its
+// own axis.
+// CHECK-LABEL: func.func @frame_shift_and_spatial_shift
+// CHECK-SAME: (%[[X:.*]]: tensor<4x4x2x2xf32>, %[[W:.*]]: tensor<4x4x1x1xf32>)
+// CHECK: seg.fused_conv2d %[[X]], %[[W]] offsets_h = [1, 0, 0, -1] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [1, 1, -1, 0]> stride
+// CHECK-NOT: seg.shift
+// CHECK-NOT: seg.channel_shift
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 1 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 1024 bytes no longer moved}}
+func.func @frame_shift_and_spatial_shift(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<4x4x2x2xf32> {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<2x2x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [1, 1, -1, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %m = seg.reshape %s : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %c = seg.channel_shift %m offsets_h = [1, 0, 0, -1] offsets_w = [] mode = zero : tensor<4x4x2x2xf32>
+  %y = seg.conv2d %c, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32> -> tensor<4x4x2x2xf32>
+  return %y : tensor<4x4x2x2xf32>
+}
+
+// -----
+
+// Into a convolution that already reads through a frame shift (and has a
+// residual and an activation): per channel one offset is 0 or both have the
+// same sign, and the sum stays inside the clip of 4.
+// CHECK-LABEL: func.func @frame_shifts_compose
+// CHECK-SAME: (%[[X:.*]]: tensor<4x4x2x2xf32>, %[[W:.*]]: tensor<4x4x1x1xf32>, %[[R:.*]]: tensor<4x4x2x2xf32>)
+// CHECK: seg.fused_conv2d %[[X]], %[[W]] residual %[[R]] offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 4, offsets = [2, 2, -1, 3]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = relu
+// CHECK-NOT: seg.shift
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 0 seg.shift left, 512 bytes no longer moved}}
+func.func @frame_shifts_compose(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x1x1xf32>, %r: tensor<4x4x2x2xf32>) -> tensor<4x4x2x2xf32> {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<1x4x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [1, 2, 0, 1] mode = zero : tensor<1x4x4x2x2xf32>
+  %m = seg.reshape %s : tensor<1x4x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y = seg.fused_conv2d %m, %w residual %r offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 4, offsets = [1, 0, -1, 2]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = relu : (tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32>, tensor<4x4x2x2xf32>) -> tensor<4x4x2x2xf32>
+  return %y : tensor<4x4x2x2xf32>
+}
+
+// -----
+
+// Not composed: channel 0 shifted both ways (zeroing both ends is no
+// shift), channel 1 by 2 + 2 frames, the whole clip of 4.
+// CHECK-LABEL: func.func @negative_frame_shifts_that_do_not_compose
+// CHECK: %[[S:.*]] = seg.shift %{{.*}} group_dim = 2 dims = [1] offsets = [-1, 2, 0, 0] mode = zero
+// CHECK: %[[M:.*]] = seg.reshape %[[S]]
+// CHECK: seg.fused_conv2d %[[M]], %{{.*}} frame_shift = <frames = 4, offsets = [1, 0, 0, 0]>
+// CHECK: seg.fused_conv2d %[[M]], %{{.*}} frame_shift = <frames = 4, offsets = [0, 2, 0, 0]>
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 1 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_frame_shifts_that_do_not_compose(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x1x1xf32>) -> (tensor<4x4x2x2xf32>, tensor<4x4x2x2xf32>) {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<1x4x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [-1, 2, 0, 0] mode = zero : tensor<1x4x4x2x2xf32>
+  %m = seg.reshape %s : tensor<1x4x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y = seg.fused_conv2d %m, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 4, offsets = [1, 0, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x2x2xf32>
+  %z = seg.fused_conv2d %m, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 4, offsets = [0, 2, 0, 0]> stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none : (tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<4x4x2x2xf32>
+  return %y, %z : tensor<4x4x2x2xf32>, tensor<4x4x2x2xf32>
+}
+
+// -----
+
+// A cyclic shift along T (frames wrapping around the clip) is no frame_shift.
+// CHECK-LABEL: func.func @negative_cyclic_frame_shift
+// CHECK: seg.shift %{{.*}} group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = cyclic
+// CHECK: seg.conv2d
+// CHECK-NOT: seg.fused_conv2d
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 1 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_cyclic_frame_shift(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<4x4x2x2xf32> {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<2x2x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = cyclic : tensor<2x2x4x2x2xf32>
+  %m = seg.reshape %s : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y = seg.conv2d %m, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32> -> tensor<4x4x2x2xf32>
+  return %y : tensor<4x4x2x2xf32>
+}
+
+// -----
+
+// Groups that are not the channels (rows of the 5-D view), a shift along T
+// and W at once, and a view whose frames the reshape merges into the
+// channels instead of the batch: none is a frame shift of the convolution.
+// CHECK-LABEL: func.func @negative_not_a_frame_shift_of_the_channels
+// CHECK: seg.shift %{{.*}} group_dim = 3 dims = [1]
+// CHECK: seg.shift %{{.*}} group_dim = 2 dims = [1, 4]
+// CHECK: seg.shift %{{.*}} group_dim = 2 dims = [1]
+// CHECK-NOT: seg.fused_conv2d
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 3 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_not_a_frame_shift_of_the_channels(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x1x1xf32>, %w8: tensor<4x8x1x1xf32>) -> (tensor<4x4x2x2xf32>, tensor<4x4x2x2xf32>, tensor<2x4x2x2xf32>) {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<2x2x4x2x2xf32>
+  %s1 = seg.shift %v group_dim = 3 dims = [1] offsets = [1, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %m1 = seg.reshape %s1 : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y1 = seg.conv2d %m1, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32> -> tensor<4x4x2x2xf32>
+  %s2 = seg.shift %v group_dim = 2 dims = [1, 4] offsets = [1, 0, 0, 0, 0, 1, 0, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %m2 = seg.reshape %s2 : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y2 = seg.conv2d %m2, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32> -> tensor<4x4x2x2xf32>
+  %s3 = seg.shift %v group_dim = 2 dims = [1] offsets = [1, 0, 0, -1] mode = zero : tensor<2x2x4x2x2xf32>
+  %m3 = seg.reshape %s3 : tensor<2x2x4x2x2xf32> -> tensor<2x8x2x2xf32>
+  %y3 = seg.conv2d %m3, %w8 stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<2x8x2x2xf32>, tensor<4x8x1x1xf32> -> tensor<2x4x2x2xf32>
+  return %y1, %y2, %y3 : tensor<4x4x2x2xf32>, tensor<4x4x2x2xf32>, tensor<2x4x2x2xf32>
+}
+
+// -----
+
+// A channel shifted by the whole clip (reads only zeros) and a consumer that
+// is no convolution: the shift stays.
+// CHECK-LABEL: func.func @negative_whole_clip_and_not_a_conv
+// CHECK: seg.shift %{{.*}} offsets = [2, 0, 0, 0] mode = zero
+// CHECK: seg.conv2d
+// CHECK: seg.shift %{{.*}} offsets = [1, 0, 0, 0] mode = zero
+// CHECK: seg.relu
+// CHECK-NOT: seg.fused_conv2d
+// expected-remark @+1 {{fuse-roll: 0 seg.roll removed, 0 shifts fused, 0 seg.channel_shift left, 2 seg.shift left, 0 bytes no longer moved}}
+func.func @negative_whole_clip_and_not_a_conv(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x1x1xf32>) -> (tensor<4x4x2x2xf32>, tensor<4x4x2x2xf32>) {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<2x2x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [2, 0, 0, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %m = seg.reshape %s : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y = seg.conv2d %m, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<4x4x1x1xf32> -> tensor<4x4x2x2xf32>
+  %t = seg.shift %v group_dim = 2 dims = [1] offsets = [1, 0, 0, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %n = seg.reshape %t : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %r = seg.relu %n : tensor<4x4x2x2xf32>
+  return %y, %r : tensor<4x4x2x2xf32>, tensor<4x4x2x2xf32>
+}

@@ -74,3 +74,20 @@ func.func @channel_roll_into_conv_weight(%x: tensor<1x4x8x8xf32>, %w: tensor<3x4
   %y = seg.conv2d %r, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<3x4x3x3xf32> -> tensor<1x3x8x8xf32>
   return %y : tensor<1x3x8x8xf32>
 }
+
+// -----
+
+// TSM's shift along the frames of the batch: a deformable convolution's
+// offsets move taps within an image, not across images, so it stays.
+// CHECK-LABEL: func.func @negative_frame_shift
+// CHECK: %[[S:.*]] = seg.shift %{{.*}} group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero
+// CHECK: %[[M:.*]] = seg.reshape %[[S]]
+// CHECK: seg.conv2d %[[M]]
+// CHECK-NOT: seg.deform_conv2d
+func.func @negative_frame_shift(%x: tensor<4x4x2x2xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<4x4x2x2xf32> {
+  %v = seg.reshape %x : tensor<4x4x2x2xf32> -> tensor<2x2x4x2x2xf32>
+  %s = seg.shift %v group_dim = 2 dims = [1] offsets = [-1, 1, 0, 0] mode = zero : tensor<2x2x4x2x2xf32>
+  %m = seg.reshape %s : tensor<2x2x4x2x2xf32> -> tensor<4x4x2x2xf32>
+  %y = seg.conv2d %m, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<4x4x2x2xf32>, tensor<4x4x3x3xf32> -> tensor<4x4x2x2xf32>
+  return %y : tensor<4x4x2x2xf32>
+}

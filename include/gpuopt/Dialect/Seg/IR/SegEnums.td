@@ -14,6 +14,10 @@
 // generic form it is `#seg<shift_mode cyclic>`, `#seg<activation relu>`,
 // `#seg<gelu_approximation tanh>`.
 //
+// One structured attribute lives here too, for the same generated
+// attribute classes: `#seg.frame_shift` (the frame offsets of
+// `seg.fused_conv2d`).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef GPUOPT_DIALECT_SEG_IR_SEGENUMS_TD
@@ -91,5 +95,34 @@ def Seg_GeluApproximation : I32EnumAttr<"GeluApproximation",
 
 def Seg_GeluApproximationAttr
     : Seg_EnumAttr<Seg_GeluApproximation, "gelu_approximation">;
+
+//===----------------------------------------------------------------------===//
+// FrameShift
+//===----------------------------------------------------------------------===//
+
+def Seg_FrameShiftAttr : AttrDef<Seg_Dialect, "FrameShift"> {
+  let mnemonic = "frame_shift";
+  let summary = "A per-channel, zero-filled shift along the frames of a batch";
+  let description = [{
+    The batch of `N` images is read as `N / frames` clips of `frames`
+    consecutive images (frames `t = n mod frames`), and channel `c` of image
+    `n = b · frames + t` reads channel `c` of image `b · frames + t −
+    offsets[c]` of the same clip, or 0 when `t − offsets[c]` is outside
+    `[0, frames)`: TSM's temporal shift of the `(N / T, T, C, H, W)` view
+    (`seg.shift group_dim = 2 dims = [1] mode = zero`, the same offsets).
+    `seg.fused_conv2d` checks it against its input: `frames` positive and
+    dividing the batch, one offset per input channel, each in
+    `(−frames, frames)`.
+
+    ```mlir
+    #seg.frame_shift<frames = 4, offsets = [-1, -1, 1, 1, 0, 0, 0, 0]>
+    ```
+  }];
+  let parameters = (ins "int64_t":$frames,
+                        ArrayRefParameter<"int64_t">:$offsets);
+  let assemblyFormat = [{
+    `<` `frames` `=` $frames `,` `offsets` `=` `[` $offsets `]` `>`
+  }];
+}
 
 #endif // GPUOPT_DIALECT_SEG_IR_SEGENUMS_TD

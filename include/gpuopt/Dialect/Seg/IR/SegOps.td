@@ -578,6 +578,20 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
       materialized (zero extra bytes, zero extra kernels); `--fuse-roll`
       creates this, also for a `seg.linear` over the channels of an NCHW map
       (a 1×1 convolution);
+    - the optional `frame_shift` (`#seg.frame_shift<frames = T, offsets =
+      [dt_0, …, dt_(C−1)]>`, one offset per input channel) also shifts
+      channels along the frames of the batch, zero-filled: with
+      `n = b · T + t`, image `n` reads channel `c` of image `n − dt_c` when
+      `0 ≤ t − dt_c < T`, and 0 otherwise (TSM's temporal shift, the sign of
+      `seg.shift`'s offsets). It is independent of the (dh, dw) shift (the
+      two address different axes and compose in either order):
+
+      `x'[b·T + t, c, h, w] = 0 ≤ t − dt_c < T ? x[b·T + t − dt_c, c, h, w] : 0`,
+      then `channel_shift(x')`.
+
+      The verifier requires `T ≥ 1` dividing the batch, `C` offsets and
+      `|dt_c| < T`. `--fuse-roll` folds a zero-filled `seg.shift` along the
+      frames of the `(N/T, T, C, H, W)` view of the input into it;
     - convolution attributes and the optional `bias` as in `seg.conv2d`;
     - `activation` is `none`, `relu`, `gelu` (erf) or `gelu_tanh`;
     - the optional `residual` (the result's shape) is added last.
@@ -596,6 +610,14 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
            groups = 1 activation = relu
          : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>,
             tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    // TSM: channels 0-1 read the next frame, 2-3 the previous one (clips of 4).
+    %t = seg.fused_conv2d %v, %w8, %b8 offsets_h = [] offsets_w = []
+           mode = zero
+           frame_shift = <frames = 4, offsets = [-1, -1, 1, 1, 0, 0, 0, 0]>
+           stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1
+           activation = none
+         : (tensor<8x8x3x4xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>)
+           -> tensor<8x8x3x4xf32>
     ```
   }];
   let arguments = (ins Seg_FloatTensor:$input, Seg_FloatTensor:$weight,
@@ -605,11 +627,13 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
                        DenseI64ArrayAttr:$offsets_w, Seg_ShiftModeAttr:$mode,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation, I64Attr:$groups,
-                       Seg_ActivationAttr:$activation);
+                       Seg_ActivationAttr:$activation,
+                       OptionalAttr<Seg_FrameShiftAttr>:$frame_shift);
   let results = (outs Seg_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`residual` $residual^)?
     `offsets_h` `=` $offsets_h `offsets_w` `=` $offsets_w `mode` `=` `` $mode
+    (`frame_shift` `=` $frame_shift^)?
     `stride` `=` $stride `padding` `=` $padding `dilation` `=` $dilation
     `groups` `=` $groups `activation` `=` `` $activation attr-dict
     `:` functional-type(operands, results)
@@ -617,6 +641,8 @@ def Seg_FusedConv2dOp : Seg_InferredOp<"fused_conv2d", [AttrSizedOperandSegments
   let extraClassDeclaration = [{
     /// Whether the input is read through a shift.
     bool hasShift() { return !getOffsetsH().empty() || !getOffsetsW().empty(); }
+    /// Whether the input is read through a shift along the frames.
+    bool hasFrameShift() { return static_cast<bool>(getFrameShiftAttr()); }
   }];
 }
 

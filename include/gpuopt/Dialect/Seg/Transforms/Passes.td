@@ -83,6 +83,12 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
       becomes a 1×1 `seg.fused_conv2d` (the weight reshaped to `(O, C, 1, 1)`)
       followed by the same layout change of its output.
 
+    TSM's shift — a zero-filled `seg.shift` along dim 1 (T) of the
+    `(N/T, T, C, H, W)` view of a convolution's input, the channels as its
+    groups, every offset inside the clip, viewed back as `(N, C, H, W)` —
+    becomes the `frame_shift` of a `seg.fused_conv2d` (of one that already
+    has a (dh, dw) or a frame shift too, where they compose exactly).
+
     A `seg.roll` along the channels alone (dim 1) of an ungrouped
     convolution's input, or of one piece of a channel `seg.concat` feeding
     it, is a permutation of the weight's input channels: it moves onto the
@@ -93,8 +99,8 @@ def FuseRollPass : Pass<"fuse-roll", "::mlir::func::FuncOp"> {
     A shift with other consumers (an add, a LayerNorm, ...) stays as one
     `seg.channel_shift` op, never as C rolls (its gather fuses into an
     elementwise consumer's loop in the linalg lowering); so does a
-    `seg.shift` along other axes (TSM's T). The folded forms are exact:
-    zero extra bytes and zero extra kernels.
+    `seg.shift` along other axes that is not such a frame shift. The folded
+    forms are exact: zero extra bytes and zero extra kernels.
 
     ```mlir
     %s = seg.channel_shift %x offsets_h = [0, 1, 2, 3] offsets_w = [] mode = cyclic ...
@@ -270,6 +276,8 @@ def RollToDeformConvPass : Pass<"roll-to-deform-conv", "::mlir::func::FuncOp"> {
     zeros of zero-filled shifts and of the convolution's padding (offsets
     that point outside the map). A roll along the channels alone of an
     ungrouped convolution's input moves onto its weight, as in `--fuse-roll`.
+    A `seg.shift` along other axes (TSM's along the frames of the batch) is
+    left as it is: the offsets move taps within an image, not across images.
 
     The trade-off against `--fuse-roll` (which the benchmarks measure): the
     offsets are a tensor of `2·C·kH·kW·Ho·Wo` floats read by every inference,
