@@ -681,7 +681,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
 }
 
 struct ConvertGpuKernelsToHostPass
-    : public gpuopt::impl::ConvertGpuKernelsToHostPassBase<
+    : public mlir::gpuopt::impl::ConvertGpuKernelsToHostPassBase<
           ConvertGpuKernelsToHostPass> {
   using Base::Base;
 

@@ -8,7 +8,7 @@
 // CHECK-SAME: %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %[[TX:[a-z0-9_]+]]: index,
 // CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<8xf32>, %[[B:[a-z0-9_]+]]: memref<8xf32>,
 // CHECK-SAME: %[[REC:[a-z0-9_]+]]: memref<24xi64>)
-// CHECK-SAME: attributes {gpuopt.host_kernel}
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_workgroup = array<i64: 0>}
 // The load: index %tx against dim 8, element against the 8 elements.
 // CHECK: %[[C8:.*]] = arith.constant 8 : index
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %[[TX]], %[[C8]] : index
