@@ -432,7 +432,8 @@ def ConvertGpuKernelsToHostPass
     func.func @k(%bx: index, %by: index, %bz: index, %tx: index, %ty: index,
                  %tz: index, %nx: index, %ny: index, %nz: index, %gx: index,
                  %gy: index, %gz: index, %a: memref<4xf32>)
-        attributes {gpuopt.host_kernel} {
+        attributes {gpuopt.host_kernel,
+                    gpuopt.host_workgroup = array<i64: 0>} {
       %v = memref.load %a[%tx] : memref<4xf32>
       return
     }
