@@ -11,7 +11,18 @@
 // and store of the image's kernels is bounds-checked (kCudaHostAbiVersion):
 // a violating access is skipped and counted in the violation record, which
 // the launch passes after the buffers; the first one fails the launch with
-// the step, the thread and the element.
+// the step, the thread and the element. After the record comes the block's
+// workgroup memory, refilled with NaN at the start of each block.
+//
+// A kernel whose threads synchronize (gpu.barrier, gpu.shuffle) runs each
+// thread of a block as a fiber (ucontext, its own stack with a guard page):
+// the image's barrier and shuffle hooks suspend the thread; when no thread
+// of the block can run on, the scheduler completes the shuffles of every
+// warp whose lanes have all arrived, or else, if every thread waits at the
+// same barrier, releases them all into the next phase. Anything else (some
+// threads returned or at another barrier, lanes of a warp at different
+// places) is the barrier divergence CUDA leaves undefined, an error naming
+// the step, the block and the threads. Other kernels keep the plain loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +39,12 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <random>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 using namespace gpuopt::runtime;
+namespace rt = gpuopt::runtime;
 
 namespace {
 
@@ -42,6 +56,30 @@ constexpr uint8_t kNaN[4] = {0x00, 0x00, 0xc0, 0x7f};
 /// Most blocks of one emulated launch (a zoo model at 64x64 launches a few
 /// thousand; a damaged plan's 2^93 blocks would never end).
 constexpr uint64_t kMaxBlocks = 1ull << 24;
+
+/// Lanes of a warp.
+constexpr uint32_t kWarpSize = 32;
+
+/// Where a fiber (a thread of a synchronizing kernel) stands.
+enum class FiberState : uint8_t { Runnable, AtBarrier, AtShuffle, Returned };
+
+/// One thread of a block of a synchronizing kernel.
+struct Fiber {
+  ucontext_t context;
+  FiberState state = FiberState::Runnable;
+  int64_t ids[12] = {};
+  /// At a barrier: its site; at a shuffle: the operands.
+  int64_t site = 0, mode = 0, offset = 0, width = 0;
+  uint32_t bits = 0;
+  /// A shuffle's result (CudaHostHooks::shuffle).
+  int64_t result = 0;
+};
+
+/// "(x,y,z)".
+std::string triple(const int64_t *v) {
+  return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," +
+         std::to_string(v[2]) + ")";
+}
 
 /// Fills [begin, end) of `base` with the NaN pattern, aligned to `base`.
 void fillNaN(uint8_t *base, uint64_t begin, uint64_t end) {
@@ -131,13 +169,94 @@ struct CudaEmulator::Impl {
   EmulationOptions options;
   std::mt19937_64 rng;
   std::vector<HostKernel> kernels;
+  /// Per kernel: the bytes of workgroup memory of a block, whether its
+  /// threads synchronize (gpuopt_hostinfo_K).
+  std::vector<uint64_t> workgroupBytes;
+  std::vector<bool> syncs;
+  /// One block's workgroup memory, as large as the largest kernel's.
+  uint8_t *workgroup = nullptr;
+  /// Fibers of one block and their stacks (mmap'ed, a guard page below).
+  std::vector<Fiber> fibers;
+  std::vector<uint8_t *> stacks;
+  uint64_t page = 4096;
+  /// The scheduler's context, the fiber running and what it runs.
+  ucontext_t scheduler;
+  Fiber *current = nullptr;
+  HostKernel running = nullptr;
+  void *const *runningArgs = nullptr;
+  /// A hook called outside a fiber (an image whose info is wrong).
+  bool misuse = false;
   /// Byte ranges [begin, end) refilled with NaN before each forward.
   std::vector<std::pair<uint64_t, uint64_t>> volatileRanges;
 
   ~Impl() {
     std::free(arena);
+    std::free(workgroup);
+    for (uint8_t *stack : stacks)
+      ::munmap(stack, page + rt::kCudaHostFiberStack);
     if (handle)
       dlclose(handle);
+  }
+
+  /// The emulator whose fiber runs now (the fibers' entry takes no
+  /// argument).
+  static thread_local Impl *active;
+
+  static void fiberMain() {
+    Impl *I = active;
+    Fiber *f = I->current;
+    I->running(f->ids, I->runningArgs);
+    f->state = FiberState::Returned; // back to uc_link, the scheduler
+  }
+
+  static void barrierHook(void *ctx, int64_t site) {
+    auto *I = static_cast<Impl *>(ctx);
+    Fiber *f = I->current;
+    if (!f) {
+      I->misuse = true;
+      return;
+    }
+    f->state = FiberState::AtBarrier;
+    f->site = site;
+    swapcontext(&f->context, &I->scheduler);
+  }
+
+  static int64_t shuffleHook(void *ctx, int64_t site, int64_t mode,
+                             int64_t bits, int64_t offset, int64_t width) {
+    auto *I = static_cast<Impl *>(ctx);
+    Fiber *f = I->current;
+    if (!f) {
+      I->misuse = true;
+      return bits & 0xffffffff; // its own value, not valid
+    }
+    f->state = FiberState::AtShuffle;
+    f->site = site;
+    f->mode = mode;
+    f->bits = static_cast<uint32_t>(bits);
+    f->offset = offset;
+    f->width = width;
+    swapcontext(&f->context, &I->scheduler);
+    return f->result;
+  }
+
+  /// Fibers and stacks for `n` threads.
+  Status prepareFibers(uint64_t n) {
+    if (fibers.size() < n)
+      fibers.resize(n);
+    while (stacks.size() < n) {
+      void *p = ::mmap(nullptr, page + rt::kCudaHostFiberStack,
+                       PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED)
+        return Status::error("cannot map a fiber stack for an emulated "
+                             "thread: " +
+                             std::string(std::strerror(errno)));
+      stacks.push_back(static_cast<uint8_t *>(p));
+      if (::mprotect(p, page, PROT_NONE) != 0)
+        return Status::error("cannot protect a fiber stack's guard page: " +
+                             std::string(std::strerror(errno)));
+    }
+    return Status::ok();
   }
 
   /// A permutation of [0, n) in the chosen order.
@@ -157,24 +276,43 @@ struct CudaEmulator::Impl {
     const CudaStep &step = (plan[0] == 'i' ? art.init : art.run)[index];
     const uint64_t gx = step.grid[0], gy = step.grid[1], gz = step.grid[2];
     const uint64_t bx = step.block[0], by = step.block[1], bz = step.block[2];
+    const uint64_t wgBytes = workgroupBytes[step.kernel];
+    const bool sync = syncs[step.kernel];
     std::vector<void *> args;
     for (unsigned id : step.args)
       args.push_back(arena + art.buffers[id].offset);
     int64_t record[kCudaHostRecordSize] = {};
     args.push_back(record);
+    args.push_back(wgBytes ? workgroup : nullptr);
     int64_t culprit[6] = {};
     bool seen = false;
     int64_t ids[12] = {0,           0,           0,           0,
                        0,           0,           int64_t(bx), int64_t(by),
                        int64_t(bz), int64_t(gx), int64_t(gy), int64_t(gz)};
     HostKernel fn = kernels[step.kernel];
+    if (sync) {
+      if (bx * by * bz > 1024)
+        return Status::error(describeCudaStep(art, plan, index) +
+                             ": a block of more than 1024 threads");
+      if (Status s = prepareFibers(bx * by * bz); !s)
+        return s;
+    }
     std::vector<uint32_t> blocks, threads;
     order(gx * gy * gz, blocks);
     for (uint32_t b : blocks) {
       ids[0] = b % gx;
       ids[1] = b / gx % gy;
       ids[2] = b / (gx * gy);
+      if (wgBytes)
+        fillNaN(workgroup, 0, wgBytes);
       order(bx * by * bz, threads);
+      if (sync) {
+        if (Status s = runBlock(art, plan, index, fn, args.data(), ids, threads,
+                                record, culprit, seen);
+            !s)
+          return s;
+        continue;
+      }
       for (uint32_t t : threads) {
         ids[3] = t % bx;
         ids[4] = t / bx % by;
@@ -186,10 +324,211 @@ struct CudaEmulator::Impl {
         }
       }
     }
+    if (misuse)
+      return Status::error(describeCudaStep(art, plan, index) +
+                           ": the kernel reached a barrier or shuffle, but "
+                           "its host image says its threads do not "
+                           "synchronize");
     if (!record[0])
       return Status::ok();
     return Status::error(
         describeOutOfBounds(art, plan, index, step, record, culprit));
+  }
+
+  /// "thread (1,0,0)" or "threads (1,0,0), (2,0,0), (3,0,0) and 5 more".
+  std::string describeThreads(const std::vector<uint32_t> &ts) const {
+    std::string text = ts.size() == 1 ? "thread " : "threads ";
+    for (size_t i = 0; i < ts.size() && i < 3; ++i)
+      text += (i ? ", " : "") + triple(fibers[ts[i]].ids + 3);
+    if (ts.size() > 3)
+      text += " and " + std::to_string(ts.size() - 3) + " more";
+    return text;
+  }
+
+  /// Runs the threads of one block (ids[0..3) its id, ids[6..12) the sizes)
+  /// as fibers in the order `threads`, phase after phase.
+  Status runBlock(const CudaArtifact &art, const char *plan, size_t index,
+                  HostKernel fn, void *const *args, const int64_t *ids,
+                  std::vector<uint32_t> &threads, const int64_t *record,
+                  int64_t *culprit, bool &seen) {
+    const uint64_t n = threads.size();
+    const int64_t bx = ids[6], by = ids[7];
+    for (uint64_t t = 0; t < n; ++t) {
+      Fiber &f = fibers[t];
+      f.state = FiberState::Runnable;
+      std::copy(ids, ids + 12, f.ids);
+      f.ids[3] = int64_t(t) % bx;
+      f.ids[4] = int64_t(t) / bx % by;
+      f.ids[5] = int64_t(t) / (bx * by);
+      getcontext(&f.context);
+      f.context.uc_stack.ss_sp = stacks[t] + page;
+      f.context.uc_stack.ss_size = rt::kCudaHostFiberStack;
+      f.context.uc_link = &scheduler;
+      makecontext(&f.context, fiberMain, 0);
+    }
+    running = fn;
+    runningArgs = args;
+    active = this;
+    auto where = [&] {
+      return describeCudaStep(art, plan, index) + ": in block " + triple(ids) +
+             ", ";
+    };
+    for (;;) {
+      for (uint32_t t : threads) {
+        Fiber &f = fibers[t];
+        if (f.state != FiberState::Runnable)
+          continue;
+        current = &f;
+        swapcontext(&scheduler, &f.context);
+        current = nullptr;
+        if (record[0] && !seen) {
+          std::copy(f.ids, f.ids + 6, culprit);
+          seen = true;
+        }
+      }
+      // No thread can run on: complete the warps' shuffles.
+      bool progressed = false;
+      for (uint64_t base = 0; base < n; base += kWarpSize)
+        if (Status s = shuffleWarp(base, n, where, progressed); !s)
+          return s;
+      if (progressed)
+        continue;
+      // Or the block's barrier.
+      std::vector<uint32_t> returned;
+      std::vector<std::pair<int64_t, std::vector<uint32_t>>> waiting;
+      for (uint32_t t = 0; t < n; ++t) {
+        const Fiber &f = fibers[t];
+        if (f.state == FiberState::Returned) {
+          returned.push_back(t);
+          continue;
+        }
+        auto at =
+            std::find_if(waiting.begin(), waiting.end(),
+                         [&](const auto &w) { return w.first == f.site; });
+        if (at == waiting.end())
+          waiting.push_back({f.site, {t}});
+        else
+          at->second.push_back(t);
+      }
+      if (waiting.empty())
+        return Status::ok();
+      if (returned.empty() && waiting.size() == 1) {
+        for (uint32_t t = 0; t < n; ++t)
+          fibers[t].state = FiberState::Runnable;
+        if (options.order == EmulationOrder::Shuffled)
+          order(n, threads);
+        continue;
+      }
+      std::string text = where() + "barrier divergence (undefined in CUDA): ";
+      bool first = true;
+      for (const auto &[site, ts] : waiting) {
+        text += (first ? "" : ", while ") + describeThreads(ts) +
+                (ts.size() == 1 ? " waits" : " wait") + " at gpu.barrier #" +
+                std::to_string(site) + " of the kernel";
+        first = false;
+      }
+      if (!returned.empty())
+        text += ", while " + describeThreads(returned) +
+                (returned.size() == 1 ? " has" : " have") + " returned";
+      return Status::error(text);
+    }
+  }
+
+  /// Completes the shuffle of the warp of threads [base, base + 32) of a
+  /// block of `n` if some of its lanes wait at one (PTX shfl.sync as
+  /// --convert-gpu-to-nvvm emits it: member mask the first `width` lanes,
+  /// clamp `width - 1`, for `up` `32 - width`).
+  template <typename Where>
+  Status shuffleWarp(uint64_t base, uint64_t n, const Where &where,
+                     bool &progressed) {
+    const uint32_t lanes = uint32_t(std::min<uint64_t>(kWarpSize, n - base));
+    const Fiber *lead = nullptr;
+    for (uint32_t l = 0; l < lanes && !lead; ++l)
+      if (fibers[base + l].state == FiberState::AtShuffle)
+        lead = &fibers[base + l];
+    if (!lead)
+      return Status::ok();
+    const std::string warp = "warp " + std::to_string(base / kWarpSize);
+    auto lane = [&](uint32_t l) {
+      return "lane " + std::to_string(l) + " (thread " +
+             triple(fibers[base + l].ids + 3) + ")";
+    };
+    const int64_t site = lead->site, width = lead->width;
+    if (width < 1 || width > int64_t(kWarpSize))
+      return Status::error(where() + warp + ": gpu.shuffle #" +
+                           std::to_string(site) + " with width " +
+                           std::to_string(width) + " (1 to 32 lanes)");
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const Fiber &f = fibers[base + l];
+      if (f.state == FiberState::AtShuffle) {
+        if (f.site != site || f.width != width)
+          return Status::error(
+              where() + warp + ": " + lane(l) + " waits at gpu.shuffle #" +
+              std::to_string(f.site) + " of width " + std::to_string(f.width) +
+              " while lanes of its warp wait at gpu.shuffle #" +
+              std::to_string(site) + " of width " + std::to_string(width) +
+              " (undefined in CUDA)");
+        if (l >= width)
+          return Status::error(
+              where() + warp + ": " + lane(l) + " runs gpu.shuffle #" +
+              std::to_string(site) + " of width " + std::to_string(width) +
+              ", whose lanes are the first " + std::to_string(width));
+      } else if (f.state == FiberState::AtBarrier && l < width) {
+        return Status::error(where() + warp + ": " + lane(l) +
+                             " waits at gpu.barrier #" +
+                             std::to_string(f.site) +
+                             " while lanes of its warp wait at gpu.shuffle #" +
+                             std::to_string(site) + " (undefined in CUDA)");
+      }
+    }
+    int64_t results[kWarpSize];
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const Fiber &f = fibers[base + l];
+      if (f.state != FiberState::AtShuffle)
+        continue;
+      const int64_t b = f.offset & 31;
+      int64_t j = 0;
+      bool valid = false;
+      switch (f.mode) {
+      case rt::kCudaShuffleUp:
+        j = int64_t(l) - b;
+        valid = j >= int64_t(kWarpSize) - width;
+        break;
+      case rt::kCudaShuffleDown:
+        j = int64_t(l) + b;
+        valid = j <= width - 1;
+        break;
+      case rt::kCudaShuffleIdx:
+        j = b;
+        valid = j <= width - 1;
+        break;
+      default: // xor
+        j = int64_t(l) ^ b;
+        valid = j <= width - 1;
+        break;
+      }
+      if (!valid)
+        j = l;
+      if (uint64_t(j) >= lanes ||
+          fibers[base + j].state != FiberState::AtShuffle)
+        return Status::error(where() + warp + ": " + lane(l) + " reads lane " +
+                             std::to_string(j) + " in gpu.shuffle #" +
+                             std::to_string(site) + ", which " +
+                             (uint64_t(j) >= lanes
+                                  ? "the block does not have"
+                                  : "has returned or is elsewhere") +
+                             " (undefined in CUDA)");
+      results[l] = int64_t(fibers[base + j].bits) | (int64_t(valid) << 32);
+    }
+    for (uint32_t l = 0; l < lanes; ++l) {
+      Fiber &f = fibers[base + l];
+      if (f.state != FiberState::AtShuffle)
+        continue;
+      f.result = results[l];
+      f.state = FiberState::Runnable;
+    }
+    progressed = true;
+    return Status::ok();
   }
 
   /// "run[7] (kernel 'k' at m.py:4:9): thread (0,0,0) of block (3,0,0)
@@ -200,10 +539,6 @@ struct CudaEmulator::Impl {
                                          const CudaStep &step,
                                          const int64_t *record,
                                          const int64_t *ids) {
-    auto triple = [](const int64_t *v) {
-      return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," +
-             std::to_string(v[2]) + ")";
-    };
     auto list = [](const int64_t *v, int64_t n, int64_t rank) {
       std::string text = "[";
       for (int64_t i = 0; i < n; ++i)
@@ -219,6 +554,9 @@ struct CudaEmulator::Impl {
       memory = "a memref.global of the kernel";
     else if (arg == -2)
       memory = "an allocation of the kernel";
+    else if (arg <= -3)
+      memory = "workgroup attribution " + std::to_string(-3 - arg) +
+               " of the kernel";
     else
       memory = "argument " + std::to_string(arg) +
                " (not an argument of "
@@ -238,6 +576,8 @@ struct CudaEmulator::Impl {
     return text;
   }
 };
+
+thread_local CudaEmulator::Impl *CudaEmulator::Impl::active = nullptr;
 
 CudaEmulator::~CudaEmulator() = default;
 
@@ -307,15 +647,50 @@ Status CudaEmulator::create(const std::string &artifactPath,
                : std::string("no ") + kCudaHostAbiSymbol) +
           "; this emulator runs version " +
           std::to_string(kCudaHostAbiVersion) +
-          " (bounds-checked kernels): recompile it with this gpuopt");
+          " (bounds-checked kernels with barriers, shuffles and workgroup "
+          "memory): recompile it with this gpuopt");
+    auto *hooks =
+        static_cast<CudaHostHooks *>(dlsym(I.handle, kCudaHostHooksSymbol));
+    if (!hooks)
+      return Status::error(artifactPath + ": its host image has no " +
+                           kCudaHostHooksSymbol);
+    *hooks = CudaHostHooks{&I, &Impl::barrierHook, &Impl::shuffleHook};
+    uint64_t maxWorkgroup = 0;
     for (const CudaKernel &k : art.kernels) {
       std::string symbol = kCudaHostKernelPrefix + k.name;
       auto fn = reinterpret_cast<HostKernel>(dlsym(I.handle, symbol.c_str()));
       if (!fn)
         return Status::error(artifactPath + ": the host image has no kernel '" +
                              k.name + "' (no symbol " + symbol + ")");
+      std::string infoSymbol = kCudaHostInfoPrefix + k.name;
+      const auto *info =
+          static_cast<const int64_t *>(dlsym(I.handle, infoSymbol.c_str()));
+      if (!info)
+        return Status::error(artifactPath +
+                             ": the host image has no info for kernel '" +
+                             k.name + "' (no symbol " + infoSymbol + ")");
+      if (info[0] < 0 || uint64_t(info[0]) > kCudaHostMaxWorkgroupBytes ||
+          (info[1] & ~kCudaHostKernelSyncs) != 0)
+        return Status::error(artifactPath +
+                             ": the host image's info for "
+                             "kernel '" +
+                             k.name + "' is damaged");
       I.kernels.push_back(fn);
+      I.workgroupBytes.push_back(uint64_t(info[0]));
+      I.syncs.push_back(info[1] & kCudaHostKernelSyncs);
+      maxWorkgroup = std::max(maxWorkgroup, uint64_t(info[0]));
     }
+    if (maxWorkgroup) {
+      I.workgroup = static_cast<uint8_t *>(std::aligned_alloc(
+          kCudaArenaAlignment, (maxWorkgroup + kCudaArenaAlignment - 1) /
+                                   kCudaArenaAlignment * kCudaArenaAlignment));
+      if (!I.workgroup)
+        return Status::error(artifactPath +
+                             ": cannot allocate workgroup memory");
+    }
+    long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0)
+      I.page = uint64_t(page);
   }
   I.arenaSize = (std::max<uint64_t>(art.arenaBytes, kCudaArenaAlignment) +
                  kCudaArenaAlignment - 1) /

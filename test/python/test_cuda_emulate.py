@@ -602,17 +602,22 @@ def test_host_kernels_errors(tmp_path: Path) -> None:
 
 
 @needs_cuda_run
-def test_unchecked_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [None, 2], ids=["unchecked", "v2"])
+def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: int | None) -> None:
     """A host image without gpuopt_host_abi_version (not built with the
-    bounds checks, whose kernels take the violation record) is refused
-    before anything runs."""
+    bounds checks, whose kernels take the violation record) or of version 2
+    (before barriers, shuffles and workgroup memory: no workgroup pointer
+    after the record, no hooks) is refused before anything runs."""
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
     d: Path = conv_bn_relu["dir"]
     artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
     src = tmp_path / "old.c"
-    src.write_text("void gpuopt_host_unused(void) {}\n")
+    text = "void gpuopt_host_unused(void) {}\n"
+    if version is not None:
+        text += f"const int gpuopt_host_abi_version = {version};\n"
+    src.write_text(text)
     so = tmp_path / "old.so"
     subprocess.run([cc, "-shared", "-fPIC", "-o", so, src], check=True)
 
@@ -635,7 +640,9 @@ def test_unchecked_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path) -> 
         check=False,
     )
     assert proc.returncode == 1
+    has = "no gpuopt_host_abi_version" if version is None else f"ABI version {version}"
     assert proc.stderr.splitlines()[-1] == (
-        f"gpuopt-cuda-run: error: {bad}: its host image has no gpuopt_host_abi_version; this emulator runs "
-        "version 2 (bounds-checked kernels): recompile it with this gpuopt"
+        f"gpuopt-cuda-run: error: {bad}: its host image has {has}; this emulator runs "
+        "version 3 (bounds-checked kernels with barriers, shuffles and workgroup memory): recompile it with "
+        "this gpuopt"
     )

@@ -432,23 +432,45 @@ def ConvertGpuKernelsToHostPass
     func.func @k(%bx: index, %by: index, %bz: index, %tx: index, %ty: index,
                  %tz: index, %nx: index, %ny: index, %nz: index, %gx: index,
                  %gy: index, %gz: index, %a: memref<4xf32>)
-        attributes {gpuopt.host_kernel} {
+        attributes {gpuopt.host_kernel,
+                    gpuopt.host_workgroup = array<i64: 0>} {
       %v = memref.load %a[%tx] : memref<4xf32>
       return
     }
     ```
 
     `gpu.block_id`, `gpu.thread_id`, `gpu.block_dim`, `gpu.grid_dim` and
-    `gpu.global_id` become those arguments; `memref.global`s of the
-    gpu.module move to the module; the gpu.module is erased.
+    `gpu.global_id` become those arguments; `gpu.lane_id`, `gpu.subgroup_id`,
+    `gpu.subgroup_size` and `gpu.num_subgroups` are computed from them
+    (32-lane warps of consecutive linear thread ids, x fastest);
+    `memref.global`s of the gpu.module move to the module; the gpu.module
+    is erased.
+
+    Threads that communicate: each workgroup attribution becomes one more
+    memref argument after the kernel's (in the default memory space; the
+    emulator passes one block's memory, laid out as the function's
+    `gpuopt.host_workgroup` attribute says: [total bytes, offset of each
+    attribution], 16-byte aligned, at most 48 KiB); each private
+    attribution becomes a `memref.alloca`. `gpu.barrier` becomes a call of
+    `@__gpuopt_host_barrier(site)` and `gpu.shuffle` (i32 or f32) of
+    `@__gpuopt_host_shuffle(site, mode, bits, offset, width) -> i64` (the
+    value read in bits 0..31, `valid` in bit 32), private declarations the
+    host image defines as calls of the emulator's hooks (CudaArtifact.h);
+    `site` numbers the kernel's barriers, and separately its shuffles, in
+    the order of its text. A kernel with either gets the `gpuopt.host_syncs`
+    attribute: the emulator runs each thread of its blocks as a fiber that
+    the hooks suspend until the block (for a barrier) or the warp (for a
+    shuffle) has arrived, so the kernel's private memory must be static and
+    at most 64 KiB per thread.
 
     Input invariant: a copy of the kernels that nothing launches (no
-    `gpu.launch_func` in the module). The emulation is exact only for
-    kernels whose threads are independent, so anything else is an error
-    located at it: a `gpu.barrier`, shuffles and other GPU ops, workgroup or
-    private attributions and memrefs in a non-default memory space
-    (workgroup memory), functions that are not kernels, and ops of dialects
-    other than arith, math, memref, scf, cf, affine, index and ub.
+    `gpu.launch_func` in the module). Anything the emulation does not run
+    exactly is an error located at it: other GPU ops (`gpu.subgroup_reduce`,
+    mma, async copies, `gpu.dynamic_shared_memory`, ...), shuffles of other
+    types, workgroup memory other than attributions (an alloca, a global, a
+    memory space cast), memrefs in the global memory space, functions that
+    are not kernels, and ops of dialects other than arith, math, memref,
+    scf, cf, affine, index and ub.
 
     With `bounds-checks=true` (what the host image is built with), every
     `memref.load` and `memref.store` of a kernel is guarded: each index must
@@ -462,7 +484,7 @@ def ConvertGpuKernelsToHostPass
     violation record `memref<24xi64>`: [0] the number of violations, then,
     written by the first only, [1] 0 load / 1 store, [2] the kernel argument
     the memory belongs to (-1 a memref.global, -2 an allocation of the
-    kernel), [3] the element offset, [4] the allocation's element count,
+    kernel, -3 - k workgroup attribution k), [3] the element offset, [4] the allocation's element count,
     [5] the rank, [6..14) the indices and [14..22) the dimensions (the first
     eight). Any other op that reads or writes memory (affine.load/store,
     memref.copy, atomics, ...) and an access whose memref cannot be traced
@@ -481,7 +503,10 @@ def ConvertGpuKernelsToHostPass
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels turned into host functions">,
     Statistic<"numChecked", "checked-accesses",
-              "Loads and stores given a bounds check">
+              "Loads and stores given a bounds check">,
+    Statistic<"numSyncPoints", "sync-points",
+              "Barriers and shuffles turned into calls of the emulator's "
+              "hooks">
   ];
 }
 

@@ -6,16 +6,19 @@
 //
 // Implements --convert-gpu-kernels-to-host: every gpu.func kernel of a
 // gpu.module becomes a func.func that runs one thread of it, given the block
-// id, thread id, block size and grid size as leading index arguments. Only
-// kernels whose threads cannot communicate are accepted (no barriers,
-// shuffles or workgroup memory), so running the threads one after another,
-// in any order, computes what the GPU computes. With bounds-checks, every
-// load and store is guarded and a violation is reported into a trailing
-// record argument instead of happening (the emulator's out-of-bounds error).
+// id, thread id, block size and grid size as leading index arguments. Its
+// workgroup attributions become arguments (one block's memory, which the
+// emulator provides) and its private attributions allocas; gpu.barrier and
+// gpu.shuffle become calls of the emulator's hooks (CudaArtifact.h), which
+// suspend the thread, run as a fiber, until its block (or warp) has arrived.
+// With bounds-checks, every load and store is guarded and a violation is
+// reported into a trailing record argument instead of happening (the
+// emulator's out-of-bounds error).
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Conversion/Passes.h"
+#include "gpuopt/Runtime/CudaArtifact.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,6 +35,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
+#include <optional>
 
 namespace mlir {
 namespace gpuopt {
@@ -69,10 +73,32 @@ enum RecordField : int64_t {
 };
 /// Indices and dimensions recorded per violation.
 constexpr unsigned kRecordedRank = 8;
-/// The record's root kinds beside a kernel argument number.
-constexpr int64_t kRootGlobal = -1, kRootLocal = -2;
+/// The record's root kinds beside a kernel argument number; workgroup
+/// attribution k is kRootWorkgroup - k.
+constexpr int64_t kRootGlobal = -1, kRootLocal = -2, kRootWorkgroup = -3;
 /// The private function that fills the record.
 constexpr const char *kReportFn = "__gpuopt_report_out_of_bounds";
+/// The declarations a barrier and a shuffle call (defined by the host image
+/// as calls of the emulator's hooks, CudaHostImage.cpp).
+constexpr const char *kBarrierFn = "__gpuopt_host_barrier";
+constexpr const char *kShuffleFn = "__gpuopt_host_shuffle";
+/// The lanes of a warp.
+constexpr int64_t kWarpSize = 32;
+/// Alignment of each workgroup attribution in a block's workgroup memory.
+constexpr int64_t kWorkgroupAlignment = 16;
+
+namespace rt = ::gpuopt::runtime;
+
+/// The gpu address space of a memref type, if it has one.
+std::optional<gpu::AddressSpace> gpuSpace(Type type) {
+  auto memref = dyn_cast<BaseMemRefType>(type);
+  if (!memref)
+    return std::nullopt;
+  if (auto space =
+          dyn_cast_or_null<gpu::AddressSpaceAttr>(memref.getMemorySpace()))
+    return space.getValue();
+  return std::nullopt;
+}
 
 /// Whether `type` (or, for a memref, its memory space) can live in host
 /// memory shared by every thread.
@@ -81,23 +107,87 @@ bool isHostType(Type type) {
   return !memref || !memref.getMemorySpace();
 }
 
+/// Whether `type` is memory the emulation provides: host memory, one
+/// block's workgroup memory or one thread's private memory.
+bool isEmulatedType(Type type) {
+  std::optional<gpu::AddressSpace> space = gpuSpace(type);
+  return isHostType(type) || (space && *space != gpu::AddressSpace::Global);
+}
+
+/// `type` in the default memory space.
+Type stripMemorySpace(Type type) {
+  if (!gpuSpace(type))
+    return type;
+  if (auto m = dyn_cast<MemRefType>(type))
+    return MemRefType::get(m.getShape(), m.getElementType(), m.getLayout());
+  auto u = cast<UnrankedMemRefType>(type);
+  return UnrankedMemRefType::get(u.getElementType(), Attribute());
+}
+
+/// The bytes of a statically shaped memref of int, float or index elements
+/// with the identity layout; nullopt for any other type.
+std::optional<int64_t> staticBytes(Type type) {
+  auto m = dyn_cast<MemRefType>(type);
+  if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity())
+    return std::nullopt;
+  Type e = m.getElementType();
+  int64_t size;
+  if (isa<IndexType>(e))
+    size = 8;
+  else if (e.isIntOrFloat())
+    size = (e.getIntOrFloatBitWidth() + 7) / 8;
+  else
+    return std::nullopt;
+  return size * m.getNumElements();
+}
+
+/// Whether `op` makes the kernel's threads synchronize (and so run as
+/// fibers).
+bool isSync(Operation *op) { return isa<gpu::BarrierOp, gpu::ShuffleOp>(op); }
+
 /// Checks that `op`, inside a kernel, runs the same on the host when the
-/// threads run one at a time; emits a located error otherwise.
+/// threads run one at a time, each until it returns or reaches a barrier or
+/// shuffle; emits a located error otherwise.
 LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
   for (Type t :
        llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
-    if (!isHostType(t))
+    if (!isEmulatedType(t))
       return op->emitOpError("uses ")
              << t
-             << " in a non-default memory space (workgroup or private "
-                "memory), which the host emulation does not provide";
+             << " in a memory space the host emulation does not provide "
+                "(only the default one, workgroup attributions and private "
+                "memory)";
+  if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(op) &&
+      !isHostType(op->getResult(0).getType()) &&
+      !(isa<memref::AllocaOp>(op) &&
+        gpuSpace(op->getResult(0).getType()) == gpu::AddressSpace::Private))
+    return op->emitOpError("makes ")
+           << op->getResult(0).getType()
+           << "; the host emulation provides workgroup memory only as "
+              "gpu.func workgroup attributions (and private memory as "
+              "allocas and private attributions)";
+  if (isa<memref::MemorySpaceCastOp>(op))
+    return op->emitOpError("changes a memref's memory space, which the host "
+                           "emulation does not model");
   if (isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::BlockDimOp, gpu::GridDimOp,
-          gpu::GlobalIdOp, gpu::ReturnOp>(op))
+          gpu::GlobalIdOp, gpu::ReturnOp, gpu::BarrierOp, gpu::LaneIdOp,
+          gpu::SubgroupIdOp, gpu::SubgroupSizeOp, gpu::NumSubgroupsOp>(op))
     return success();
+  if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+    Type t = shuffle.getValue().getType();
+    if (!t.isInteger(32) && !t.isF32())
+      return op->emitOpError("shuffles ")
+             << t << "; the host emulation shuffles i32 and f32 only";
+    return success();
+  }
+  if (isa<gpu::DynamicSharedMemoryOp>(op))
+    return op->emitOpError(
+        "uses dynamic workgroup memory, which the launch plan does not size; "
+        "the host emulation provides static workgroup attributions only");
   if (isa<gpu::GPUDialect>(op->getDialect()))
     return op->emitOpError("cannot run on the host emulation: only "
-                           "independent threads are emulated (no barriers, "
-                           "shuffles or other GPU operations)");
+                           "gpu.barrier, gpu.shuffle of 32-bit values and "
+                           "the id ops are emulated");
   if (boundsChecks &&
       isa<memref::MemRefDialect, affine::AffineDialect>(op->getDialect()) &&
       !isa<memref::LoadOp, memref::StoreOp>(op)) {
@@ -190,10 +280,12 @@ func::FuncOp createReportFunction(ModuleOp module, Location loc) {
 
 /// Guards the load or store `op` of host kernel `fn` (whose last argument
 /// is the record and whose arguments from kNumIdArgs on are the kernel's
-/// memrefs): it runs only if every index is inside its dimension and the
-/// element inside the allocation; otherwise the report function is called
-/// and a load yields NaN (0 for an integer).
-LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report) {
+/// `numBuffers` memrefs, then its workgroup attributions): it runs only if
+/// every index is inside its dimension and the element inside the
+/// allocation; otherwise the report function is called and a load yields
+/// NaN (0 for an integer).
+LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
+                          unsigned numBuffers) {
   bool isStore = isa<memref::StoreOp>(op);
   Value memref = isStore ? cast<memref::StoreOp>(op).getMemRef()
                          : cast<memref::LoadOp>(op).getMemRef();
@@ -208,16 +300,20 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report) {
     if (arg.getOwner() != &entry || arg.getArgNumber() < kNumIdArgs ||
         arg.getArgNumber() + 1 >= entry.getNumArguments())
       root = nullptr;
-    else
+    else if (arg.getArgNumber() - kNumIdArgs < numBuffers)
       rootKind = arg.getArgNumber() - kNumIdArgs;
+    else
+      rootKind =
+          kRootWorkgroup - (arg.getArgNumber() - kNumIdArgs - numBuffers);
   } else if (root) {
     rootKind = isa<memref::GetGlobalOp>(root.getDefiningOp()) ? kRootGlobal
                                                               : kRootLocal;
   }
   if (!root)
     return op->emitOpError("accesses a memref that is not a view of a kernel "
-                           "argument, memref.global or allocation, so the "
-                           "host emulation cannot bounds-check it");
+                           "argument, workgroup attribution, memref.global "
+                           "or allocation, so the host emulation cannot "
+                           "bounds-check it");
   auto rootType = cast<MemRefType>(root.getType());
   if (!rootType.getLayout().isIdentity())
     return op->emitOpError("accesses a view of ")
@@ -303,43 +399,146 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report) {
   return success();
 }
 
+/// The host emulation's hook declarations, made on first use.
+struct SyncFunctions {
+  ModuleOp module;
+  func::FuncOp barrier, shuffle;
+
+  /// `name`, declared `type` in the module; null (an error emitted at `at`)
+  /// if the module has another symbol of that name.
+  func::FuncOp get(func::FuncOp &fn, StringRef name, FunctionType type,
+                   Operation *at) {
+    if (fn)
+      return fn;
+    if (Operation *clash = module.lookupSymbol(name)) {
+      clash->emitOpError("has the name of a host emulation hook (")
+          << name << "), which " << at->getName() << " calls";
+      return nullptr;
+    }
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    fn = func::FuncOp::create(b, module.getLoc(), name, type);
+    fn.setPrivate();
+    return fn;
+  }
+};
+
 /// Replaces `kernel` by a host function of one thread, inserted before
 /// `module`'s gpu.module `at`.
 LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
-                            func::FuncOp report, unsigned &numChecked) {
+                            func::FuncOp report, SyncFunctions &sync,
+                            unsigned &numChecked, unsigned &numSyncs) {
   bool boundsChecks = static_cast<bool>(report);
-  if (kernel.getNumWorkgroupAttributions() ||
-      kernel.getNumPrivateAttributions())
-    return kernel.emitOpError("has workgroup or private memory "
-                              "attributions, which the host emulation does "
-                              "not provide");
   for (Type t : kernel.getArgumentTypes())
     if (!isa<MemRefType>(t) || !isHostType(t))
       return kernel.emitOpError("takes an argument of type ")
              << t << "; the host emulation passes memrefs in host memory";
+  // One block's workgroup memory: the attributions one after another.
+  SmallVector<int64_t> layout = {0};
+  int64_t privateBytes = 0;
+  SmallVector<BlockArgument> attributions(kernel.getWorkgroupAttributions());
+  llvm::append_range(attributions, kernel.getPrivateAttributions());
+  for (BlockArgument a : attributions) {
+    std::optional<int64_t> bytes = staticBytes(a.getType());
+    if (!bytes)
+      return kernel.emitOpError("has an attribution of type ")
+             << a.getType()
+             << "; the host emulation provides statically shaped memrefs "
+                "of int, float or index elements with the identity layout";
+    if (gpuSpace(a.getType()) == gpu::AddressSpace::Private) {
+      privateBytes += *bytes;
+      continue;
+    }
+    int64_t at = llvm::alignTo(layout[0], kWorkgroupAlignment);
+    layout.push_back(at);
+    layout[0] = at + *bytes;
+  }
+  if (layout[0] > static_cast<int64_t>(rt::kCudaHostMaxWorkgroupBytes))
+    return kernel.emitOpError("has ")
+           << layout[0] << " bytes of workgroup attributions, more than the "
+           << rt::kCudaHostMaxWorkgroupBytes
+           << " of static workgroup memory of a block";
+  bool syncs = false;
   WalkResult checked = kernel.getBody().walk([&](Operation *op) {
+    syncs |= isSync(op);
     return failed(checkHostOp(op, boundsChecks)) ? WalkResult::interrupt()
                                                  : WalkResult::advance();
   });
   if (checked.wasInterrupted())
     return failure();
+  if (syncs) {
+    // Each thread runs on a fiber stack of its own: its private memory
+    // must fit.
+    WalkResult sized = kernel.getBody().walk([&](memref::AllocaOp alloca) {
+      std::optional<int64_t> bytes = staticBytes(alloca.getType());
+      if (!bytes) {
+        alloca.emitOpError("allocates ")
+            << alloca.getType()
+            << " in a kernel whose threads synchronize; the host emulation "
+               "runs them on fiber stacks and needs static private memory";
+        return WalkResult::interrupt();
+      }
+      privateBytes += *bytes;
+      return WalkResult::advance();
+    });
+    if (sized.wasInterrupted())
+      return failure();
+    if (privateBytes > static_cast<int64_t>(rt::kCudaHostMaxPrivateBytes))
+      return kernel.emitOpError("has ")
+             << privateBytes << " bytes of private memory per thread, more "
+             << "than the " << rt::kCudaHostMaxPrivateBytes
+             << " the host emulation's fibers provide";
+  }
 
   MLIRContext *ctx = kernel.getContext();
   Location loc = kernel.getLoc();
+  unsigned numBuffers = kernel.getNumArguments();
+  unsigned numWorkgroup = kernel.getNumWorkgroupAttributions();
   SmallVector<Type> inputs(kNumIdArgs, builder.getIndexType());
   llvm::append_range(inputs, kernel.getArgumentTypes());
+  for (BlockArgument a : kernel.getWorkgroupAttributions())
+    inputs.push_back(stripMemorySpace(a.getType()));
   if (boundsChecks)
     inputs.push_back(report.getArgumentTypes().front());
   auto fn = func::FuncOp::create(builder, loc, kernel.getName(),
                                  FunctionType::get(ctx, inputs, {}));
   fn->setAttr("gpuopt.host_kernel", UnitAttr::get(ctx));
+  // [total bytes, offset of each workgroup attribution]: the host image's
+  // entry point passes each its place in the block's workgroup memory.
+  fn->setAttr("gpuopt.host_workgroup", DenseI64ArrayAttr::get(ctx, layout));
+  if (syncs)
+    fn->setAttr("gpuopt.host_syncs", UnitAttr::get(ctx));
+  unsigned numPrivate = kernel.getNumPrivateAttributions();
   fn.getBody().takeBody(kernel.getBody());
   Block &entry = fn.getBody().front();
   SmallVector<Value> ids;
   for (unsigned i = 0; i < kNumIdArgs; ++i)
     ids.push_back(entry.insertArgument(i, builder.getIndexType(), loc));
+  // Private attributions: allocas of the thread.
+  unsigned firstPrivate = kNumIdArgs + numBuffers + numWorkgroup;
+  {
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    for (unsigned i = 0; i < numPrivate; ++i) {
+      BlockArgument a = entry.getArgument(firstPrivate + i);
+      auto alloca = memref::AllocaOp::create(
+          b, a.getLoc(), cast<MemRefType>(stripMemorySpace(a.getType())));
+      a.replaceAllUsesWith(alloca.getResult());
+    }
+    entry.eraseArguments(firstPrivate, numPrivate);
+  }
   if (boundsChecks)
     entry.addArgument(report.getArgumentTypes().front(), loc);
+  // Workgroup and private memory are host memory now.
+  fn.getBody().walk([](Operation *op) {
+    for (Value v : op->getResults())
+      v.setType(stripMemorySpace(v.getType()));
+    for (Region &r : op->getRegions())
+      for (Block &block : r)
+        for (BlockArgument a : block.getArguments())
+          a.setType(stripMemorySpace(a.getType()));
+  });
+  for (Block &block : fn.getBody())
+    for (BlockArgument a : block.getArguments())
+      a.setType(stripMemorySpace(a.getType()));
 
   auto idArg = [&](unsigned base, gpu::Dimension dim) {
     return ids[base + static_cast<unsigned>(dim)];
@@ -349,8 +548,29 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
     if (isa<gpu::GPUDialect>(op->getDialect()))
       gpuOps.push_back(op);
   });
+  // The thread's position in its block, x fastest (warps are made of
+  // consecutive positions).
+  auto linearThread = [&](OpBuilder &b, Location l) {
+    Value y = arith::AddIOp::create(
+        b, l, idArg(kThreadId, gpu::Dimension::y),
+        arith::MulIOp::create(b, l, idArg(kBlockDim, gpu::Dimension::y),
+                              idArg(kThreadId, gpu::Dimension::z)));
+    return arith::AddIOp::create(
+               b, l, idArg(kThreadId, gpu::Dimension::x),
+               arith::MulIOp::create(b, l, idArg(kBlockDim, gpu::Dimension::x),
+                                     y))
+        .getResult();
+  };
+  int64_t barriers = 0, shuffles = 0;
   for (Operation *op : gpuOps) {
     OpBuilder b(op);
+    Location l = op->getLoc();
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, l, v).getResult();
+    };
+    auto i64 = [&](int64_t v) {
+      return arith::ConstantIntOp::create(b, l, b.getI64Type(), v).getResult();
+    };
     Value replacement;
     if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
       replacement = idArg(kBlockId, id.getDimension());
@@ -362,10 +582,77 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
       replacement = idArg(kGridDim, dim.getDimension());
     } else if (auto id = dyn_cast<gpu::GlobalIdOp>(op)) {
       gpu::Dimension d = id.getDimension();
-      Value scaled = arith::MulIOp::create(b, op->getLoc(), idArg(kBlockId, d),
-                                           idArg(kBlockDim, d));
-      replacement =
-          arith::AddIOp::create(b, op->getLoc(), scaled, idArg(kThreadId, d));
+      Value scaled =
+          arith::MulIOp::create(b, l, idArg(kBlockId, d), idArg(kBlockDim, d));
+      replacement = arith::AddIOp::create(b, l, scaled, idArg(kThreadId, d));
+    } else if (isa<gpu::LaneIdOp>(op)) {
+      Value linear = linearThread(b, l);
+      replacement = arith::RemUIOp::create(b, l, linear, index(kWarpSize));
+    } else if (isa<gpu::SubgroupIdOp>(op)) {
+      Value linear = linearThread(b, l);
+      replacement = arith::DivUIOp::create(b, l, linear, index(kWarpSize));
+    } else if (isa<gpu::SubgroupSizeOp>(op)) {
+      replacement = index(kWarpSize);
+    } else if (isa<gpu::NumSubgroupsOp>(op)) {
+      Value yz =
+          arith::MulIOp::create(b, l, idArg(kBlockDim, gpu::Dimension::y),
+                                idArg(kBlockDim, gpu::Dimension::z));
+      Value threads =
+          arith::MulIOp::create(b, l, idArg(kBlockDim, gpu::Dimension::x), yz);
+      replacement = arith::CeilDivUIOp::create(b, l, threads, index(kWarpSize));
+    } else if (isa<gpu::BarrierOp>(op)) {
+      func::FuncOp hook =
+          sync.get(sync.barrier, kBarrierFn,
+                   FunctionType::get(ctx, {b.getI64Type()}, {}), op);
+      if (!hook)
+        return failure();
+      func::CallOp::create(b, l, hook, ValueRange{i64(barriers++)});
+      op->erase();
+      continue;
+    } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      Type i64Type = b.getI64Type();
+      func::FuncOp hook = sync.get(
+          sync.shuffle, kShuffleFn,
+          FunctionType::get(ctx, SmallVector<Type>(5, i64Type), {i64Type}), op);
+      if (!hook)
+        return failure();
+      int64_t mode = 0;
+      switch (shuffle.getMode()) {
+      case gpu::ShuffleMode::XOR:
+        mode = rt::kCudaShuffleXor;
+        break;
+      case gpu::ShuffleMode::UP:
+        mode = rt::kCudaShuffleUp;
+        break;
+      case gpu::ShuffleMode::DOWN:
+        mode = rt::kCudaShuffleDown;
+        break;
+      case gpu::ShuffleMode::IDX:
+        mode = rt::kCudaShuffleIdx;
+        break;
+      }
+      Type valueType = shuffle.getValue().getType();
+      Value bits = shuffle.getValue();
+      if (!valueType.isInteger(32))
+        bits = arith::BitcastOp::create(b, l, b.getI32Type(), bits);
+      auto widen = [&](Value v) {
+        return arith::ExtUIOp::create(b, l, i64Type, v).getResult();
+      };
+      Value result =
+          func::CallOp::create(
+              b, l, hook,
+              ValueRange{i64(shuffles++), i64(mode), widen(bits),
+                         widen(shuffle.getOffset()), widen(shuffle.getWidth())})
+              .getResult(0);
+      Value read = arith::TruncIOp::create(b, l, b.getI32Type(), result);
+      if (!valueType.isInteger(32))
+        read = arith::BitcastOp::create(b, l, valueType, read);
+      Value valid = arith::TruncIOp::create(
+          b, l, b.getI1Type(), arith::ShRUIOp::create(b, l, result, i64(32)));
+      shuffle.getShuffleResult().replaceAllUsesWith(read);
+      shuffle.getValid().replaceAllUsesWith(valid);
+      op->erase();
+      continue;
     } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
       func::ReturnOp::create(b, ret.getLoc(), ret.getOperands());
       ret.erase();
@@ -376,6 +663,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
   }
+  numSyncs += barriers + shuffles;
   kernel.erase();
   if (!boundsChecks)
     return success();
@@ -385,7 +673,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
       accesses.push_back(op);
   });
   for (Operation *op : accesses) {
-    if (failed(guardAccess(op, fn, report)))
+    if (failed(guardAccess(op, fn, report, numBuffers)))
       return failure();
     ++numChecked;
   }
@@ -393,7 +681,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
 }
 
 struct ConvertGpuKernelsToHostPass
-    : public gpuopt::impl::ConvertGpuKernelsToHostPassBase<
+    : public mlir::gpuopt::impl::ConvertGpuKernelsToHostPassBase<
           ConvertGpuKernelsToHostPass> {
   using Base::Base;
 
@@ -417,7 +705,8 @@ struct ConvertGpuKernelsToHostPass
       }
       report = createReportFunction(module, module.getLoc());
     }
-    unsigned checkedAccesses = 0;
+    unsigned checkedAccesses = 0, syncPoints = 0;
+    SyncFunctions sync{module, nullptr, nullptr};
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       OpBuilder builder(gpuModule);
       for (Operation &op :
@@ -432,7 +721,8 @@ struct ConvertGpuKernelsToHostPass
             kernel.emitOpError("has the name of a symbol of the module");
             return signalPassFailure();
           }
-          if (failed(convertKernel(kernel, builder, report, checkedAccesses)))
+          if (failed(convertKernel(kernel, builder, report, sync,
+                                   checkedAccesses, syncPoints)))
             return signalPassFailure();
           ++numKernels;
           continue;
@@ -456,6 +746,7 @@ struct ConvertGpuKernelsToHostPass
       gpuModule.erase();
     }
     numChecked += checkedAccesses;
+    numSyncPoints += syncPoints;
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }
 };

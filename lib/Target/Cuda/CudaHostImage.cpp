@@ -7,7 +7,10 @@
 // A copy of the gpu.module goes through --gpuopt's host kernel pipeline
 // (buildGpuHostPipeline: --convert-gpu-kernels-to-host, then the LLVM
 // lowering of loops with bare-pointer memrefs), gets one uniform entry point
-// per kernel, is optimized for the baseline of the host architecture (the
+// per kernel (and its info: workgroup bytes, whether its threads
+// synchronize), the definitions of the barrier and shuffle hooks (calls
+// through the exported gpuopt_host_hooks, which the emulator fills in), is
+// optimized for the baseline of the host architecture (the
 // image must run on any machine of that architecture) and linked by the
 // host C++ compiler into a shared object.
 //
@@ -20,6 +23,7 @@
 #include "gpuopt/Runtime/CudaArtifact.h"
 #include "gpuopt/Target/HostCodegen.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -52,45 +56,119 @@ namespace {
 /// (--convert-gpu-kernels-to-host).
 constexpr unsigned kNumIds = 12;
 
+/// What the entry point of a kernel needs beside its function: the offsets
+/// of its workgroup attributions in the block's workgroup memory, their
+/// total, and whether its threads synchronize (--convert-gpu-kernels-to-host
+/// attributes).
+struct KernelInfo {
+  SmallVector<int64_t> workgroupOffsets;
+  int64_t workgroupBytes = 0;
+  bool syncs = false;
+};
+
 /// Adds `void gpuopt_host_<name>(const int64_t *ids, void *const *args)`
 /// calling the lowered kernel `name` with ids[0..12) and args[0..n) (its
-/// buffers, then the violation record: CudaArtifact.h).
+/// buffers, then the violation record: CudaArtifact.h), and each workgroup
+/// attribution at its offset in args[n + 1], the block's workgroup memory;
+/// and `const int64_t gpuopt_hostinfo_<name>[2]`.
 LogicalResult addEntryPoint(llvm::Module &module, StringRef name,
-                            Operation *where) {
+                            const KernelInfo &info, Operation *where) {
   llvm::Function *kernel = module.getFunction(name);
   if (!kernel || kernel->isDeclaration())
     return where->emitError("the host build of the kernels has no function @")
            << name;
   llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *i8 = llvm::Type::getInt8Ty(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
   llvm::FunctionType *type = kernel->getFunctionType();
-  if (type->getNumParams() < kNumIds || !type->getReturnType()->isVoidTy())
+  unsigned numWorkgroup = info.workgroupOffsets.size();
+  if (type->getNumParams() < kNumIds + numWorkgroup + 1 ||
+      !type->getReturnType()->isVoidTy())
     return where->emitError("the host kernel @")
-           << name << " does not take the " << kNumIds << " thread indices";
+           << name << " does not take the " << kNumIds
+           << " thread indices, its workgroup memory and the violation record";
   for (unsigned i = 0; i < type->getNumParams(); ++i)
     if (type->getParamType(i) != (i < kNumIds ? i64 : ptr))
       return where->emitError("the host kernel @")
              << name << " has argument " << i
              << " of an unexpected type (index or bare memref pointer "
                 "expected)";
+  unsigned numBuffers = type->getNumParams() - kNumIds - numWorkgroup - 1;
   auto *entryType = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                             {ptr, ptr}, /*isVarArg=*/false);
   auto *entry =
       llvm::Function::Create(entryType, llvm::GlobalValue::ExternalLinkage,
                              rt::kCudaHostKernelPrefix + name.str(), module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  auto arg = [&](unsigned i) {
+    return b.CreateLoad(ptr,
+                        b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(1), i));
+  };
   SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < type->getNumParams(); ++i) {
-    bool isId = i < kNumIds;
-    llvm::Value *base = entry->getArg(isId ? 0 : 1);
-    llvm::Type *elt = isId ? i64 : ptr;
+  for (unsigned i = 0; i < kNumIds; ++i)
     args.push_back(b.CreateLoad(
-        elt, b.CreateConstInBoundsGEP1_64(elt, base, isId ? i : i - kNumIds)));
+        i64, b.CreateConstInBoundsGEP1_64(i64, entry->getArg(0), i)));
+  for (unsigned i = 0; i < numBuffers; ++i)
+    args.push_back(arg(i));
+  if (numWorkgroup) {
+    llvm::Value *workgroup = arg(numBuffers + 1);
+    for (int64_t offset : info.workgroupOffsets)
+      args.push_back(b.CreateConstInBoundsGEP1_64(i8, workgroup, offset));
   }
+  args.push_back(arg(numBuffers));
   b.CreateCall(kernel, args);
   b.CreateRetVoid();
+
+  auto *infoType = llvm::ArrayType::get(i64, 2);
+  new llvm::GlobalVariable(
+      module, infoType, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantArray::get(
+          infoType, {llvm::ConstantInt::get(i64, info.workgroupBytes),
+                     llvm::ConstantInt::get(
+                         i64, info.syncs ? rt::kCudaHostKernelSyncs : 0)}),
+      rt::kCudaHostInfoPrefix + name.str());
   return success();
+}
+
+/// Adds the exported `CudaHostHooks gpuopt_host_hooks` (zero) and defines
+/// the hook declarations the kernels call (--convert-gpu-kernels-to-host)
+/// as calls through it.
+void addHooks(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *hooksType = llvm::StructType::get(ctx, {ptr, ptr, ptr});
+  auto *hooks = new llvm::GlobalVariable(
+      module, hooksType, /*isConstant=*/false,
+      llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantAggregateZero::get(hooksType), rt::kCudaHostHooksSymbol);
+  // (name, field of CudaHostHooks).
+  for (auto [name, field] :
+       {std::pair<const char *, unsigned>{"__gpuopt_host_barrier", 1},
+        {"__gpuopt_host_shuffle", 2}}) {
+    llvm::Function *fn = module.getFunction(name);
+    if (!fn || !fn->isDeclaration())
+      continue;
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+    llvm::Value *context =
+        b.CreateLoad(ptr, b.CreateStructGEP(hooksType, hooks, 0));
+    llvm::Value *callee =
+        b.CreateLoad(ptr, b.CreateStructGEP(hooksType, hooks, field));
+    SmallVector<llvm::Value *> args = {context};
+    SmallVector<llvm::Type *> types = {ptr};
+    for (llvm::Argument &a : fn->args()) {
+      args.push_back(&a);
+      types.push_back(a.getType());
+    }
+    llvm::Type *result = fn->getReturnType();
+    llvm::Value *call =
+        b.CreateCall(llvm::FunctionType::get(result, types, /*isVarArg=*/false),
+                     callee, args);
+    if (result->isVoidTy())
+      b.CreateRetVoid();
+    else
+      b.CreateRet(call);
+  }
 }
 
 /// Links `object` into the shared object `output` with the host compiler.
@@ -126,6 +204,17 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
                                "CUDA emulator's image); "
                                "--cuda-host-image=false leaves it out");
   }
+  llvm::StringMap<KernelInfo> infos;
+  for (auto fn : host->getBody()->getOps<LLVM::LLVMFuncOp>()) {
+    auto layout = fn->getAttrOfType<DenseI64ArrayAttr>("gpuopt.host_workgroup");
+    if (!layout || layout.size() == 0)
+      continue;
+    KernelInfo &info = infos[fn.getName()];
+    info.workgroupBytes = layout[0];
+    info.workgroupOffsets.assign(layout.asArrayRef().begin() + 1,
+                                 layout.asArrayRef().end());
+    info.syncs = fn->hasAttr("gpuopt.host_syncs");
+  }
   DialectRegistry translations;
   registerBuiltinDialectTranslation(translations);
   registerLLVMDialectTranslation(translations);
@@ -151,11 +240,20 @@ FailureOr<std::string> mlir::gpuopt::buildCudaHostImage(
 
   llvm::StringSet<> entries;
   for (const std::string &name : names) {
-    if (failed(addEntryPoint(*module, name, kernels)))
+    auto info = infos.find(name);
+    if (info == infos.end())
+      return kernels.emitError("the host build of the kernels has no "
+                               "workgroup layout for @")
+             << name;
+    if (failed(addEntryPoint(*module, name, info->second, kernels)))
       return failure();
     entries.insert(rt::kCudaHostKernelPrefix + name);
+    entries.insert(rt::kCudaHostInfoPrefix + name);
   }
-  // The ABI of the entry points: checked accesses, the record last.
+  addHooks(*module);
+  entries.insert(rt::kCudaHostHooksSymbol);
+  // The ABI of the entry points: checked accesses, the record, then the
+  // workgroup memory.
   {
     llvm::Type *i32 = llvm::Type::getInt32Ty(llvmContext);
     auto *abi = new llvm::GlobalVariable(

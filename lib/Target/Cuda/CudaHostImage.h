@@ -13,7 +13,11 @@
 //   void gpuopt_host_K(const int64_t ids[12], void *const *args);
 //
 // which runs one thread: ids are the block id, thread id, block size and
-// grid size (x, y, z each), args the kernel's buffers in order.
+// grid size (x, y, z each), args the kernel's buffers in order, the
+// violation record and the block's workgroup memory; beside it,
+// gpuopt_hostinfo_K (the workgroup bytes, whether the threads synchronize)
+// and, once per image, gpuopt_host_hooks, the emulator's barrier and shuffle
+// (runtime/include/gpuopt/Runtime/CudaArtifact.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -33,7 +33,7 @@ module attributes {gpu.container_module} {
     gpu.func @negative_view(%a: memref<64xi8>) kernel {
       %c0 = arith.constant 0 : index
       %v = memref.view %a[%c0][] : memref<64xi8> to memref<16xf32>
-      // expected-error @+1 {{'memref.load' op accesses a memref that is not a view of a kernel argument, memref.global or allocation, so the host emulation cannot bounds-check it}}
+      // expected-error @+1 {{'memref.load' op accesses a memref that is not a view of a kernel argument, workgroup attribution, memref.global or allocation, so the host emulation cannot bounds-check it}}
       %x = memref.load %v[%c0] : memref<16xf32>
       gpu.return
     }
@@ -55,7 +55,7 @@ module attributes {gpu.container_module} {
       } else {
         scf.yield %b : memref<4xf32>
       }
-      // expected-error @+1 {{'memref.store' op accesses a memref that is not a view of a kernel argument, memref.global or allocation, so the host emulation cannot bounds-check it}}
+      // expected-error @+1 {{'memref.store' op accesses a memref that is not a view of a kernel argument, workgroup attribution, memref.global or allocation, so the host emulation cannot bounds-check it}}
       memref.store %c0f, %m[%c0] : memref<4xf32>
       gpu.return
     }

@@ -8,7 +8,7 @@
 // CHECK-SAME: %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %[[TX:[a-z0-9_]+]]: index,
 // CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<8xf32>, %[[B:[a-z0-9_]+]]: memref<8xf32>,
 // CHECK-SAME: %[[REC:[a-z0-9_]+]]: memref<24xi64>)
-// CHECK-SAME: attributes {gpuopt.host_kernel}
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_workgroup = array<i64: 0>}
 // The load: index %tx against dim 8, element against the 8 elements.
 // CHECK: %[[C8:.*]] = arith.constant 8 : index
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %[[TX]], %[[C8]] : index
@@ -115,6 +115,40 @@ module attributes {gpu.container_module} {
       %g = memref.get_global @lut : memref<4xi32>
       %v = memref.load %g[%t] : memref<4xi32>
       memref.store %v, %out[%t] : memref<4xi32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Workgroup attribution k is memory -3 - k of the record; an access of it
+// is checked against the attribution's elements.
+// CHECK-LABEL: func.func @tile(
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<8xf32>, %{{[a-z0-9_]+}}: memref<4xi32>, %[[TILE:[a-z0-9_]+]]: memref<2x16xf32>, %[[REC:[a-z0-9_]+]]: memref<24xi64>)
+// CHECK: %[[SV:.*]] = memref.subview %[[TILE]][1, 0] [1, 16] [1, 1]
+// CHECK: %[[D0:.*]] = arith.constant 2 : index
+// CHECK: arith.muli %{{.*}}, %[[D0]] : index
+// CHECK: %[[D1:.*]] = arith.constant 16 : index
+// CHECK: %[[EXT:.*]] = arith.muli %{{.*}}, %[[D1]] : index
+// CHECK: arith.cmpi ult, %{{.*}}, %[[EXT]] : index
+// CHECK: scf.if %{{.*}} {
+// CHECK:   memref.store %{{.*}}, %[[SV]][%{{.*}}] : memref<16xf32, strided<[1], offset: 16>>
+// CHECK: } else {
+// CHECK:   %[[K1:.*]] = arith.constant 1 : index
+// CHECK:   %[[WG1:.*]] = arith.constant -4 : index
+// CHECK:   func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K1]], %[[WG1]],
+// CHECK: }
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @tile(%a: memref<8xf32>)
+        workgroup(%flags: memref<4xi32, #gpu.address_space<workgroup>>,
+                  %tile: memref<2x16xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %a[%t] : memref<8xf32>
+      %row = memref.subview %tile[1, 0] [1, 16] [1, 1] : memref<2x16xf32, #gpu.address_space<workgroup>> to memref<16xf32, strided<[1], offset: 16>, #gpu.address_space<workgroup>>
+      memref.store %v, %row[%t] : memref<16xf32, strided<[1], offset: 16>, #gpu.address_space<workgroup>>
+      gpu.barrier
       gpu.return
     }
   }

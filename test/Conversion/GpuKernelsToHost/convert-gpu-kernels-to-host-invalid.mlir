@@ -1,10 +1,136 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-gpu-kernels-to-host -verify-diagnostics
 
-// Threads that synchronize cannot run one after another.
+// Barriers, shuffles and workgroup memory are emulated
+// (convert-gpu-kernels-to-host-sync.mlir); the rest of the GPU dialect is
+// not.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @negative_barrier(%a: memref<4xf32>) kernel {
-      // expected-error @+1 {{'gpu.barrier' op cannot run on the host emulation: only independent threads are emulated (no barriers, shuffles or other GPU operations)}}
+    gpu.func @negative_subgroup_reduce(%a: memref<4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0] : memref<4xf32>
+      // expected-error @+1 {{'gpu.subgroup_reduce' op cannot run on the host emulation: only gpu.barrier, gpu.shuffle of 32-bit values and the id ops are emulated}}
+      %r = gpu.subgroup_reduce add %v : (f32) -> f32
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Tensor-core fragments are not emulated.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_mma(%a: memref<4xf32>) kernel {
+      %f = arith.constant 1.0 : f16
+      // expected-error @+1 {{'gpu.subgroup_mma_constant_matrix' op cannot run on the host emulation: only gpu.barrier, gpu.shuffle of 32-bit values and the id ops are emulated}}
+      %m = gpu.subgroup_mma_constant_matrix %f : !gpu.mma_matrix<16x16xf16, "COp">
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// The plan has no dynamic shared-memory size for a launch.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_dynamic_shared(%a: memref<4xf32>) kernel {
+      // expected-error @+1 {{'gpu.dynamic_shared_memory' op uses dynamic workgroup memory, which the launch plan does not size; the host emulation provides static workgroup attributions only}}
+      %m = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_shuffle_f64(%a: memref<4xf64>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0] : memref<4xf64>
+      %one = arith.constant 1 : i32
+      %w = arith.constant 32 : i32
+      // expected-error @+1 {{'gpu.shuffle' op shuffles 'f64'; the host emulation shuffles i32 and f32 only}}
+      %r, %ok = gpu.shuffle xor %v, %one, %w : f64
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Workgroup memory is a gpu.func attribution, nothing else.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_alloca(%a: memref<4xf32>) kernel {
+      // expected-error @+1 {{'memref.alloca' op makes 'memref<4xf32, #gpu.address_space<workgroup>>'; the host emulation provides workgroup memory only as gpu.func workgroup attributions (and private memory as allocas and private attributions)}}
+      %t = memref.alloca() : memref<4xf32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_space_cast(%a: memref<4xf32>)
+        workgroup(%tile: memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+      // expected-error @+1 {{'memref.memory_space_cast' op changes a memref's memory space, which the host emulation does not model}}
+      %g = memref.memory_space_cast %tile : memref<4xf32, #gpu.address_space<workgroup>> to memref<4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_global_space(%a: memref<4xf32>) kernel {
+      // expected-error @+1 {{'memref.alloca' op uses 'memref<4xf32, #gpu.address_space<global>>' in a memory space the host emulation does not provide (only the default one, workgroup attributions and private memory)}}
+      %t = memref.alloca() : memref<4xf32, #gpu.address_space<global>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{'gpu.func' op has an attribution of type 'memref<4xvector<4xf32>, #gpu.address_space<workgroup>>'; the host emulation provides statically shaped memrefs of int, float or index elements with the identity layout}}
+    gpu.func @negative_vector_attribution(%a: memref<4xf32>)
+        workgroup(%tile: memref<4xvector<4xf32>, #gpu.address_space<workgroup>>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// CUDA's 48 KiB of static shared memory per block: 12289 floats are 4 bytes
+// too many.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{'gpu.func' op has 49156 bytes of workgroup attributions, more than the 49152 of static workgroup memory of a block}}
+    gpu.func @negative_workgroup_size(%a: memref<4xf32>)
+        workgroup(%tile: memref<12289xf32, #gpu.address_space<workgroup>>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A synchronizing kernel's threads run on fiber stacks of their own.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{'gpu.func' op has 65540 bytes of private memory per thread, more than the 65536 the host emulation's fibers provide}}
+    gpu.func @negative_private_size(%a: memref<4xf32>)
+        private(%p: memref<16384xf32, #gpu.address_space<private>>) kernel {
+      %q = memref.alloca() : memref<1xf32>
       gpu.barrier
       gpu.return
     }
@@ -15,9 +141,11 @@ module attributes {gpu.container_module} {
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    // expected-error @+1 {{'gpu.func' op has workgroup or private memory attributions, which the host emulation does not provide}}
-    gpu.func @negative_workgroup(%a: memref<4xf32>)
-        workgroup(%tile: memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+    gpu.func @negative_dynamic_alloca(%a: memref<4xf32>) kernel {
+      %t = gpu.thread_id x
+      // expected-error @+1 {{'memref.alloca' op allocates 'memref<?xf32>' in a kernel whose threads synchronize; the host emulation runs them on fiber stacks and needs static private memory}}
+      %q = memref.alloca(%t) : memref<?xf32>
+      gpu.barrier
       gpu.return
     }
   }
@@ -26,26 +154,11 @@ module attributes {gpu.container_module} {
 // -----
 
 module attributes {gpu.container_module} {
+  // expected-error @+1 {{'func.func' op has the name of a host emulation hook (__gpuopt_host_barrier), which gpu.barrier calls}}
+  func.func private @__gpuopt_host_barrier(i64)
   gpu.module @kernels {
-    gpu.func @negative_shuffle(%a: memref<4xf32>) kernel {
-      %c0 = arith.constant 0 : index
-      %v = memref.load %a[%c0] : memref<4xf32>
-      %one = arith.constant 1 : i32
-      %w = arith.constant 32 : i32
-      // expected-error @+1 {{'gpu.shuffle' op cannot run on the host emulation}}
-      %r, %ok = gpu.shuffle xor %v, %one, %w : f32
-      gpu.return
-    }
-  }
-}
-
-// -----
-
-module attributes {gpu.container_module} {
-  gpu.module @kernels {
-    gpu.func @negative_alloca(%a: memref<4xf32>) kernel {
-      // expected-error @+1 {{'memref.alloca' op uses 'memref<4xf32, #gpu.address_space<workgroup>>' in a non-default memory space (workgroup or private memory), which the host emulation does not provide}}
-      %t = memref.alloca() : memref<4xf32, #gpu.address_space<workgroup>>
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      gpu.barrier
       gpu.return
     }
   }

@@ -11,7 +11,7 @@
 // CHECK-SAME: %[[NX:[a-z0-9_]+]]: index, %[[NY:[a-z0-9_]+]]: index, %[[NZ:[a-z0-9_]+]]: index,
 // CHECK-SAME: %[[GX:[a-z0-9_]+]]: index, %[[GY:[a-z0-9_]+]]: index, %[[GZ:[a-z0-9_]+]]: index,
 // CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<1024xf32>, %[[B:[a-z0-9_]+]]: memref<1024xf32>)
-// CHECK-SAME: attributes {gpuopt.host_kernel}
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_workgroup = array<i64: 0>}
 // CHECK: %[[MUL:.*]] = arith.muli %[[BX]], %[[NX]] : index
 // CHECK: %[[I:.*]] = arith.addi %[[MUL]], %[[TX]] : index
 // CHECK: %[[LIMIT:.*]] = arith.muli %[[NX]], %[[GX]] : index

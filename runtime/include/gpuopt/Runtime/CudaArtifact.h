@@ -60,7 +60,8 @@ constexpr uint64_t kCudaArenaAlignment = 256;
 /// The prefix of each kernel's entry point in a HostSo image:
 /// `void gpuopt_host_<kernel>(const int64_t ids[12], void *const *args)`
 /// runs one thread (ids: block id, thread id, block size, grid size, each
-/// x, y, z; args: the kernel's buffers, then the violation record).
+/// x, y, z; args: the kernel's buffers, the violation record, the block's
+/// workgroup memory).
 constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
 
 /// A HostSo image exports this `const int32_t` equal to
@@ -68,14 +69,49 @@ constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
 /// after their buffers, the violation record (int64_t[kCudaHostRecordSize]):
 /// [0] the number of out-of-bounds accesses, then, written by the first
 /// only, [1] 0 load / 1 store, [2] the kernel argument whose memory it
-/// addresses (-1 a memref.global, -2 an allocation of the kernel), [3] the
-/// element it addresses, counted from that memory's first element, [4] the
-/// memory's number of elements, [5] the rank of the accessed memref,
-/// [6..14) its indices, [14..22) its dimensions (the first eight). A
-/// violating access is skipped (a load yields NaN).
+/// addresses (-1 a memref.global, -2 an allocation of the kernel, -3 - k
+/// workgroup attribution k), [3] the element it addresses, counted from that
+/// memory's first element, [4] the memory's number of elements, [5] the rank
+/// of the accessed memref, [6..14) its indices, [14..22) its dimensions (the
+/// first eight). A violating access is skipped (a load yields NaN). After
+/// the record comes the block's workgroup memory (kCudaHostInfoPrefix; null
+/// for a kernel without any).
 constexpr const char *kCudaHostAbiSymbol = "gpuopt_host_abi_version";
-constexpr int32_t kCudaHostAbiVersion = 2;
+constexpr int32_t kCudaHostAbiVersion = 3;
 constexpr unsigned kCudaHostRecordSize = 24;
+
+/// For each kernel K a HostSo image exports `const int64_t
+/// gpuopt_hostinfo_K[2]`: the bytes of workgroup memory one block of it
+/// needs (its gpu.func workgroup attributions, laid out by the image) and
+/// flags (kCudaHostKernelSyncs).
+constexpr const char *kCudaHostInfoPrefix = "gpuopt_hostinfo_";
+/// The kernel's threads synchronize (gpu.barrier, gpu.shuffle): each thread
+/// of a block must run as a fiber, suspended at the hooks below.
+constexpr int64_t kCudaHostKernelSyncs = 1;
+
+/// A HostSo image exports a `CudaHostHooks gpuopt_host_hooks`, zero until
+/// the emulator fills it in; a kernel's gpu.barrier calls barrier(ctx,
+/// site) and its gpu.shuffle calls shuffle(ctx, site, mode, bits, offset,
+/// width), whose result holds the 32 bits of the value read in bits 0..31
+/// and the `valid` flag in bit 32. `site` numbers the kernel's barriers
+/// (and, separately, its shuffles) in the order of its text; `mode` is one
+/// of kCudaShuffle*.
+constexpr const char *kCudaHostHooksSymbol = "gpuopt_host_hooks";
+struct CudaHostHooks {
+  void *ctx;
+  void (*barrier)(void *ctx, int64_t site);
+  int64_t (*shuffle)(void *ctx, int64_t site, int64_t mode, int64_t bits,
+                     int64_t offset, int64_t width);
+};
+constexpr int64_t kCudaShuffleXor = 0, kCudaShuffleUp = 1, kCudaShuffleDown = 2,
+                  kCudaShuffleIdx = 3;
+/// The most bytes of private memory (private attributions and allocas) a
+/// synchronizing kernel's thread may have: its fiber's stack is
+/// kCudaHostFiberStack bytes.
+constexpr uint64_t kCudaHostMaxPrivateBytes = 64 * 1024;
+constexpr uint64_t kCudaHostFiberStack = 512 * 1024;
+/// The most static workgroup memory of a block (CUDA's static limit).
+constexpr uint64_t kCudaHostMaxWorkgroupBytes = 48 * 1024;
 
 } // namespace runtime
 } // namespace gpuopt

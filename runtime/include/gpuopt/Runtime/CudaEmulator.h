@@ -10,7 +10,11 @@
 // kernel K exports `void gpuopt_host_K(const int64_t ids[12], void *const
 // *args)`, one thread: block id, thread id, block size, grid size). Every
 // launch calls the kernel once per thread of every block, blocks and threads
-// in the chosen order, one at a time. The arena is filled with quiet NaNs
+// in the chosen order, one at a time; a kernel whose threads synchronize
+// (gpu.barrier, gpu.shuffle) runs them as fibers, each to its next barrier
+// or shuffle, phase after phase, and barrier or shuffle divergence is an
+// error naming the block and the threads. A block's workgroup memory is NaN
+// at its start. The arena is filled with quiet NaNs
 // (0x7fc00000) at load, before the parameters are copied and the init steps
 // run, and before each forward over every byte that is not a parameter,
 // constant or input buffer: a read of a byte the plan has not written in

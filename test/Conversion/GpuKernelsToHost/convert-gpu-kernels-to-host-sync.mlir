@@ -1,0 +1,141 @@
+// RUN: gpuopt-opt %s -split-input-file --convert-gpu-kernels-to-host | FileCheck %s
+
+// Threads that communicate: a workgroup attribution becomes an argument
+// after the kernel's (one block's memory, the emulator's), a private one an
+// alloca of the thread; each gpu.barrier a call of the emulator's barrier
+// hook with its site, numbered in the order of the kernel's text.
+// CHECK-LABEL: func.func @reverse(
+// CHECK-SAME: %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %[[TX:[a-z0-9_]+]]: index,
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<64xf32>, %[[B:[a-z0-9_]+]]: memref<64xf32>,
+// CHECK-SAME: %[[TILE:[a-z0-9_]+]]: memref<32xf32>, %{{[a-z0-9_]+}}: memref<4xi8>, %{{[a-z0-9_]+}}: memref<3xi32>)
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_syncs, gpuopt.host_workgroup = array<i64: 156, 0, 128, 144>}
+// CHECK: %[[P:.*]] = memref.alloca() : memref<2xf32>
+// CHECK: %[[V:.*]] = memref.load %[[A]][%[[TX]]] : memref<64xf32>
+// CHECK: memref.store %[[V]], %[[TILE]][%[[TX]]] : memref<32xf32>
+// CHECK: memref.store %[[V]], %[[P]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[S0:.*]] = arith.constant 0 : i64
+// CHECK: call @__gpuopt_host_barrier(%[[S0]]) : (i64) -> ()
+// CHECK: %[[W:.*]] = memref.load %[[TILE]][%{{.*}}] : memref<32xf32>
+// CHECK: memref.store %[[W]], %[[B]][%[[TX]]] : memref<64xf32>
+// CHECK: %[[S1:.*]] = arith.constant 1 : i64
+// CHECK: call @__gpuopt_host_barrier(%[[S1]]) : (i64) -> ()
+// CHECK: return
+// CHECK: func.func private @__gpuopt_host_barrier(i64)
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @reverse(%a: memref<64xf32>, %b: memref<64xf32>)
+        workgroup(%tile: memref<32xf32, #gpu.address_space<workgroup>>,
+                  %other: memref<4xi8, #gpu.address_space<workgroup>>,
+                  %flags: memref<3xi32, #gpu.address_space<workgroup>>)
+        private(%p: memref<2xf32, #gpu.address_space<private>>) kernel {
+      %c0 = arith.constant 0 : index
+      %c31 = arith.constant 31 : index
+      %t = gpu.thread_id x
+      %v = memref.load %a[%t] : memref<64xf32>
+      memref.store %v, %tile[%t] : memref<32xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %p[%c0] : memref<2xf32, #gpu.address_space<private>>
+      gpu.barrier
+      %r = arith.subi %c31, %t : index
+      %w = memref.load %tile[%r] : memref<32xf32, #gpu.address_space<workgroup>>
+      memref.store %w, %b[%t] : memref<64xf32>
+      gpu.barrier
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A shuffle deposits the 32 bits of its value with its site, mode (0 xor,
+// 1 up, 2 down, 3 idx), offset and width, and gets the value read (bits
+// 0..31) and `valid` (bit 32). Views of workgroup memory keep their layout
+// in the default memory space.
+// CHECK-LABEL: func.func @warp_sum(
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<32xf32>, %[[TILE:[a-z0-9_]+]]: memref<8x4xf32>)
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_syncs, gpuopt.host_workgroup = array<i64: 128, 0>}
+// CHECK: %[[V:.*]] = memref.load %[[A]]
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[V]] : f32 to i32
+// CHECK-DAG: %[[SITE:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[XOR:.*]] = arith.constant 0 : i64
+// CHECK: %[[B64:.*]] = arith.extui %[[BITS]] : i32 to i64
+// CHECK: %[[O64:.*]] = arith.extui %{{.*}} : i32 to i64
+// CHECK: %[[W64:.*]] = arith.extui %{{.*}} : i32 to i64
+// CHECK: %[[R:.*]] = call @__gpuopt_host_shuffle(%[[SITE]], %[[XOR]], %[[B64]], %[[O64]], %[[W64]]) : (i64, i64, i64, i64, i64) -> i64
+// CHECK: %[[LO:.*]] = arith.trunci %[[R]] : i64 to i32
+// CHECK: %[[F:.*]] = arith.bitcast %[[LO]] : i32 to f32
+// CHECK: %[[C32:.*]] = arith.constant 32 : i64
+// CHECK: %[[HI:.*]] = arith.shrui %[[R]], %[[C32]] : i64
+// CHECK: %[[VALID:.*]] = arith.trunci %[[HI]] : i64 to i1
+// CHECK: %[[SUM:.*]] = arith.addf %[[V]], %[[F]] : f32
+// CHECK: arith.select %[[VALID]], %[[SUM]], %[[V]] : f32
+// CHECK: %[[SITE1:.*]] = arith.constant 1 : i64
+// CHECK: %[[DOWN:.*]] = arith.constant 2 : i64
+// CHECK: call @__gpuopt_host_shuffle(%[[SITE1]], %[[DOWN]],
+// CHECK-NOT: arith.bitcast
+// CHECK: arith.constant 3 : i64
+// CHECK: call @__gpuopt_host_shuffle
+// CHECK: arith.constant 1 : i64
+// CHECK: call @__gpuopt_host_shuffle
+// CHECK: %[[VIEW:.*]] = memref.subview %[[TILE]][0, 0] [8, 1] [1, 1] : memref<8x4xf32> to memref<8xf32, strided<[4]>>
+// CHECK: memref.store %{{.*}}, %[[VIEW]][%{{.*}}] : memref<8xf32, strided<[4]>>
+// CHECK: func.func private @__gpuopt_host_shuffle(i64, i64, i64, i64, i64) -> i64
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @warp_sum(%a: memref<32xf32>)
+        workgroup(%tile: memref<8x4xf32, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %a[%t] : memref<32xf32>
+      %one = arith.constant 1 : i32
+      %w = arith.constant 32 : i32
+      %r, %ok = gpu.shuffle xor %v, %one, %w : f32
+      %s = arith.addf %v, %r : f32
+      %sum = arith.select %ok, %s, %v : f32
+      %i = arith.bitcast %sum : f32 to i32
+      %d, %ok1 = gpu.shuffle down %i, %one, %w : i32
+      %x, %ok2 = gpu.shuffle idx %d, %one, %w : i32
+      %u, %ok3 = gpu.shuffle up %x, %one, %w : i32
+      %f = arith.bitcast %u : i32 to f32
+      %col = memref.subview %tile[0, 0] [8, 1] [1, 1] : memref<8x4xf32, #gpu.address_space<workgroup>> to memref<8xf32, strided<[4]>, #gpu.address_space<workgroup>>
+      %c0 = arith.constant 0 : index
+      memref.store %f, %col[%c0] : memref<8xf32, strided<[4]>, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Lanes and warps: 32-lane warps of the linear thread id, x fastest.
+// CHECK-LABEL: func.func @lanes(
+// CHECK-SAME: %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index, %{{[a-z0-9_]+}}: index,
+// CHECK-SAME: %[[TX:[a-z0-9_]+]]: index, %[[TY:[a-z0-9_]+]]: index, %[[TZ:[a-z0-9_]+]]: index,
+// CHECK-SAME: %[[NX:[a-z0-9_]+]]: index, %[[NY:[a-z0-9_]+]]: index, %[[NZ:[a-z0-9_]+]]: index,
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_workgroup = array<i64: 0>}
+// CHECK: %[[YZ:.*]] = arith.muli %[[NY]], %[[TZ]] : index
+// CHECK: %[[Y:.*]] = arith.addi %[[TY]], %[[YZ]] : index
+// CHECK: %[[XY:.*]] = arith.muli %[[NX]], %[[Y]] : index
+// CHECK: %[[LIN:.*]] = arith.addi %[[TX]], %[[XY]] : index
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[LANE:.*]] = arith.remui %[[LIN]], %[[C32]] : index
+// CHECK: %[[WARP:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK: %[[THREADS:.*]] = arith.muli %[[NX]], %{{.*}} : index
+// CHECK: %[[WARPS:.*]] = arith.ceildivui %[[THREADS]], %{{.*}} : index
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[LANE]]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[WARP]]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[WARPS]]]
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @lanes(%a: memref<64xf32>) kernel {
+      %l = gpu.lane_id
+      %w = gpu.subgroup_id : index
+      %s = gpu.subgroup_size : index
+      %n = gpu.num_subgroups : index
+      %f = arith.constant 1.0 : f32
+      memref.store %f, %a[%l] : memref<64xf32>
+      memref.store %f, %a[%w] : memref<64xf32>
+      memref.store %f, %a[%n] : memref<64xf32>
+      memref.store %f, %a[%s] : memref<64xf32>
+      gpu.return
+    }
+  }
+}

@@ -1,0 +1,395 @@
+"""Kernels whose threads communicate, emulated exactly.
+
+The emulator runs each thread of a block of a kernel with gpu.barrier or
+gpu.shuffle as a fiber: a barrier suspends it until every thread of the
+block has arrived, a shuffle until every lane of its warp has; a block's
+workgroup memory is NaN at its start (docs/CUDABackend.md, "Emulation on the
+host"). No kernel the compiler makes synchronizes yet, so these tests take
+a compiled Linear (16x24 -> 20: one launch of 2 blocks of 256 threads, one
+thread per output), write its kernels (--cuda-write-kernels), replace the
+kernel by a hand-written cooperative one of the same name and signature and
+build the host image from it (--cuda-host-kernels): the real plan runs the
+cooperative kernel, in the three orders, against PyTorch. Each kernel's
+mutation that a GPU would get wrong must be caught: a missing barrier (its
+reads of the workgroup tile come out NaN), a barrier only some threads reach
+(a divergence error naming them), a wrong lane mask of a shuffle (a
+mismatch), a shuffle only some lanes reach (an error), a read past the tile
+(the out-of-bounds report names the workgroup attribution).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import rel_l2
+from cuda_artifact import program, to_json
+from test_cuda_emulate import COMPILE, CUDA_RUN, ORDERS, REL_L2, check_orders, needs_cuda_run
+from torch import nn
+
+import gpuopt
+from gpuopt.compiled import CompiledModel, CompiledModelError
+from gpuopt.randomize import randomize
+
+pytestmark = needs_cuda_run
+
+ROWS, K, N = 16, 24, 20
+SIGNATURE = (
+    f"(%arg0: memref<{ROWS}x{N}xf32>, %arg1: memref<{ROWS}x{K}xf32>, %arg2: memref<{N}x{K}xf32>, "
+    f"%arg3: memref<{N}xf32>, %arg4: memref<{ROWS}x{N}xf32>)"
+)
+
+# The Linear's buffers as the compiled kernel takes them: %acc (its
+# accumulator), %x, %w (the weight, N x K), %bias, %out. Each block stages
+# the whole weight into a workgroup tile (thread t copies elements t and
+# t + 256 of the 480), waits at the barrier, and thread g computes output
+# (g / N, g % N) from the tile.
+TILE_KERNEL = """gpu.module @kernels {
+  gpu.func @NAME(%acc: memref<16x20xf32>, %x: memref<16x24xf32>, %w: memref<20x24xf32>,
+                 %bias: memref<20xf32>, %out: memref<16x20xf32>)
+      workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c20 = arith.constant 20 : index
+    %c24 = arith.constant 24 : index
+    %c256 = arith.constant 256 : index
+    %c320 = arith.constant 320 : index
+    %c480 = arith.constant 480 : index
+    %zero = arith.constant 0.0 : f32
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    scf.for %s = %c0 to %c480 step %c256 {
+      %e = arith.addi %t, %s : index
+      %in = arith.cmpi ult, %e, %c480 : index
+      scf.if %in {
+        %r = arith.divui %e, %c24 : index
+        %k = arith.remui %e, %c24 : index
+        %v = memref.load %w[%r, %k] : memref<20x24xf32>
+        memref.store %v, %tile[%r, %k] : memref<20x24xf32, #gpu.address_space<workgroup>>
+      }
+    }
+    gpu.barrier // STAGED
+    %base = arith.muli %b, %c256 : index
+    %g = arith.addi %base, %t : index
+    %live = arith.cmpi ult, %g, %c320 : index
+    scf.if %live {
+      // INSIDE
+      %j = arith.remui %g, %c20 : index
+      %i = arith.divui %g, %c20 : index
+      %sum = scf.for %k = %c0 to %c24 step %c1 iter_args(%a = %zero) -> (f32) { // REDUCTION
+        %wv = memref.load %tile[%j, %k] : memref<20x24xf32, #gpu.address_space<workgroup>>
+        %xv = memref.load %x[%i, %k] : memref<16x24xf32>
+        %m = arith.mulf %xv, %wv : f32
+        %n = arith.addf %a, %m : f32
+        scf.yield %n : f32
+      }
+      memref.store %sum, %acc[%i, %j] : memref<16x20xf32>
+      %bv = memref.load %bias[%j] : memref<20xf32>
+      %y = arith.addf %sum, %bv : f32
+      memref.store %y, %out[%i, %j] : memref<16x20xf32>
+    }
+    gpu.return
+  }
+}
+"""
+
+# Warp-cooperative: the 32 lanes of a warp compute its 32 outputs one after
+# another, lane l multiplying element l of the row of x and of w (K = 24
+# lanes, the others 0), a butterfly (xor 16, 8, 4, 2, 1) summing the
+# products into every lane; lane o keeps output o's sum.
+SHUFFLE_KERNEL = """gpu.module @kernels {
+  gpu.func @NAME(%acc: memref<16x20xf32>, %x: memref<16x24xf32>, %w: memref<20x24xf32>,
+                 %bias: memref<20xf32>, %out: memref<16x20xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c20 = arith.constant 20 : index
+    %c24 = arith.constant 24 : index
+    %c32 = arith.constant 32 : index
+    %c256 = arith.constant 256 : index
+    %c320 = arith.constant 320 : index
+    %zero = arith.constant 0.0 : f32
+    %m16 = arith.constant 16 : i32 // MASK16
+    %m8 = arith.constant 8 : i32
+    %m4 = arith.constant 4 : i32
+    %m2 = arith.constant 2 : i32
+    %m1 = arith.constant 1 : i32
+    %width = arith.constant 32 : i32
+    %b = gpu.block_id x
+    %t = gpu.thread_id x
+    %lane = gpu.lane_id
+    %base = arith.muli %b, %c256 : index
+    %g = arith.addi %base, %t : index
+    %first = arith.subi %g, %lane : index
+    %kin = arith.cmpi ult, %lane, %c24 : index
+    %res = scf.for %o = %c0 to %c32 step %c1 iter_args(%acc_o = %zero) -> (f32) {
+      %go = arith.addi %first, %o : index
+      %inside = arith.cmpi ult, %go, %c320 : index
+      %ok = arith.andi %inside, %kin : i1
+      %p = scf.if %ok -> (f32) {
+        %i = arith.divui %go, %c20 : index
+        %j = arith.remui %go, %c20 : index
+        %xv = memref.load %x[%i, %lane] : memref<16x24xf32>
+        %wv = memref.load %w[%j, %lane] : memref<20x24xf32>
+        %pr = arith.mulf %xv, %wv : f32
+        scf.yield %pr : f32
+      } else {
+        scf.yield %zero : f32
+      }
+      %s16, %v16 = gpu.shuffle xor %p, %m16, %width : f32 // SHUFFLE16
+      %p16 = arith.addf %p, %s16 : f32
+      %s8, %v8 = gpu.shuffle xor %p16, %m8, %width : f32
+      %p8 = arith.addf %p16, %s8 : f32
+      %s4, %v4 = gpu.shuffle xor %p8, %m4, %width : f32
+      %p4 = arith.addf %p8, %s4 : f32
+      %s2, %v2 = gpu.shuffle xor %p4, %m2, %width : f32
+      %p2 = arith.addf %p4, %s2 : f32
+      %s1, %v1 = gpu.shuffle xor %p2, %m1, %width : f32
+      %p1 = arith.addf %p2, %s1 : f32
+      %mine = arith.cmpi eq, %o, %lane : index
+      %next = arith.select %mine, %p1, %acc_o : f32
+      scf.yield %next : f32
+    }
+    %live = arith.cmpi ult, %g, %c320 : index
+    scf.if %live {
+      %j = arith.remui %g, %c20 : index
+      %i = arith.divui %g, %c20 : index
+      memref.store %res, %acc[%i, %j] : memref<16x20xf32>
+      %bv = memref.load %bias[%j] : memref<20xf32>
+      %y = arith.addf %res, %bv : f32
+      memref.store %y, %out[%i, %j] : memref<16x20xf32>
+    }
+    gpu.return
+  }
+}
+"""
+
+
+class Linear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(K, N)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+
+@pytest.fixture(scope="module")
+def linear(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    d = tmp_path_factory.mktemp("sync")
+    model = randomize(Linear().eval(), seed=5)
+    x = torch.randn(ROWS, K, generator=torch.Generator().manual_seed(6))
+    gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
+    np.save(d / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    kernels = d / "kernels.mlir"
+    compile_with(d, d / "compiled.gpuopt", f"--cuda-write-kernels={kernels}")
+    text = kernels.read_text()
+    name = re.findall(r"gpu\.func @(\w+)" + re.escape(SIGNATURE) + " kernel", text)
+    assert len(name) == 1 and text.count("gpu.func") == 1, (
+        f"expected the Linear to be one kernel {SIGNATURE}; the kernels are:\n{text}"
+    )
+    return {"dir": d, "expected": expected, "name": name[0], "x": x.numpy()}
+
+
+def compile_with(d: Path, out: Path, *extra: object) -> Path:
+    proc = subprocess.run(
+        [COMPILE, d / "m.mlir", "--target=cuda", "--cuda-format=ptx", "--cuda-host-image", *extra, "-o", out],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def with_kernel(linear: dict, label: str, kernel: str, *edits: tuple[str, str]) -> Path:
+    """The Linear's artifact whose host image is built from `kernel` (with
+    `edits`, each an exact replacement of one occurrence, applied)."""
+    d: Path = linear["dir"]
+    text = kernel.replace("@NAME", "@" + linear["name"])
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    source = d / f"{label}.mlir"
+    source.write_text(text)
+    artifact = compile_with(d, d / f"{label}.gpuopt", f"--cuda-host-kernels={source}")
+    prog = program(to_json(artifact))
+    assert len(prog["run"]) == 1, prog["run"]
+    step = prog["run"][0]
+    assert (step["grid"]["x"], step["block"]["x"]) == (2, 256), step
+    return artifact
+
+
+def run_emulated(linear: dict, artifact: Path, order: str) -> subprocess.CompletedProcess:
+    d: Path = linear["dir"]
+    return subprocess.run(
+        [
+            CUDA_RUN,
+            artifact,
+            f"--emulate={order}",
+            f"--weights={d / 'm.safetensors'}",
+            f"--input=@{d / 'x.npy'}",
+            f"--output=@{d / 'y.npy'}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def failure(linear: dict, artifact: Path, order: str) -> str:
+    """The error line of an emulation that must fail (exit 1)."""
+    proc = run_emulated(linear, artifact, order)
+    assert proc.returncode == 1, proc.stderr
+    line = proc.stderr.splitlines()[-1]
+    prefix = f"gpuopt-cuda-run: error: run[0] (kernel '{linear['name']}'"
+    assert line.startswith(prefix), line
+    return line
+
+
+def output(linear: dict, artifact: Path, order: str) -> np.ndarray:
+    proc = run_emulated(linear, artifact, order)
+    assert proc.returncode == 0, proc.stderr
+    return np.load(linear["dir"] / "y.npy")
+
+
+def test_workgroup_tile_with_barrier(linear: dict) -> None:
+    artifact = with_kernel(linear, "tile", TILE_KERNEL)
+    d: Path = linear["dir"]
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], linear["expected"], "tiled Linear")
+    # Through the API too.
+    with CompiledModel(artifact, d / "m.safetensors", device="emulate") as compiled:
+        got = compiled.run(linear["x"])[0]
+    assert rel_l2(got, linear["expected"]) <= REL_L2
+
+
+def test_missing_barrier_reads_nan(linear: dict) -> None:
+    """Without the barrier a thread reads tile elements other threads have
+    not written yet: NaN in every order (the tile is NaN at each block's
+    start)."""
+    artifact = with_kernel(linear, "no-barrier", TILE_KERNEL, ("gpu.barrier // STAGED", ""))
+    for order in ORDERS:
+        y = output(linear, artifact, order)
+        assert np.isnan(y).any(), f"{order}: the missing barrier went unnoticed"
+
+
+def test_divergent_barrier_is_an_error(linear: dict) -> None:
+    """The barrier inside `if g < 320`: in block 1 threads 0..63 wait at it
+    while threads 64..255 return (undefined in CUDA, a hang or worse)."""
+    artifact = with_kernel(
+        linear, "divergent", TILE_KERNEL, ("gpu.barrier // STAGED", ""), ("// INSIDE", "gpu.barrier")
+    )
+    tail = (
+        ": in block (1,0,0), barrier divergence (undefined in CUDA): threads (0,0,0), (1,0,0), (2,0,0) and "
+        "61 more wait at gpu.barrier #0 of the kernel, while threads (64,0,0), (65,0,0), (66,0,0) and 189 more "
+        "have returned"
+    )
+    for order in ("forward", "reversed"):
+        line = failure(linear, artifact, order)
+        assert line.endswith(tail), line
+    with (
+        CompiledModel(artifact, linear["dir"] / "m.safetensors", device="emulate") as compiled,
+        pytest.raises(CompiledModelError) as e,
+    ):
+        compiled.run(linear["x"])
+    assert str(e.value).endswith(tail), str(e.value)
+
+
+def test_tile_read_past_its_row_is_reported(linear: dict) -> None:
+    """The reduction runs to k = 24 inclusive: thread (0,0,0) of block 0
+    reads tile[0, 24], element 24 of the 480 but outside its row; each of
+    the 320 live threads reads one tile and one x element out of bounds."""
+    artifact = with_kernel(
+        linear,
+        "past-row",
+        TILE_KERNEL,
+        ("scf.for %k = %c0 to %c24 step %c1 iter_args", "scf.for %k = %c0 to %c25 step %c1 iter_args"),
+        (
+            "%c24 = arith.constant 24 : index",
+            "%c24 = arith.constant 24 : index\n    %c25 = arith.constant 25 : index",
+        ),
+    )
+    line = failure(linear, artifact, "forward")
+    assert line.endswith(
+        ": thread (0,0,0) of block (0,0,0) loads out of bounds of workgroup attribution 0 of the kernel: "
+        f"element 24 of 480 (index [0, 24] of shape [20, 24]); {2 * ROWS * N} out-of-bounds accesses in the launch"
+    ), line
+
+
+def test_warp_shuffle_reduction(linear: dict) -> None:
+    artifact = with_kernel(linear, "shuffle", SHUFFLE_KERNEL)
+    d: Path = linear["dir"]
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], linear["expected"], "warp-shuffle Linear")
+
+
+def test_wrong_lane_mask_is_a_mismatch(linear: dict) -> None:
+    """xor 15 instead of 16: the butterfly sums the wrong lanes."""
+    artifact = with_kernel(
+        linear, "mask15", SHUFFLE_KERNEL, ("%m16 = arith.constant 16 : i32", "%m16 = arith.constant 15 : i32")
+    )
+    for order in ORDERS:
+        y = output(linear, artifact, order)
+        assert not np.isnan(y).any()
+        err = rel_l2(y, linear["expected"])
+        assert err > REL_L2, f"{order}: the wrong lane mask went unnoticed (relative L2 error {err:.3e})"
+
+
+def test_shuffle_of_a_returned_lane_is_an_error(linear: dict) -> None:
+    """The butterfly only in lanes 0..23 (inside `if lane < 24`): lanes
+    24..31 skip every shuffle and return while the others wait at the
+    first, where lane 8 reads lane 24 (8 xor 16)."""
+    start = "      %s16, %v16 = gpu.shuffle xor %p, %m16, %width : f32 // SHUFFLE16\n"
+    end = "      %p1 = arith.addf %p2, %s1 : f32\n"
+    body = SHUFFLE_KERNEL[SHUFFLE_KERNEL.index(start) : SHUFFLE_KERNEL.index(end) + len(end)]
+    guarded = (
+        "      %q1 = scf.if %kin -> (f32) {\n"
+        + body.replace("      ", "        ")
+        + "        scf.yield %p1 : f32\n      } else {\n        scf.yield %zero : f32\n      }\n"
+    )
+    artifact = with_kernel(
+        linear,
+        "returned-lane",
+        SHUFFLE_KERNEL,
+        (body, guarded),
+        ("arith.select %mine, %p1, %acc_o", "arith.select %mine, %q1, %acc_o"),
+    )
+    for order in ORDERS:
+        line = failure(linear, artifact, order)
+        assert re.search(
+            r": in block \([01],0,0\), warp 0: lane 8 \(thread \(8,0,0\)\) reads lane 24 in gpu.shuffle #0, "
+            r"which has returned or is elsewhere \(undefined in CUDA\)$",
+            line,
+        ), line
+
+
+def test_divergent_shuffle_is_an_error(linear: dict) -> None:
+    """Only the first shuffle inside `if lane < 24`: lanes 24..31 go on to
+    the second while lanes 0..23 wait at the first."""
+    artifact = with_kernel(
+        linear,
+        "divergent-shuffle",
+        SHUFFLE_KERNEL,
+        (
+            "      %s16, %v16 = gpu.shuffle xor %p, %m16, %width : f32 // SHUFFLE16\n",
+            (
+                "      %s16 = scf.if %kin -> (f32) {\n"
+                "        %r16, %v16 = gpu.shuffle xor %p, %m16, %width : f32\n"
+                "        scf.yield %r16 : f32\n"
+                "      } else {\n"
+                "        scf.yield %zero : f32\n"
+                "      }\n"
+            ),
+        ),
+    )
+    for order in ORDERS:
+        line = failure(linear, artifact, order)
+        assert re.search(
+            r": in block \([01],0,0\), warp 0: lane 24 \(thread \(24,0,0\)\) waits at gpu.shuffle #1 of width 32 "
+            r"while lanes of its warp wait at gpu.shuffle #0 of width 32 \(undefined in CUDA\)$",
+            line,
+        ), line
