@@ -45,27 +45,33 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 using MicroKernelFn = void (*)(int64_t k, const float *a, const float *b,
-                               const int64_t *bOff, float *tile);
+                               const int64_t *bOff, float *tile,
+                               bool accumulate);
 template <int MaxMR> struct MicroKernelTable { MicroKernelFn fns[MaxMR + 1]; };
 
 /// tile[i][j] = sum_k a[k * MR + i] * b[bOff[k] + j] for an MR x (NV * lanes
-/// of V) tile; `a` is the packed panel of the tile's rows (runGemm). MR * NV
-/// accumulators in registers; per k, NV vectors of B are loaded and MR
-/// consecutive floats of A broadcast (one pointer: no address registers to
-/// spill). Inlined into each target's micro-kernel (a callee without target
-/// attributes may be), so it is compiled for that target's registers.
+/// of V) tile (`accumulate`: added to the tile's values, the partial sums of
+/// the K blocks before); `a` is the packed panel of the tile's rows
+/// (runGemm). MR * NV accumulators in registers; per k, NV vectors of B are
+/// loaded and MR consecutive floats of A broadcast (one pointer: no address
+/// registers to spill). Inlined into each target's micro-kernel (a callee
+/// without target attributes may be), so it is compiled for that target's
+/// registers.
 template <typename V, int MR, int NV>
 __attribute__((always_inline)) inline void
 microKernelBody(int64_t kSize, const float *a, const float *b,
-                const int64_t *bOff, float *tile) {
+                const int64_t *bOff, float *tile, bool accumulate) {
   constexpr int lanes = sizeof(V) / sizeof(float);
   constexpr int kVectorsPerLine = sizeof(V) >= 64 ? 1 : 64 / sizeof(V);
   V acc[MR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v)
+    for (int v = 0; v < NV; ++v) {
       acc[i][v] = V{};
+      if (accumulate)
+        std::memcpy(&acc[i][v], tile + (i * NV + v) * lanes, sizeof(V));
+    }
   for (int64_t k = 0; k < kSize; ++k, a += MR) {
     const float *row = b + bOff[k];
     // The next micro-tile column of the same task reads this row kNR
@@ -218,6 +224,8 @@ namespace gpuopt::runtime {
 namespace {
 namespace avx512 {
 #define GPUOPT_ISA_NAME "avx512"
+#define GPUOPT_ISA_KMIN 768
+#define GPUOPT_ISA_KC 256
 #define GPUOPT_ISA_VBYTES 64
 #define GPUOPT_ISA_NV 2
 #define GPUOPT_ISA_MR 12
@@ -226,6 +234,8 @@ namespace avx512 {
 #undef GPUOPT_ISA_VBYTES
 #undef GPUOPT_ISA_NV
 #undef GPUOPT_ISA_MR
+#undef GPUOPT_ISA_KC
+#undef GPUOPT_ISA_KMIN
 } // namespace avx512
 } // namespace
 } // namespace gpuopt::runtime
@@ -246,6 +256,8 @@ namespace gpuopt::runtime {
 namespace {
 namespace avx2 {
 #define GPUOPT_ISA_NAME "avx2"
+#define GPUOPT_ISA_KMIN 512
+#define GPUOPT_ISA_KC 384
 #define GPUOPT_ISA_VBYTES 32
 #define GPUOPT_ISA_NV 2
 #define GPUOPT_ISA_MR 6
@@ -254,6 +266,8 @@ namespace avx2 {
 #undef GPUOPT_ISA_VBYTES
 #undef GPUOPT_ISA_NV
 #undef GPUOPT_ISA_MR
+#undef GPUOPT_ISA_KC
+#undef GPUOPT_ISA_KMIN
 } // namespace avx2
 } // namespace
 } // namespace gpuopt::runtime
@@ -268,6 +282,8 @@ namespace gpuopt::runtime {
 namespace {
 namespace generic {
 #define GPUOPT_ISA_NAME "generic"
+#define GPUOPT_ISA_KMIN 512
+#define GPUOPT_ISA_KC 512
 #define GPUOPT_ISA_VBYTES 16
 #define GPUOPT_ISA_NV 2
 #define GPUOPT_ISA_MR 6
@@ -276,6 +292,8 @@ namespace generic {
 #undef GPUOPT_ISA_VBYTES
 #undef GPUOPT_ISA_NV
 #undef GPUOPT_ISA_MR
+#undef GPUOPT_ISA_KC
+#undef GPUOPT_ISA_KMIN
 } // namespace generic
 } // namespace
 } // namespace gpuopt::runtime
