@@ -6,9 +6,11 @@
 Disassembles the archive (or object) and checks two properties:
 
 1. **No spills in a micro-kernel's k-loop.** For every
-   ``<isa>::microKernel<MR>`` the loops (a backward jump and its target) that
-   hold its multiply-adds must make no stack access (a memory operand on
-   ``%rsp``/``%rbp``): the MR x NR tile has to live in registers.
+   ``<isa>::microKernel<MR, Mode>`` (Mode: accumulate / prefetch variants)
+   the loops (a backward jump and its target) that hold its multiply-adds
+   must make no stack access (a memory operand on ``%rsp``/``%rbp``): the
+   MR x NR tile has to live in registers. The stack references of the whole
+   function (set-up and store of the accumulators) are printed too.
 2. **Each target's code uses only its own extensions.** Functions of the
    ``avx2`` kernels use no AVX-512 register (zmm, xmm/ymm16-31, k mask);
    ``generic`` kernels and every function outside the per-target namespaces
@@ -16,8 +18,9 @@ Disassembles the archive (or object) and checks two properties:
    share with other objects) use no VEX/EVEX instruction at all. A violation
    would be a SIGILL on a CPU without that extension.
 
-Prints one line per micro-kernel (``avx2 microKernel<6>: k-loop 29 insns,
-0 stack refs``) and ``FAIL ...`` lines; exit status 1 on any failure.
+Prints one line per micro-kernel (``avx2 microKernel<6, 0>: k-loop 27
+insns, 0 stack refs (0 in the function)``) and ``FAIL ...`` lines; exit
+status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import sys
 FUNC = re.compile(r"^[0-9a-f]+ <(.*)>:$")
 INSN = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$")
 TARGET = re.compile(r"^([0-9a-f]+) <")
-KERNEL = re.compile(r"::(avx512|avx2|generic)::microKernel<(\d+)>")
+KERNEL = re.compile(r"::(avx512|avx2|generic)::microKernel<(\d+), (\d+)>")
 ISA_NS = re.compile(r"::(avx512|avx2|generic)::")
 STACK = re.compile(r"\(%r[sb]p")
 AVX512_REG = re.compile(r"%zmm|%[xy]mm(1[6-9]|2\d|3[01])\b|%k[0-7]\b")
@@ -73,7 +76,8 @@ def check_kernel(name: str, insns: list[tuple[int, str, str]]) -> tuple[str, boo
         return f"FAIL {name}: no multiply-add loop found", False
     size = max(len(body) for body in loops)
     refs = sum(1 for body in loops for _, _, ops in body if STACK.search(ops))
-    return f"k-loop {size} insns, {refs} stack refs", refs == 0
+    total = sum(1 for _, _, ops in insns if STACK.search(ops))
+    return f"k-loop {size} insns, {refs} stack refs ({total} in the function)", refs == 0
 
 
 def isa_violation(isa: str | None, insns: list[tuple[int, str, str]]) -> str | None:
@@ -122,9 +126,9 @@ def main() -> int:
             kernels += 1
             line, ok = check_kernel(name, insns)
             failures += not ok
-            print(f"{'FAIL ' if not ok else ''}{k.group(1)} microKernel<{k.group(2)}>: {line}")
+            print(f"{'FAIL ' if not ok else ''}{k.group(1)} microKernel<{k.group(2)}, {k.group(3)}>: {line}")
     if kernels == 0:
-        print(f"FAIL no microKernel<MR> function in {args.object}")
+        print(f"FAIL no microKernel<MR, Mode> function in {args.object}")
         failures += 1
     print(f"micro-kernels={kernels} failures={failures}")
     return 1 if failures else 0

@@ -179,6 +179,36 @@ void linear(int M, int K, int N) {
     printf("FAIL %s linear M%d K%d N%d %g\n", isa, M, K, N, std::sqrt(e / nr));
   }
 }
+/// conv_transpose2d with kernel == stride == 2 against the direct sum.
+void convTranspose(int C, int H, int W, int OC) {
+  int N = 1;
+  std::vector<float> x(N * C * H * W), w(C * OC * 4), b(OC),
+      o(N * OC * 2 * H * 2 * W);
+  fill(x);
+  fill(w);
+  fill(b);
+  MemRef4F mo = d4(o, N, OC, 2 * H, 2 * W), mx = d4(x, N, C, H, W),
+           mw = d4(w, C, OC, 2, 2);
+  MemRef1F mb = denseMemRef(b.data(), {int64_t(OC)});
+  _mlir_ciface_gpuopt_cpu_conv_transpose2d(&mo, &mx, &mw, &mb, 1);
+  double e = 0, nr = 0;
+  for (int oc = 0; oc < OC; ++oc)
+    for (int y = 0; y < 2 * H; ++y)
+      for (int xx = 0; xx < 2 * W; ++xx) {
+        double a = b[oc];
+        for (int c = 0; c < C; ++c)
+          a += (double)x[(c * H + y / 2) * W + xx / 2] *
+               w[((c * OC + oc) * 2 + y % 2) * 2 + xx % 2];
+        double v = o[(oc * 2 * H + y) * 2 * W + xx];
+        e += (a - v) * (a - v);
+        nr += a * a;
+      }
+  if (!(std::sqrt(e / nr) <= 1e-5)) {
+    fails++;
+    printf("FAIL %s convT C%d H%d W%d OC%d %g\n", isa, C, H, W, OC,
+           std::sqrt(e / nr));
+  }
+}
 /// The GELU epilogue's vectorised erf against the double std::erf: max abs
 /// error <= 1e-6 over a dense sweep of [-10, 10] (every 2^-14) and the
 /// specials (+-0, +-Inf exactly +-1, NaN stays NaN, denormals, +-FLT_MAX).
@@ -284,35 +314,22 @@ void runCases() {
   linear(1, 3, 1);
   linear(13, 129, 33);
   linear(197, 31, 7);
-  // conv transpose k=s=2
-  {
-    int N = 1, C = 6, H = 5, W = 7, OC = 9;
-    std::vector<float> x(N * C * H * W), w(C * OC * 4), b(OC),
-        o(N * OC * 2 * H * 2 * W);
-    fill(x);
-    fill(w);
-    fill(b);
-    MemRef4F mo = d4(o, N, OC, 2 * H, 2 * W), mx = d4(x, N, C, H, W),
-             mw = d4(w, C, OC, 2, 2);
-    MemRef1F mb = denseMemRef(b.data(), {int64_t(OC)});
-    _mlir_ciface_gpuopt_cpu_conv_transpose2d(&mo, &mx, &mw, &mb, 1);
-    double e = 0, nr = 0;
-    for (int oc = 0; oc < OC; ++oc)
-      for (int y = 0; y < 2 * H; ++y)
-        for (int xx = 0; xx < 2 * W; ++xx) {
-          double a = b[oc];
-          for (int c = 0; c < C; ++c)
-            a += x[(c * H + y / 2) * W + xx / 2] *
-                 w[((c * OC + oc) * 2 + y % 2) * 2 + xx % 2];
-          double v = o[(oc * 2 * H + y) * 2 * W + xx];
-          e += (a - v) * (a - v);
-          nr += a * a;
-        }
-    if (std::sqrt(e / nr) > 1e-5) {
-      fails++;
-      printf("FAIL %s convT %g\n", isa, std::sqrt(e / nr));
-    }
-  }
+  convTranspose(6, 5, 7, 9);
+  // The GEMM's K blocks (runGemm: K > 768 on avx512, > 512 on avx2 and
+  // generic, blocks of at most 256 / 384 / 512) with a K that is no multiple
+  // of any block length, M and N tails, every epilogue; and A packed per
+  // task (M * K > 2^20 floats, one column task: N = 5 * 7 = 35).
+  conv(1, 113, 9, 11, 29, 3, 3, 1, 1, 1, 1, true, false, true, kActGelu);
+  conv(1, 113, 9, 11, 29, 3, 3, 1, 1, 1, 1, false, true, false, kActRelu, true);
+  conv(1, 90, 13, 12, 31, 3, 3, 2, 1, 1, 1, false, false, true, kActGeluTanh);
+  conv(1, 120, 5, 5, 1000, 3, 3, 1, 1, 1, 1, true, false, true, kActRelu);
+  conv(1, 120, 5, 5, 1000, 3, 3, 1, 1, 1, 1, false, false, false, kActGelu,
+       true);
+  linear(37, 1000, 45);
+  linear(300, 3500, 40);
+  // K = C = 800 blocked, with the zero-padded copy of B's last strip
+  // (N = 15 columns, no slack).
+  convTranspose(800, 3, 5, 20);
 }
 
 /// Every case on every kernel path this CPU can run; a path it cannot run
