@@ -203,15 +203,23 @@ Value convolveRemapped(OpBuilder &b, Location loc, Value x, Value w,
         DenseIntElementsAttr::get(tableType, ArrayRef<int64_t>(values)));
   }
 
+  // The weight is read with tensor.extract too, not as an operand, so that
+  // elementwise fusion cannot move its producer (a fold of a runtime weight)
+  // into the loop, recomputed per product; an unread [C/G, kh, kw] operand
+  // gives the reductions their bounds.
   auto d = [&](unsigned k) { return getAffineDimExpr(k, ctx); };
+  Value taps = tensor::EmptyOp::create(
+      b, loc,
+      ArrayRef<int64_t>{inPerGroup, wType.getDimSize(2), wType.getDimSize(3)},
+      elt);
   SmallVector<AffineMap> maps = {
-      AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, ctx),
+      AffineMap::get(7, 0, {d(4), d(5), d(6)}, ctx),
       AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx)};
   SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
   iterators.append(3, utils::IteratorType::reduction);
   Value init = filledTensor(b, loc, resultType, 0.0);
   return linalg::GenericOp::create(
-             b, loc, resultType, ValueRange{w}, init, maps, iterators,
+             b, loc, resultType, ValueRange{taps}, init, maps, iterators,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                auto idx = [&](int64_t k) {
                  return linalg::IndexOp::create(nb, l, k).getResult();
@@ -290,7 +298,9 @@ Value convolveRemapped(OpBuilder &b, Location loc, Value x, Value w,
                if (valid)
                  v = arith::SelectOp::create(nb, l, valid, v,
                                              floatConstant(nb, l, elt, 0.0));
-               Value mul = arith::MulFOp::create(nb, l, v, args[0]);
+               Value weight = tensor::ExtractOp::create(
+                   nb, l, w, ValueRange{o, idx(4), idx(5), idx(6)});
+               Value mul = arith::MulFOp::create(nb, l, v, weight);
                linalg::YieldOp::create(
                    nb, l,
                    arith::AddFOp::create(nb, l, args[1], mul).getResult());
