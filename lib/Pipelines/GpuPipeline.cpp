@@ -64,7 +64,11 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   // host function.
   pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
-  pm.addPass(createConvertSegToLinalgPass());
+  // Padding and shifts in the convolutions' operand loads: no padded or
+  // gathered copies, so no fill, copy or gather kernels for them.
+  ConvertSegToLinalgPassOptions toLinalg;
+  toLinalg.remapConvInputs = true;
+  pm.addPass(createConvertSegToLinalgPass(toLinalg));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   {
@@ -86,6 +90,12 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createDeduplicateGpuKernelsPass());
+  // Accumulators in registers, then multiply-adds fused (explicitly, so that
+  // the host image the emulator runs computes what the GPU computes).
+  pm.addPass(createPromoteLoopAccumulatorsPass());
+  pm.addPass(createFuseMultiplyAddPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   return success();
 }
 
@@ -110,6 +120,9 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
   }
   {
     OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+    // Sound only with the runtime's plan checks (Passes.td); after the host
+    // image was built from the kernels, which never see it.
+    kernels.addPass(createMarkKernelArgumentsNoAliasPass());
     kernels.addPass(memref::createExpandStridedMetadataPass());
     kernels.addPass(createLowerAffinePass());
     kernels.addPass(createSCFToControlFlowPass());

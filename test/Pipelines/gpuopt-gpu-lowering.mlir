@@ -2,26 +2,35 @@
 // RUN: gpuopt-opt %s --gpuopt-gpu-lowering="format=isa chip=sm_86" | FileCheck %s --check-prefix=PTX
 
 // The host function only launches kernels; the convolution's output fill,
-// accumulation, bias and ReLU are one kernel (the padding is a fill and a
-// copy kernel). Kernels take bare pointers and read the thread indices.
+// accumulation (padding read in the load: no padded copy), bias and ReLU
+// are one kernel. Kernels take bare pointers, noalias (readonly when never
+// written), read the thread indices, accumulate in a register (a
+// loop-carried value, stored once after the loops) with fused multiply-adds.
 // NVVM-LABEL: func.func @forward
 // NVVM-SAME: {seg.param = "conv.weight"}
 // NVVM-SAME: {seg.param = "conv.bias"}
-// NVVM-COUNT-3: gpu.launch_func @kernels::
+// NVVM-COUNT-1: gpu.launch_func @kernels::
 // NVVM-NOT: gpu.launch_func
 // NVVM: return
 // NVVM: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr) attributes {gpu.kernel, nvvm.kernel}
+// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {gpu.kernel, nvvm.kernel}
 // NVVM: nvvm.read.ptx.sreg.ctaid.x
 // NVVM: nvvm.read.ptx.sreg.tid.x
-// NVVM: llvm.func @forward_kernel2
-// NVVM: llvm.fmul
+// NVVM: ^bb6(%{{.*}}: i64, %[[ACC:.*]]: f32):
+// NVVM-NOT: llvm.store
+// NVVM: llvm.call @__nv_fmaf(%{{.*}}, %{{.*}}, %[[ACC]])
+// NVVM-NOT: llvm.store
+// NVVM: llvm.br ^bb6
 // NVVM: llvm.intr.maximum
+// NVVM-NOT: llvm.func @forward_kernel1
 
 // PTX: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_86", features = "+ptx80">, properties = {{.*}}assembly = "
 // PTX-SAME: .target sm_86
 // PTX-SAME: .entry forward_kernel0
-// PTX-SAME: .entry forward_kernel2
+// PTX-SAME: ld.global.nc.b32
+// PTX-SAME: fma.rn.f32
+// PTX-NOT: mul.rn.f32
+// PTX-NOT: .entry forward_kernel1
 func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %w = seg.param "conv.weight" : tensor<4x3x3x3xf32>
   %b = seg.param "conv.bias" : tensor<4xf32>

@@ -13,7 +13,7 @@
 // CPU: seg-verify-lowerable,
 // CPU-NEXT: inline{
 // CPU-NEXT: convert-seg-to-cpu-kernels,
-// CPU-NEXT: convert-seg-to-linalg,
+// CPU-NEXT: convert-seg-to-linalg{remap-conv-inputs=false},
 // CPU-NEXT: canonicalize{
 // CPU-NEXT: cse,
 // CPU-NEXT: func.func(
@@ -46,9 +46,9 @@
 // CPU-NEXT: )
 
 // LOOPS: inline{
-// LOOPS-NEXT: convert-seg-to-linalg,
+// LOOPS-NEXT: convert-seg-to-linalg{remap-conv-inputs=false},
 
-// GPU: convert-seg-to-linalg,
+// GPU: convert-seg-to-linalg{remap-conv-inputs=true},
 // GPU-NEXT: canonicalize{
 // GPU-NEXT: cse,
 // GPU-NEXT: func.func(
@@ -60,9 +60,14 @@
 // GPU-NEXT: canonicalize{
 // GPU-NEXT: cse,
 // GPU-NEXT: deduplicate-gpu-kernels,
+// GPU-NEXT: promote-loop-accumulators,
+// GPU-NEXT: fuse-multiply-add,
+// GPU-NEXT: canonicalize{
+// GPU-NEXT: cse,
 // GPU-NEXT: nvvm-attach-target{O=2 chip=sm_80 {{.*}} features=+ptx81 {{.*}}},
 // GPU-NEXT: nvvm-attach-target{O=2 chip=sm_90 {{.*}} features=+ptx81 {{.*}}},
 // GPU-NEXT: gpu.module(
+// GPU-NEXT: mark-kernel-arguments-noalias,
 // GPU-NEXT: expand-strided-metadata,
 // GPU-NEXT: lower-affine,
 // GPU-NEXT: convert-scf-to-cf{

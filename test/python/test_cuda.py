@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -208,6 +209,117 @@ def test_rolling_unet_launches_and_buffers(zoo_artifact: Callable[[str, bool], P
     assert len(optimized["run"]) < len(exported["run"])
     assert temps[1] * 5 < temps[0], temps
     assert not exported["init"] and optimized["init"]
+
+
+def ptx_kernels(ptx: str) -> dict[str, list[str]]:
+    """The lines of each `.entry` of a PTX module, by kernel name."""
+    result = {}
+    for body in re.split(r"(?=\.(?:visible|weak)\s+\.entry\s)", ptx):
+        m = re.match(r"\.(?:visible|weak)\s+\.entry\s+(\w+)", body)
+        if m:
+            result[m.group(1)] = body.splitlines()
+    return result
+
+
+def ptx_loops(lines: list[str]) -> list[list[str]]:
+    """The bodies of a kernel's loops: from a label to a later branch back to it."""
+    labels = {}
+    loops = []
+    for i, line in enumerate(lines):
+        if m := re.match(r"\s*(\$L__\w+):", line):
+            labels[m.group(1)] = i
+        elif (m := re.search(r"\bbra(?:\.uni)?\s+(\$L__\w+);", line)) and m.group(1) in labels:
+            loops.append(lines[labels[m.group(1)] : i])
+    return loops
+
+
+def is_gather_kernel(lines: list[str]) -> bool:
+    """A shift materialized as its own kernel: the lowering of a shift
+    (channelShift/groupShift in lib/Conversion/SegToLinalg/Utils.cpp) is an
+    elementwise generic reading the per-channel offsets from an i64 table, so
+    its kernel has no loop and loads 64-bit integers from global memory. (A
+    model's own tensors are f32; a convolution reading its shift in the
+    operand load has the table load inside its reduction loop.)"""
+    return not ptx_loops(lines) and any(re.search(r"\bld\.global(?:\.nc)?\.[usb]64\b", x) for x in lines)
+
+
+@pytest.fixture(scope="module")
+def zoo_ptx(
+    zoo_exports: dict[str, tuple[Path, Path]], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, bool], tuple[dict, dict[str, list[str]]]]:
+    """A zoo model compiled to a PTX image for sm_90 (a fatbin's PTX is
+    compressed): its plan and its kernels' PTX lines."""
+    out = tmp_path_factory.mktemp("ptx")
+    cache: dict[tuple[str, bool], tuple[dict, dict[str, list[str]]]] = {}
+
+    def get(name: str, optimized: bool) -> tuple[dict, dict[str, list[str]]]:
+        if (name, optimized) not in cache:
+            path = out / f"{name}-{'opt' if optimized else 'exported'}.gpuopt"
+            extra = ["--pipeline=gpuopt-optimize"] if optimized else []
+            proc = compile_cuda(
+                zoo_exports[name][0],
+                path,
+                "--cuda-arch=sm_90",
+                "--cuda-format=ptx",
+                "--cuda-host-image=false",
+                *extra,
+            )
+            assert proc.returncode == 0, proc.stderr
+            header, imgs = read_artifact(path)
+            cache[(name, optimized)] = (header, ptx_kernels(imgs["sm_90"].decode()))
+        return cache[(name, optimized)]
+
+    return get
+
+
+@needs_ptxas
+@pytest.mark.parametrize("optimized", [False, True], ids=["exported", "optimized"])
+@pytest.mark.parametrize("name", models.names())
+def test_kernels_accumulate_in_registers_with_fma(
+    name: str, optimized: bool, zoo_ptx: Callable[[str, bool], tuple[dict, dict[str, list[str]]]]
+) -> None:
+    """In every kernel's PTX: no loop that multiplies stores to global memory
+    (the accumulator of a reduction stays in a register:
+    --promote-loop-accumulators, noalias arguments), and every loop that
+    adds a product does so with fma.rn.f32 (--fuse-multiply-add), never an
+    add.f32 of a mul.f32's result."""
+    if (name, optimized) in SLOW and not os.environ.get("GPUOPT_SLOW_TESTS"):
+        pytest.skip("exported Rolling-UNet-M/-L take minutes to compile: set GPUOPT_SLOW_TESTS=1")
+    _, kernels = zoo_ptx(name, optimized)
+    assert kernels, "no kernels in the PTX"
+    storing, unfused = [], []
+    for kernel, lines in kernels.items():
+        for loop in ptx_loops(lines):
+            multiplies = any(re.search(r"\b(fma|mul|mma)\.", x) for x in loop)
+            if multiplies and any("st.global" in x for x in loop):
+                storing.append(kernel)
+            # A product that an add in the same loop consumes: an unfused
+            # multiply-add.
+            products = {m.group(1) for x in loop if (m := re.search(r"\bmul(?:\.rn)?\.f32\s+(%\w+),", x))}
+            for x in loop:
+                m = re.search(r"\b(?:add|sub)(?:\.rn)?\.f32\s+%\w+,\s*(%\w+),\s*(%\w+);", x)
+                if m and products & {m.group(1), m.group(2)}:
+                    unfused.append(kernel)
+    assert not storing, f"loops storing to global memory in {sorted(set(storing))}"
+    assert not unfused, f"loops with mul.f32 and add.f32 (no fma) in {sorted(set(unfused))}"
+
+
+@needs_ptxas
+def test_rolling_unet_shift_in_the_operand_load(
+    zoo_ptx: Callable[[str, bool], tuple[dict, dict[str, list[str]]]],
+) -> None:
+    """The optimized Rolling-UNet-S reads every shift in its convolutions'
+    operand loads: no gather kernel (is_gather_kernel) is launched. (On the
+    pipeline before --convert-seg-to-linalg's remap-conv-inputs, 12 run
+    steps launched one.)"""
+    header, kernels = zoo_ptx("rolling_unet_s", True)
+    names = [k["name"] for k in header["kernels"]]
+    gathers = [
+        names[step["kernel"]] for step in header["run"] if is_gather_kernel(kernels[names[step["kernel"]]])
+    ]
+    assert not gathers, f"{len(gathers)} gather launches: {sorted(set(gathers))}"
+    # Every kernel's PTX is there, so the check above saw each launch's code.
+    assert set(names) <= set(kernels)
 
 
 @needs_ptxas

@@ -44,9 +44,24 @@ def ConvertSegToLinalgPass : Pass<"convert-seg-to-linalg", "::mlir::ModuleOp"> {
     } -> tensor<1x4x8x8xf32>
     ```
 
+    With `remap-conv-inputs` (the GPU pipeline's choice), `seg.conv2d` and
+    `seg.fused_conv2d` become one contraction `linalg.generic` over
+    (n, o, oh, ow, ci, i, j) whose body reads the input with
+    `tensor.extract` at x[n, c, oh·s − p + i·d − dh[c], ow·s − p + j·d −
+    dw[c]]: padding and the shift are in the operand load (an index outside
+    the map is clamped into it and the value selected to 0; a cyclic shift
+    wraps with one compare), so no padded tensor and no gather exist. A
+    `seg.fused_conv2d` with an attribute this lowering does not know (e.g.
+    `frame_shift`) takes the default lowering.
+
     Output invariant: no seg op remains; an op without a lowering is an error
     located at it.
   }];
+  let options = [
+    Option<"remapConvInputs", "remap-conv-inputs", "bool", /*default=*/"false",
+           "Read conv2d/fused_conv2d inputs through remapped, guarded indices "
+           "(no tensor.pad, no gather of the shifted input)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
@@ -402,6 +417,122 @@ def DeduplicateGpuKernelsPass
   let statistics = [
     Statistic<"numMerged", "kernels-merged", "Duplicate kernels removed">
   ];
+}
+
+def PromoteLoopAccumulatorsPass
+    : Pass<"promote-loop-accumulators", "::mlir::ModuleOp"> {
+  let summary = "Keep a loop's accumulator in a register: a loop-invariant "
+                "load/store pair becomes an iter_arg";
+  let description = [{
+    Scalar replacement in `scf.for` loops: when the body of a loop loads
+    `%m[%i...]` and later stores to `%m[%i...]` (the same memref value and
+    the same index values, all defined outside the loop), the load moves
+    before the loop, the store after it, and the value travels in an
+    `iter_arg`. What `--convert-linalg-to-parallel-loops` makes of a
+    reduction (a convolution's or a linear's accumulator, a pooling window's
+    maximum, a row sum) then keeps the accumulator in a register instead of
+    loading and storing it in global memory per iteration. Inner loops are
+    promoted first, so the pair that the promotion leaves around an inner
+    loop is promoted out of the enclosing one in turn.
+
+    ```mlir
+    scf.for %k = %c0 to %c16 step %c1 {
+      %a = memref.load %acc[%i] : memref<4xf32>
+      %x = memref.load %in[%i, %k] : memref<4x16xf32>
+      %s = arith.addf %a, %x : f32
+      memref.store %s, %acc[%i] : memref<4xf32>
+    }
+    // becomes
+    %a0 = memref.load %acc[%i] : memref<4xf32>
+    %r = scf.for %k = %c0 to %c16 step %c1 iter_args(%a = %a0) -> (f32) {
+      %x = memref.load %in[%i, %k] : memref<4x16xf32>
+      %s = arith.addf %a, %x : f32
+      scf.yield %s : f32
+    }
+    memref.store %r, %acc[%i] : memref<4xf32>
+    ```
+
+    Legal only when nothing else in the loop may touch that element:
+    - the loop runs at least once (constant bounds, lower < upper), so the
+      hoisted load and store access only what the loop accessed;
+    - the pair is in the loop's own body (it runs every iteration), the load
+      before the store, and it is the only load and the only store of that
+      memref and indices;
+    - every other access in the loop (nested regions included) is to memory
+      that cannot overlap the accumulator's: a different root allocation
+      (`memref.alloc`/`alloca`, a different `memref.get_global`, traced
+      through view ops), or, in a `gpu.func` kernel only, a global against
+      a kernel argument (arguments are the launch plan's arena buffers) and a
+      different kernel argument that the kernel never writes. That last rule
+      rests on the
+      CUDA runtime's plan checks (docs/CUDABackend.md, "Plan checks at
+      load"): a launch whose written argument overlaps another argument is
+      refused unless both are the same buffer and both parameters are in
+      place, i.e. both written. Any access to the same root through another
+      view or other indices, to another written kernel argument, to an
+      argument of a function that is not a kernel, or through an op whose
+      memory effects are unknown blocks the promotion.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numPromoted", "accumulators-promoted",
+              "Load/store pairs turned into loop-carried values">
+  ];
+}
+
+def FuseMultiplyAddPass : Pass<"fuse-multiply-add", "::mlir::ModuleOp"> {
+  let summary = "Turn the multiply-adds of GPU kernels into math.fma";
+  let description = [{
+    In every `gpu.func` of the module, `arith.addf %c, %p` (either operand
+    order) where `%p = arith.mulf %a, %b` has no other use becomes
+    `math.fma %a, %b, %c`: one rounding instead of two, `fma.rn.f32` in the
+    PTX. The fused operation is explicit, so the host build of the same
+    kernels (the CUDA emulator's image) computes it bit for bit as the GPU
+    does, unlike a `contract` flag each back end may or may not honour.
+    When both operands are such products, the right-hand one is fused.
+
+    ```mlir
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    // becomes
+    %s = math.fma %a, %b, %c : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect"];
+  let statistics = [
+    Statistic<"numFused", "multiply-adds-fused", "arith.mulf + arith.addf "
+              "pairs fused into math.fma">
+  ];
+}
+
+def MarkKernelArgumentsNoAliasPass
+    : Pass<"mark-kernel-arguments-noalias", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Mark the memref arguments of CUDA kernels llvm.noalias "
+                "(and llvm.readonly when never written)";
+  let description = [{
+    For the NVVM lowering of gpuopt's kernels (bare-pointer calling
+    convention, which turns the attributes into LLVM's `noalias` and
+    `readonly` parameter attributes). Sound only because of the CUDA
+    runtime's plan checks (docs/CUDABackend.md, "Plan checks at load"), which
+    refuse, before any launch, a step whose written argument overlaps
+    another argument, unless both are the same buffer and both parameters
+    are in place (read and written). LLVM's `noalias` only constrains memory
+    that is modified during the call, so:
+
+    - an argument the kernel never writes gets `llvm.noalias` and
+      `llvm.readonly`: nothing overlapping it is written (a written argument
+      overlaps no argument that is not in place);
+    - an argument the kernel writes gets `llvm.noalias` unless another
+      argument may also be in place (written and read: an in-place pair may
+      be the same buffer); the read/write test is conservative (any load or
+      store through the argument or a view of it; any other use counts as
+      both).
+
+    The host image of the emulator is built before this pass runs (it never
+    sees the attributes), so a plan run with `--skip-plan-checks` is not
+    undefined behaviour there.
+  }];
 }
 
 def ConvertGpuKernelsToHostPass

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::gpuopt::detail;
 namespace seg = mlir::gpuopt::seg;
@@ -172,6 +174,209 @@ struct FusedConv2dLowering : OpRewritePattern<seg::FusedConv2dOp> {
     Value conv = convolve(rewriter, loc, input, op.getWeight(), op.getStride(),
                           op.getPadding(), op.getDilation(),
                           op.getGroupsAttr().getInt(), op.getType());
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(),
+                                    op.getResidual(), op.getActivation()));
+    return success();
+  }
+};
+
+/// The convolution of the GPU pipeline (`remap-conv-inputs`): one
+/// contraction generic over (n, o, oh, ow, ci, i, j) whose body reads the
+/// input directly at
+///   x[n, c, oh·s − p + i·d − dh[c], ow·s − p + j·d − dw[c]]
+/// with c = (o floordiv O/G)·(C/G) + ci: no padded copy and no gathered
+/// (shifted) copy of the input. An element that padding or a zero-mode shift
+/// puts outside the map reads as 0 (the index is clamped into the map and
+/// the value selected away, so every load stays inside the buffer: 0 · w as
+/// in PyTorch, NaN and Inf weights included); a cyclic shift wraps with one
+/// compare per axis (offsets normalized to [0, size) at compile time, no
+/// remainder per product). `offsetsH`/`offsetsW` empty: no shift.
+Value convolveRemapped(OpBuilder &b, Location loc, Value x, Value w,
+                       ArrayRef<int64_t> offsetsH, ArrayRef<int64_t> offsetsW,
+                       bool cyclic, ArrayRef<int64_t> stride,
+                       ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                       int64_t groups, RankedTensorType resultType) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType xType = tensorTypeOf(x), wType = tensorTypeOf(w);
+  Type elt = resultType.getElementType();
+  int64_t channels = xType.getDimSize(1), height = xType.getDimSize(2),
+          width = xType.getDimSize(3);
+  int64_t outPerGroup = wType.getDimSize(0) / groups;
+  int64_t inPerGroup = wType.getDimSize(1);
+  bool shiftH = !offsetsH.empty(), shiftW = !offsetsW.empty();
+
+  // The per-channel offsets [2, C] (i64), normalized: cyclic to [0, size),
+  // zero mode clamped to [-size, size] (beyond it every read is outside).
+  Value table;
+  if (shiftH || shiftW) {
+    SmallVector<int64_t> values;
+    auto normalize = [&](ArrayRef<int64_t> offsets, int64_t size) {
+      for (int64_t c = 0; c < channels; ++c) {
+        int64_t v = offsets.empty() ? 0 : offsets[c];
+        values.push_back(cyclic ? ((v % size) + size) % size
+                                : std::clamp<int64_t>(v, -size, size));
+      }
+    };
+    normalize(offsetsH, height);
+    normalize(offsetsW, width);
+    auto tableType = RankedTensorType::get({2, channels}, b.getI64Type());
+    table = arith::ConstantOp::create(
+        b, loc,
+        DenseIntElementsAttr::get(tableType, ArrayRef<int64_t>(values)));
+  }
+
+  // The weight is read with tensor.extract too, not as an operand, so that
+  // elementwise fusion cannot move its producer (a fold of a runtime weight)
+  // into the loop, recomputed per product; an unread [C/G, kh, kw] operand
+  // gives the reductions their bounds.
+  auto d = [&](unsigned k) { return getAffineDimExpr(k, ctx); };
+  Value taps = tensor::EmptyOp::create(
+      b, loc,
+      ArrayRef<int64_t>{inPerGroup, wType.getDimSize(2), wType.getDimSize(3)},
+      elt);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(7, 0, {d(4), d(5), d(6)}, ctx),
+      AffineMap::get(7, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  Value init = filledTensor(b, loc, resultType, 0.0);
+  return linalg::GenericOp::create(
+             b, loc, resultType, ValueRange{taps}, init, maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               auto idx = [&](int64_t k) {
+                 return linalg::IndexOp::create(nb, l, k).getResult();
+               };
+               auto ci = [&](int64_t v) {
+                 return arith::ConstantIndexOp::create(nb, l, v).getResult();
+               };
+               auto cmp = [&](arith::CmpIPredicate pred, Value a, Value c) {
+                 return arith::CmpIOp::create(nb, l, pred, a, c).getResult();
+               };
+               Value n = idx(0), o = idx(1), c = idx(4);
+               if (outPerGroup != 1 || inPerGroup != 1)
+                 c = arith::AddIOp::create(
+                     nb, l,
+                     arith::MulIOp::create(
+                         nb, l,
+                         arith::DivUIOp::create(nb, l, o, ci(outPerGroup)),
+                         ci(inPerGroup)),
+                     c);
+               else
+                 c = o; // depthwise
+               Value valid;
+               auto andValid = [&](Value v) {
+                 valid =
+                     valid ? arith::AndIOp::create(nb, l, valid, v).getResult()
+                           : v;
+               };
+               // One axis: the padded coordinate, then the shifted source.
+               auto axis = [&](Value out, Value tap, int64_t s, int64_t p,
+                               int64_t dil, int64_t size, bool shifted,
+                               int64_t row) {
+                 Value v = out;
+                 if (s != 1)
+                   v = arith::MulIOp::create(nb, l, v, ci(s));
+                 if (dil != 1)
+                   tap = arith::MulIOp::create(nb, l, tap, ci(dil));
+                 v = arith::AddIOp::create(nb, l, v, tap);
+                 bool mayBeOutside = p != 0;
+                 if (p != 0) {
+                   v = arith::SubIOp::create(nb, l, v, ci(p));
+                   andValid(cmp(arith::CmpIPredicate::sge, v, ci(0)));
+                   andValid(cmp(arith::CmpIPredicate::slt, v, ci(size)));
+                 }
+                 if (shifted) {
+                   Value off = arith::IndexCastOp::create(
+                       nb, l, nb.getIndexType(),
+                       tensor::ExtractOp::create(nb, l, table,
+                                                 ValueRange{ci(row), c}));
+                   v = arith::SubIOp::create(nb, l, v, off);
+                   if (cyclic) {
+                     // v in (-size, size) wherever the padded coordinate is
+                     // inside: one conditional add wraps it.
+                     Value wrapped = arith::AddIOp::create(nb, l, v, ci(size));
+                     v = arith::SelectOp::create(
+                         nb, l, cmp(arith::CmpIPredicate::slt, v, ci(0)),
+                         wrapped, v);
+                   } else {
+                     andValid(cmp(arith::CmpIPredicate::sge, v, ci(0)));
+                     andValid(cmp(arith::CmpIPredicate::slt, v, ci(size)));
+                     mayBeOutside = true;
+                   }
+                 }
+                 if (!mayBeOutside)
+                   return v;
+                 return arith::MinSIOp::create(
+                            nb, l, arith::MaxSIOp::create(nb, l, v, ci(0)),
+                            ci(size - 1))
+                     .getResult();
+               };
+               Value y = axis(idx(2), idx(5), stride[0], padding[0],
+                              dilation[0], height, shiftH, 0);
+               Value xw = axis(idx(3), idx(6), stride[1], padding[1],
+                               dilation[1], width, shiftW, 1);
+               Value v =
+                   tensor::ExtractOp::create(nb, l, x, ValueRange{n, c, y, xw});
+               if (valid)
+                 v = arith::SelectOp::create(nb, l, valid, v,
+                                             floatConstant(nb, l, elt, 0.0));
+               Value weight = tensor::ExtractOp::create(
+                   nb, l, w, ValueRange{o, idx(4), idx(5), idx(6)});
+               Value mul = arith::MulFOp::create(nb, l, v, weight);
+               linalg::YieldOp::create(
+                   nb, l,
+                   arith::AddFOp::create(nb, l, args[1], mul).getResult());
+             })
+      .getResult(0);
+}
+
+/// Whether `op` carries only the attributes its lowering knows: any other
+/// (one a later change adds to the op) means a semantics this lowering
+/// would silently drop, so the generic path, or a failure, is taken.
+bool hasOnlyKnownAttributes(Operation *op, ArrayRef<StringRef> known) {
+  return llvm::all_of(op->getAttrs(), [&](NamedAttribute attr) {
+    return attr.getName() == "operandSegmentSizes" ||
+           llvm::is_contained(known, attr.getName().getValue());
+  });
+}
+
+/// seg.conv2d with its input read through remapped indices (benefit 2: the
+/// GPU pipeline's choice over Conv2dLowering).
+struct RemappedConv2dLowering : OpRewritePattern<seg::Conv2dOp> {
+  RemappedConv2dLowering(MLIRContext *ctx)
+      : OpRewritePattern<seg::Conv2dOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(seg::Conv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasOnlyKnownAttributes(op, seg::Conv2dOp::getAttributeNames()))
+      return rewriter.notifyMatchFailure(op, "unknown attribute");
+    Location loc = op.getLoc();
+    Value conv = convolveRemapped(rewriter, loc, op.getInput(), op.getWeight(),
+                                  {}, {}, false, op.getStride(),
+                                  op.getPadding(), op.getDilation(),
+                                  op.getGroupsAttr().getInt(), op.getType());
+    rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(), Value(),
+                                    seg::Activation::None));
+    return success();
+  }
+};
+
+/// seg.fused_conv2d with its shift and padding in the convolution's loads:
+/// zero gather kernels, zero padded copies.
+struct RemappedFusedConv2dLowering : OpRewritePattern<seg::FusedConv2dOp> {
+  RemappedFusedConv2dLowering(MLIRContext *ctx)
+      : OpRewritePattern<seg::FusedConv2dOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(seg::FusedConv2dOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasOnlyKnownAttributes(op, seg::FusedConv2dOp::getAttributeNames()))
+      return rewriter.notifyMatchFailure(op, "unknown attribute");
+    Location loc = op.getLoc();
+    // A frame shift (TSM's, along the batch) is one gather in front; the
+    // (dh, dw) shift and the padding are read in the convolution's loads.
+    Value x = frameShift(rewriter, loc, op.getInput(), op.getFrameShiftAttr());
+    Value conv = convolveRemapped(
+        rewriter, loc, x, op.getWeight(), op.getOffsetsH(), op.getOffsetsW(),
+        op.getMode() == seg::ShiftMode::Cyclic, op.getStride(), op.getPadding(),
+        op.getDilation(), op.getGroupsAttr().getInt(), op.getType());
     rewriter.replaceOp(op, epilogue(rewriter, loc, conv, op.getBias(),
                                     op.getResidual(), op.getActivation()));
     return success();
@@ -506,9 +711,12 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
 
 } // namespace
 
-void mlir::gpuopt::populateSegConvToLinalgPatterns(
-    RewritePatternSet &patterns) {
+void mlir::gpuopt::populateSegConvToLinalgPatterns(RewritePatternSet &patterns,
+                                                   bool remapConvInputs) {
   patterns.add<Conv2dLowering, FusedConv2dLowering, ConvTranspose2dLowering,
                LinearLowering, ShiftOffsetsLowering, DeformConv2dLowering>(
       patterns.getContext());
+  if (remapConvInputs)
+    patterns.add<RemappedConv2dLowering, RemappedFusedConv2dLowering>(
+        patterns.getContext());
 }

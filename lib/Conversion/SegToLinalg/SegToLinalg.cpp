@@ -60,13 +60,14 @@ LogicalResult mlir::gpuopt::convertSegParamsToArguments(ModuleOp module) {
 namespace {
 struct ConvertSegToLinalgPass
     : mlir::gpuopt::impl::ConvertSegToLinalgPassBase<ConvertSegToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (failed(gpuopt::convertSegParamsToArguments(module)))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    gpuopt::populateSegConvToLinalgPatterns(patterns);
+    gpuopt::populateSegConvToLinalgPatterns(patterns, remapConvInputs);
     gpuopt::populateSegElementwiseToLinalgPatterns(patterns);
     gpuopt::populateSegDataMovementToLinalgPatterns(patterns);
     ConversionTarget target(*ctx);

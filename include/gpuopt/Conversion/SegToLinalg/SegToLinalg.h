@@ -16,7 +16,11 @@ namespace gpuopt {
 
 /// Patterns lowering seg convolutions and linear layers (conv2d,
 /// fused_conv2d, conv_transpose2d, deform_conv2d, shift_offsets, linear).
-void populateSegConvToLinalgPatterns(RewritePatternSet &patterns);
+/// With `remapConvInputs`, conv2d and fused_conv2d read their input through
+/// remapped, guarded indices (padding and shift in the load, no padded or
+/// gathered copy) instead of tensor.pad + a gather + a named convolution.
+void populateSegConvToLinalgPatterns(RewritePatternSet &patterns,
+                                     bool remapConvInputs = false);
 
 /// Patterns lowering elementwise ops and normalizations (relu, gelu,
 /// sigmoid, add, mul, batch_norm, fold_batch_norm, layer_norm).
