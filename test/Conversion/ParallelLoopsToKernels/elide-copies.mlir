@@ -60,6 +60,7 @@ func.func @concat_pieces(%x: memref<2x4xf32>, %y: memref<3x4xf32>, %out: memref<
 // piece is copied into its interior. Writing the piece into the interior
 // first would let the fill overwrite it: the copy stays.
 // CHECK-LABEL: func.func @negative_fill_between
+// KEEP-LABEL: func.func @negative_fill_between
 // CHECK-COUNT-3: gpu.launch_func
 // CHECK-NOT: gpu.launch_func
 // CHECK: gpu.func @negative_fill_between_kernel2

@@ -1,12 +1,17 @@
-// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels | FileCheck %s
+// Without copy elision (elide-copies.mlir tests it), which would remove the
+// temporary of @fuse_across_alloc and with it the allocation between loops.
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="elide-copies=0" | FileCheck %s
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels | FileCheck %s --check-prefix=ELIDE
 
 // A convolution's accumulation and its bias epilogue with the allocation of
 // the epilogue's output between them (what bufferization emits): the
-// allocation moves above the first loop and both loops are one kernel.
+// allocation moves above the first loop and both loops are one kernel (the
+// second launch is the copy into the out-parameter).
 // CHECK-LABEL: func.func @fuse_across_alloc
 // CHECK: memref.alloc() : memref<8x4xf32>
 // CHECK: memref.alloc() : memref<8x4xf32>
-// CHECK-COUNT-1: gpu.launch_func
+// CHECK: gpu.launch_func @kernels::@fuse_across_alloc_kernel0
+// CHECK: gpu.launch_func @kernels::@fuse_across_alloc_kernel1
 // CHECK-NOT: gpu.launch_func
 // CHECK: gpu.func @fuse_across_alloc_kernel0
 // CHECK: scf.for
@@ -14,6 +19,14 @@
 // CHECK: arith.addf
 // CHECK: }
 // CHECK: arith.maximumf
+// With copy elision the epilogue stores into the out-parameter: one
+// allocation, one kernel, no copy.
+// ELIDE-LABEL: func.func @fuse_across_alloc
+// ELIDE-COUNT-1: memref.alloc
+// ELIDE-NOT: memref.alloc
+// ELIDE-COUNT-1: gpu.launch_func
+// ELIDE-NOT: gpu.launch_func
+// ELIDE-NOT: memref.copy
 func.func @fuse_across_alloc(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -54,6 +67,7 @@ func.func @fuse_across_alloc(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: mem
 // and then writes its 8 channels: one kernel of 6 threads, the channel loop
 // of the second loop sequential in it.
 // CHECK-LABEL: func.func @row_fusion
+// ELIDE-LABEL: func.func @row_fusion
 // CHECK-COUNT-1: gpu.launch_func
 // CHECK-NOT: gpu.launch_func
 // CHECK: gpu.func @row_fusion_kernel0
@@ -62,7 +76,7 @@ func.func @fuse_across_alloc(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: mem
 // CHECK: arith.addf
 // CHECK: }
 // CHECK: arith.divf
-// CHECK: scf.for %[[C:.*]] = %c0 to %c8 step %c1
+// CHECK: scf.for %[[C:.*]] = %c0{{.*}} to %c8{{.*}} step %c1
 // CHECK: memref.load %{{.*}}[%c0, %[[C]],
 // CHECK: arith.subf
 // CHECK: memref.store %{{.*}}[%c0, %[[C]],
