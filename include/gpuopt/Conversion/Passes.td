@@ -77,6 +77,9 @@ def ConvertParallelLoopsToKernelsPass
       every buffer they share is accessed point-wise at the same indices
       (fill, convolution, bias and activation of one seg op become one
       kernel); allocations and pure ops between them move above the first.
+      Loops over the same dims in another order (read off the buffers they
+      share: a depthwise convolution's (h, w, c) and its fill's (c, h, w))
+      fuse the same way, in the first loop's order.
       Then a loop whose bounds extend the previous loop's (its indices
       include one with the same bounds for each index of the first, as read
       off the buffers they share) fuses into it when the shared buffers are

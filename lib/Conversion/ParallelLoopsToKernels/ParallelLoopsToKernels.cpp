@@ -141,24 +141,25 @@ int64_t getSequentialWork(scf::ParallelOp loop) {
 }
 
 /// How `second` fuses into `first`: for each loop index of `first`, the
-/// index of `second` that names the same iteration; the other indices of
+/// index of `second` that names the same iteration (the identity for equal
+/// bounds, else read off the buffers they share); the other indices of
 /// `second` (with `serial`) run as sequential loops in `first`'s thread.
 /// None when they cannot fuse. Every buffer written by one loop and accessed
 /// by the other must be accessed point-wise: through the same memref value
 /// at the same indices, which name every index of `first` (so each of its
 /// threads owns the elements it touches).
-std::optional<SmallVector<unsigned>> getFusionMap(scf::ParallelOp first,
-                                                  scf::ParallelOp second,
-                                                  bool serial) {
+std::optional<SmallVector<unsigned>>
+getFusionMap(scf::ParallelOp first, scf::ParallelOp second, bool serial) {
   if (!first.getInitVals().empty() || !second.getInitVals().empty())
     return std::nullopt;
   FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
   if (failed(b1) || failed(b2))
     return std::nullopt;
   size_t n1 = b1->count.size(), n2 = b2->count.size();
-  bool sameBounds = b1->lower == b2->lower && b1->count == b2->count &&
-                    b1->step == b2->step;
-  if (!sameBounds && (!serial || n2 <= n1))
+  bool sameBounds =
+      b1->lower == b2->lower && b1->count == b2->count && b1->step == b2->step;
+  // Other bounds: the same dims in another order, or (with `serial`) more.
+  if (!sameBounds && (n2 < n1 || (n2 > n1 && !serial)))
     return std::nullopt;
   SmallVector<Access> a1, a2;
   if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
@@ -176,7 +177,8 @@ std::optional<SmallVector<unsigned>> getFusionMap(scf::ParallelOp first,
   } else {
     // Read the correspondence off the shared accesses: where `first` indexes
     // with its loop index i and `second`, at the same position of the same
-    // memref, with its index j, j names i's iteration.
+    // memref, with its index j, j names i's iteration (a depthwise
+    // convolution iterates (h, w, c), its fill and epilogue (c, h, w)).
     if (shared.empty())
       return std::nullopt;
     auto ivPos = [](scf::ParallelOp loop, Value v) -> std::optional<unsigned> {
@@ -215,7 +217,7 @@ std::optional<SmallVector<unsigned>> getFusionMap(scf::ParallelOp first,
     for (unsigned j = 0; j < n2; ++j)
       if (!llvm::is_contained(map, j))
         serialCount *= b2->count[j];
-    if (serialCount > getSequentialWork(first))
+    if (serialCount > 1 && serialCount > getSequentialWork(first))
       return std::nullopt;
   }
 
@@ -315,7 +317,8 @@ void elideCopies(Block &block) {
       copies.push_back(copy);
   for (memref::CopyOp copy : copies) {
     auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
-    if (!alloc || alloc->getBlock() != &block || !alloc.getType().getLayout().isIdentity())
+    if (!alloc || alloc->getBlock() != &block ||
+        !alloc.getType().getLayout().isIdentity())
       continue;
     Value target = copy.getTarget();
     Value dst = getRoot(target);
@@ -519,8 +522,8 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
           return arith::ConstantIndexOp::create(b, loc, v);
         };
         int64_t lb = bounds->lower[j], st = bounds->step[j];
-        auto loop = scf::ForOp::create(b, loc, cst(lb),
-                                       cst(lb + bounds->count[j] * st), cst(st));
+        auto loop = scf::ForOp::create(
+            b, loc, cst(lb), cst(lb + bounds->count[j] * st), cst(st));
         src->getArgument(j).replaceAllUsesWith(loop.getInductionVar());
         terminator = loop.getBody()->getTerminator();
         b.setInsertionPoint(terminator);

@@ -213,3 +213,81 @@ func.func @negative_row_fusion_longer_than_reduction(%x: memref<4x8xf32>, %z: me
   }
   return
 }
+
+// -----
+
+// A depthwise convolution iterates (h, w, c), its output's fill and its
+// epilogue (c, h, w): the same iterations in another order, matched through
+// the output buffer. One kernel, in the fill's (c, h, w) order.
+// CHECK-LABEL: func.func @permuted_dims
+// CHECK-COUNT-1: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.func @permuted_dims_kernel0
+// CHECK: memref.store %cst, %{{.*}}[%[[C:.*]], %[[H:.*]], %[[W:.*]]] : memref<8x4x4xf32>
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}}[%[[C]], %[[H]], %[[W]]] : memref<8x4x4xf32>
+// CHECK: arith.mulf
+// CHECK: }
+// CHECK: arith.maximumf
+func.func @permuted_dims(%x: memref<8x6x6xf32>, %w: memref<8x3xf32>, %y: memref<8x4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<8x4x4xf32>
+  scf.parallel (%c, %h, %v) = (%c0, %c0, %c0) to (%c8, %c4, %c4) step (%c1, %c1, %c1) {
+    memref.store %zero, %acc[%c, %h, %v] : memref<8x4x4xf32>
+    scf.reduce
+  }
+  scf.parallel (%h, %v, %c) = (%c0, %c0, %c0) to (%c4, %c4, %c8) step (%c1, %c1, %c1) {
+    scf.for %k = %c0 to %c3 step %c1 {
+      %hk = arith.addi %h, %k : index
+      %xv = memref.load %x[%c, %hk, %v] : memref<8x6x6xf32>
+      %wv = memref.load %w[%c, %k] : memref<8x3xf32>
+      %a = memref.load %acc[%c, %h, %v] : memref<8x4x4xf32>
+      %p = arith.mulf %xv, %wv : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %acc[%c, %h, %v] : memref<8x4x4xf32>
+    }
+    scf.reduce
+  }
+  scf.parallel (%c, %h, %v) = (%c0, %c0, %c0) to (%c8, %c4, %c4) step (%c1, %c1, %c1) {
+    %a = memref.load %acc[%c, %h, %v] : memref<8x4x4xf32>
+    %r = arith.maximumf %a, %zero : f32
+    memref.store %r, %y[%c, %h, %v] : memref<8x4x4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The second loop iterates the first's dims in another order and reads
+// what the first wrote at its own position, but also at column 0 (another
+// thread's element). Two kernels.
+// CHECK-LABEL: func.func @negative_permuted_other_element
+// CHECK-COUNT-2: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+func.func @negative_permuted_other_element(%x: memref<4x8xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %t = memref.alloc() : memref<4x8xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<4x8xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %t[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  scf.parallel (%a, %b) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1) {
+    %u = memref.load %t[%b, %a] : memref<4x8xf32>
+    %w = memref.load %t[%b, %c0] : memref<4x8xf32>
+    %s = arith.addf %u, %w : f32
+    memref.store %s, %y[%a, %b] : memref<8x4xf32>
+    scf.reduce
+  }
+  return
+}
