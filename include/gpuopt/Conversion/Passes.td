@@ -87,7 +87,9 @@ def ConvertParallelLoopsToKernelsPass
       already runs a sequential loop at least as long as the extra indices:
       those run as `scf.for` loops in the first loop's thread (a LayerNorm's
       row statistics and its normalisation become one kernel, one thread
-      per row);
+      per row); a loop over the dims of such a kernel's loop nest that
+      accesses what the nest wrote point-wise at all of its indices (the
+      LayerNorm's elementwise consumer) joins the innermost `scf.for`;
     - each run of independent top-level `memref.copy` ops (with
       `batch-copies`: none reads what another writes, targets in one buffer
       are disjoint static boxes) becomes one elementwise copy kernel whose

@@ -140,6 +140,57 @@ int64_t getSequentialWork(scf::ParallelOp loop) {
   return most;
 }
 
+/// Whether every access to a buffer of `shared`, in the first loop (`a1`)
+/// and in the second (`a2`, whose indices `ivs` renames into the first's), is
+/// through one memref value at one list of indices that names every value of
+/// `owned`: each iteration of the first over `owned` touches its own
+/// elements of those buffers, and the second touches them at the same
+/// iteration.
+bool isPointwise(ArrayRef<Access> a1, ArrayRef<Access> a2,
+                 const llvm::SetVector<Value> &shared, const IRMapping &ivs,
+                 ArrayRef<Value> owned) {
+  auto mapped = [&](const Access &a, bool inSecond) {
+    SmallVector<Value> idx;
+    for (Value v : a.indices)
+      idx.push_back(inSecond ? ivs.lookupOrDefault(v) : v);
+    return idx;
+  };
+  for (Value root : shared) {
+    std::optional<std::pair<Value, SmallVector<Value>>> pattern;
+    auto check = [&](const Access &a, bool inSecond) {
+      if (a.root != root)
+        return true;
+      SmallVector<Value> idx = mapped(a, inSecond);
+      if (!pattern) {
+        for (Value iv : owned)
+          if (!llvm::is_contained(idx, iv))
+            return false;
+        pattern.emplace(a.memref, idx);
+        return true;
+      }
+      return pattern->first == a.memref && pattern->second == idx;
+    };
+    for (const Access &a : a1)
+      if (!check(a, false))
+        return false;
+    for (const Access &a : a2)
+      if (!check(a, true))
+        return false;
+  }
+  return true;
+}
+
+/// The buffers written by one of the loops and accessed by the other.
+llvm::SetVector<Value> getSharedRoots(ArrayRef<Access> a1,
+                                      ArrayRef<Access> a2) {
+  llvm::SetVector<Value> shared;
+  for (const Access &x : a1)
+    for (const Access &y : a2)
+      if (x.root == y.root && (x.write || y.write))
+        shared.insert(x.root);
+  return shared;
+}
+
 /// How `second` fuses into `first`: for each loop index of `first`, the
 /// index of `second` that names the same iteration (the identity for equal
 /// bounds, else read off the buffers they share); the other indices of
@@ -164,11 +215,7 @@ getFusionMap(scf::ParallelOp first, scf::ParallelOp second, bool serial) {
   SmallVector<Access> a1, a2;
   if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
     return std::nullopt;
-  llvm::SetVector<Value> shared;
-  for (const Access &x : a1)
-    for (const Access &y : a2)
-      if (x.root == y.root && (x.write || y.write))
-        shared.insert(x.root);
+  llvm::SetVector<Value> shared = getSharedRoots(a1, a2);
 
   SmallVector<unsigned> map;
   if (sameBounds) {
@@ -224,37 +271,9 @@ getFusionMap(scf::ParallelOp first, scf::ParallelOp second, bool serial) {
   IRMapping ivs;
   for (unsigned i = 0; i < n1; ++i)
     ivs.map(second.getInductionVars()[map[i]], first.getInductionVars()[i]);
-  SmallVector<Value> firstIvs = llvm::to_vector(first.getInductionVars());
-
-  // Indices of `a` in the first loop's index names.
-  auto mapped = [&](const Access &a, bool inSecond) {
-    SmallVector<Value> idx;
-    for (Value v : a.indices)
-      idx.push_back(inSecond ? ivs.lookupOrDefault(v) : v);
-    return idx;
-  };
-  for (Value root : shared) {
-    std::optional<std::pair<Value, SmallVector<Value>>> pattern;
-    auto check = [&](const Access &a, bool inSecond) {
-      if (a.root != root)
-        return true;
-      SmallVector<Value> idx = mapped(a, inSecond);
-      if (!pattern) {
-        for (Value iv : firstIvs)
-          if (!llvm::is_contained(idx, iv))
-            return false;
-        pattern.emplace(a.memref, idx);
-        return true;
-      }
-      return pattern->first == a.memref && pattern->second == idx;
-    };
-    for (const Access &a : a1)
-      if (!check(a, false))
-        return std::nullopt;
-    for (const Access &a : a2)
-      if (!check(a, true))
-        return std::nullopt;
-  }
+  if (!isPointwise(a1, a2, shared, ivs,
+                   llvm::to_vector(first.getInductionVars())))
+    return std::nullopt;
   return map;
 }
 
@@ -284,6 +303,93 @@ bool areDisjoint(const std::optional<Box> &a, const std::optional<Box> &b) {
     if ((*a)[d].second < (*b)[d].first || (*b)[d].second < (*a)[d].first)
       return true;
   return false;
+}
+
+/// Where a loop joins the sequential loops that end `first`'s body (those
+/// row fusion made): the value each index of the joining loop takes (an
+/// index of `first` or of one of those loops) and the op its body goes
+/// before (the innermost loop's terminator).
+struct NestFusion {
+  SmallVector<Value> ivs;
+  Operation *point;
+};
+
+/// Whether `second` can join the nest of `scf.for` loops that ends `first`'s
+/// body (after row fusion, a LayerNorm's loop over its channels): `second`
+/// iterates the dims of `first` and of the nest, matched through the buffers
+/// they share, which both access point-wise at all of those indices. Each
+/// iteration of `second` then runs in the iteration of the nest that
+/// produced what it reads (a LayerNorm's elementwise consumer), after it.
+std::optional<NestFusion> getNestFusion(scf::ParallelOp first,
+                                        scf::ParallelOp second) {
+  if (!first.getInitVals().empty() || !second.getInitVals().empty())
+    return std::nullopt;
+  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
+  if (failed(b1) || failed(b2))
+    return std::nullopt;
+  // The candidate indices and their bounds: `first`'s, then the nest's.
+  SmallVector<Value> owned = llvm::to_vector(first.getInductionVars());
+  LoopBounds ownedBounds = *b1;
+  Block *body = first.getBody();
+  while (auto loop = dyn_cast_or_null<scf::ForOp>(
+             body->getTerminator()->getPrevNode())) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> st = getConstantIntValue(loop.getStep());
+    if (!loop.getInitArgs().empty() || !lb || !ub || !st || *st <= 0)
+      break;
+    owned.push_back(loop.getInductionVar());
+    ownedBounds.lower.push_back(*lb);
+    ownedBounds.count.push_back(*ub > *lb ? (*ub - *lb + *st - 1) / *st : 0);
+    ownedBounds.step.push_back(*st);
+    body = loop.getBody();
+  }
+  size_t n2 = b2->count.size();
+  if (body == first.getBody() || owned.size() != n2)
+    return std::nullopt;
+  SmallVector<Access> a1, a2;
+  if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
+    return std::nullopt;
+  llvm::SetVector<Value> shared = getSharedRoots(a1, a2);
+  if (shared.empty())
+    return std::nullopt;
+  SmallVector<std::optional<unsigned>> partial(n2);
+  for (const Access &x : a1)
+    for (const Access &y : a2) {
+      if (x.root != y.root || !shared.contains(x.root) ||
+          x.memref != y.memref || x.indices.size() != y.indices.size())
+        continue;
+      for (auto [u, v] : llvm::zip(x.indices, y.indices)) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        auto *k = llvm::find(owned, u);
+        if (!arg || arg.getOwner() != second.getBody() || k == owned.end())
+          continue;
+        unsigned j = arg.getArgNumber();
+        unsigned i = k - owned.begin();
+        if (partial[j] && *partial[j] != i)
+          return std::nullopt;
+        partial[j] = i;
+      }
+    }
+  NestFusion result;
+  IRMapping ivs;
+  SmallVector<unsigned> used;
+  for (unsigned j = 0; j < n2; ++j) {
+    if (!partial[j] || llvm::is_contained(used, *partial[j]))
+      return std::nullopt;
+    unsigned i = *partial[j];
+    if (ownedBounds.lower[i] != b2->lower[j] ||
+        ownedBounds.count[i] != b2->count[j] ||
+        ownedBounds.step[i] != b2->step[j])
+      return std::nullopt;
+    used.push_back(i);
+    result.ivs.push_back(owned[i]);
+    ivs.map(second.getInductionVars()[j], owned[i]);
+  }
+  if (!isPointwise(a1, a2, shared, ivs, owned))
+    return std::nullopt;
+  result.point = body->getTerminator();
+  return result;
 }
 
 /// A copy's buffers, and the box its target covers in the target root when
@@ -488,7 +594,10 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
         break;
       std::optional<SmallVector<unsigned>> map =
           getFusionMap(first, second, serial);
-      if (!map)
+      std::optional<NestFusion> nest;
+      if (!map && serial)
+        nest = getNestFusion(first, second);
+      if (!map && !nest)
         break;
       // Pure ops and allocations in between touch no buffer contents:
       // hoisting them above `first` is legal when their operands are defined
@@ -507,6 +616,16 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
         op->moveBefore(first);
       Block *dst = first.getBody();
       Block *src = second.getBody();
+      if (nest) {
+        for (auto [arg, iv] : llvm::zip(src->getArguments(), nest->ivs))
+          arg.replaceAllUsesWith(iv);
+        for (Operation &op :
+             llvm::make_early_inc_range(src->without_terminator()))
+          op.moveBefore(nest->point);
+        second.erase();
+        ++numFused;
+        continue;
+      }
       Operation *terminator = dst->getTerminator();
       for (auto [i, j] : llvm::enumerate(*map))
         src->getArgument(j).replaceAllUsesWith(dst->getArgument(i));

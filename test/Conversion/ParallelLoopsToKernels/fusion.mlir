@@ -291,3 +291,105 @@ func.func @negative_permuted_other_element(%x: memref<4x8xf32>, %y: memref<8x4xf
   }
   return
 }
+
+// -----
+
+// After row fusion the LayerNorm-like kernel ends with its loop over the
+// channels; its elementwise consumer over (c, h, w), which reads the
+// normalised value at its own element, joins that loop: one kernel.
+// CHECK-LABEL: func.func @nest_fusion
+// CHECK-COUNT-1: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+// CHECK: gpu.func @nest_fusion_kernel0
+// CHECK: arith.divf
+// CHECK: scf.for %[[C:[^ ]*]] =
+// CHECK: arith.subf
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{[^,]*}}, %[[C]],
+// CHECK: memref.load %{{.*}}[%{{[^,]*}}, %[[C]],
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: memref.store
+// CHECK: }
+// CHECK: gpu.return
+func.func @nest_fusion(%x: memref<1x8x2x3xf32>, %skip: memref<1x8x2x3xf32>, %z: memref<1x8x2x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 8.0 : f32
+  %mean = memref.alloc() : memref<1x1x2x3xf32>
+  scf.parallel (%h, %w) = (%c0, %c0) to (%c2, %c3) step (%c1, %c1) {
+    memref.store %zero, %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    scf.for %c = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+      %m = memref.load %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+      %s = arith.addf %m, %v : f32
+      memref.store %s, %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    }
+    %m = memref.load %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    %d = arith.divf %m, %n : f32
+    memref.store %d, %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    scf.reduce
+  }
+  %y = memref.alloc() : memref<1x8x2x3xf32>
+  scf.parallel (%c, %h, %w) = (%c0, %c0, %c0) to (%c8, %c2, %c3) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    %m = memref.load %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    %r = arith.subf %v, %m : f32
+    memref.store %r, %y[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    scf.reduce
+  }
+  scf.parallel (%c, %h, %w) = (%c0, %c0, %c0) to (%c8, %c2, %c3) step (%c1, %c1, %c1) {
+    %v = memref.load %y[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    %e = math.exp %v : f32
+    %s = memref.load %skip[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    %r = arith.addf %e, %s : f32
+    memref.store %r, %z[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The consumer reads the normalised value of channel 0 for every channel:
+// an element another iteration of the channel loop writes. Two kernels.
+// CHECK-LABEL: func.func @negative_nest_fusion_other_channel
+// CHECK-COUNT-2: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+func.func @negative_nest_fusion_other_channel(%x: memref<1x8x2x3xf32>, %z: memref<1x8x2x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %mean = memref.alloc() : memref<1x1x2x3xf32>
+  scf.parallel (%h, %w) = (%c0, %c0) to (%c2, %c3) step (%c1, %c1) {
+    memref.store %zero, %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    scf.for %c = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+      %m = memref.load %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+      %s = arith.addf %m, %v : f32
+      memref.store %s, %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    }
+    scf.reduce
+  }
+  %y = memref.alloc() : memref<1x8x2x3xf32>
+  scf.parallel (%c, %h, %w) = (%c0, %c0, %c0) to (%c8, %c2, %c3) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    %m = memref.load %mean[%c0, %c0, %h, %w] : memref<1x1x2x3xf32>
+    %r = arith.subf %v, %m : f32
+    memref.store %r, %y[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    scf.reduce
+  }
+  scf.parallel (%c, %h, %w) = (%c0, %c0, %c0) to (%c8, %c2, %c3) step (%c1, %c1, %c1) {
+    %v = memref.load %y[%c0, %c0, %h, %w] : memref<1x8x2x3xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %z[%c0, %c, %h, %w] : memref<1x8x2x3xf32>
+    scf.reduce
+  }
+  return
+}
