@@ -74,6 +74,11 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   {
     OpPassManager &fn = pm.nest<func::FuncOp>();
     fn.addPass(createLinalgElementwiseOpFusionPass());
+    // The fusion's reshapes of fills fold into the fills, so that a
+    // reduction's init has its own shape (docs/CUDABackend.md, "fusion"),
+    // and reductions become one thread per output.
+    fn.addPass(createCanonicalizerPass());
+    fn.addPass(createInterchangeReductionsInnermostPass());
     fn.addPass(createUnshareInitTensorsPass());
   }
   addBufferizationPasses(pm, /*copyBeforeWrite=*/false);

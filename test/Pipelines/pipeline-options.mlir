@@ -53,6 +53,8 @@
 // GPU-NEXT: cse,
 // GPU-NEXT: func.func(
 // GPU-NEXT: linalg-fuse-elementwise-ops,
+// GPU-NEXT: canonicalize{
+// GPU-NEXT: interchange-reductions-innermost,
 // GPU-NEXT: unshare-init-tensors
 // GPU-NEXT: ),
 // GPU-NEXT: one-shot-bufferize{{{.*}} bufferize-function-boundaries=true {{.*}} copy-before-write=false {{.*}} function-boundary-type-conversion=identity-layout-map {{.*}}},

@@ -82,10 +82,29 @@ def ConvertParallelLoopsToKernelsPass
       delinearizes into the loop indices (innermost fastest, so neighbouring
       threads touch neighbouring elements) and is guarded against the tail;
       nested `scf.for` loops (reductions) run sequentially in each thread;
+    - with `elide-copies`, first, a buffer that is only loaded from and
+      stored to and then copied whole into a static subview of (or all of)
+      another buffer is replaced by that subview, when nothing between its
+      first use and the copy touches the other buffer except through
+      disjoint static subviews: the producers of a concat's pieces write
+      into the concat's buffer, and the copy is gone;
     - with `fuse`, adjacent loops with the same bounds are fused first when
       every buffer they share is accessed point-wise at the same indices
       (fill, convolution, bias and activation of one seg op become one
-      kernel);
+      kernel); allocations and pure ops between them move above the first.
+      Loops over the same dims in another order (read off the buffers they
+      share: a depthwise convolution's (h, w, c) and its fill's (c, h, w))
+      fuse the same way, in the first loop's order.
+      Then a loop whose bounds extend the previous loop's (its indices
+      include one with the same bounds for each index of the first, as read
+      off the buffers they share) fuses into it when the shared buffers are
+      accessed point-wise at the first loop's indices and the first loop
+      already runs a sequential loop at least as long as the extra indices:
+      those run as `scf.for` loops in the first loop's thread (a LayerNorm's
+      row statistics and its normalisation become one kernel, one thread
+      per row); a loop over the dims of such a kernel's loop nest that
+      accesses what the nest wrote point-wise at all of its indices (the
+      LayerNorm's elementwise consumer) joins the innermost `scf.for`;
     - each run of independent top-level `memref.copy` ops (with
       `batch-copies`: none reads what another writes, targets in one buffer
       are disjoint static boxes) becomes one elementwise copy kernel whose
@@ -123,6 +142,8 @@ def ConvertParallelLoopsToKernelsPass
            "Fuse adjacent point-wise dependent loops with equal bounds">,
     Option<"batchCopies", "batch-copies", "bool", /*default=*/"true",
            "Move independent adjacent copies in one kernel">,
+    Option<"elideCopiesOpt", "elide-copies", "bool", /*default=*/"true",
+           "Let a copied buffer's producers write into the copy's target">,
     Option<"moduleName", "module-name", "std::string", /*default=*/"\"kernels\"",
            "Name of the gpu.module that receives the kernels">
   ];
@@ -282,6 +303,43 @@ def UniqueReturnBuffersPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
   let statistics = [
     Statistic<"numCopies", "copies", "Repeated results given a copy">
+  ];
+}
+
+def InterchangeReductionsInnermostPass
+    : Pass<"interchange-reductions-innermost", "::mlir::func::FuncOp"> {
+  let summary = "Permute each linalg.generic's iteration space so that its "
+                "reduction dims are innermost";
+  let description = [{
+    Moves the parallel dims of every `linalg.generic` first and its
+    reduction (and other non-parallel) dims last, each group in its
+    original order (upstream's `interchangeGenericOp`; the indexing maps
+    change, the op's semantics do not). A sum over the middle dim of a
+    (M, K, I) tensor, iterated (m, k, i), becomes (m, i, k):
+    `--convert-linalg-to-parallel-loops` then gives one `scf.parallel` over
+    (m, i) with a sequential `scf.for` over k inside, which the GPU lowering
+    runs as one thread per output (the (m, k, i) order gives an `scf.for`
+    around an `scf.parallel`, a one-thread kernel). Every output element
+    accumulates its terms in the same order as before: results are bitwise
+    equal. The CUDA pipeline runs it (a LayerNorm over the channels of NCHW,
+    `seg.layer_norm axis = 1`); the CPU pipeline does not, whose inner loop
+    over i is contiguous and vectorizes.
+
+    ```mlir
+    %s = linalg.generic {indexing_maps = [affine_map<(m, k, i) -> (m, k, i)>,
+                                          affine_map<(m, k, i) -> (m, i)>],
+                         iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%x : tensor<2x8x3xf32>) outs(%z : tensor<2x3xf32>) {...}
+    // becomes
+    %s = linalg.generic {indexing_maps = [affine_map<(m, i, k) -> (m, k, i)>,
+                                          affine_map<(m, i, k) -> (m, i)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : tensor<2x8x3xf32>) outs(%z : tensor<2x3xf32>) {...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numInterchanged", "interchanged", "Generics interchanged">
   ];
 }
 

@@ -122,35 +122,39 @@ LogicalResult collectAccesses(scf::ParallelOp loop,
   return failure(r.wasInterrupted());
 }
 
-/// Whether `second` can be fused into `first` (equal bounds, and every buffer
-/// written by one and accessed by the other is accessed point-wise: through
-/// the same memref value at the same indices, which name every loop index).
-bool canFuse(scf::ParallelOp first, scf::ParallelOp second) {
-  if (!first.getInitVals().empty() || !second.getInitVals().empty())
-    return false;
-  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
-  if (failed(b1) || failed(b2) || b1->lower != b2->lower ||
-      b1->count != b2->count || b1->step != b2->step)
-    return false;
-  SmallVector<Access> a1, a2;
-  if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
-    return false;
-  IRMapping ivs;
-  ivs.map(second.getInductionVars(), first.getInductionVars());
-  SmallVector<Value> firstIvs = llvm::to_vector(first.getInductionVars());
+/// The product of the constant trip counts of the deepest nest of `scf.for`
+/// loops in `loop`'s body (0 without any; a non-constant loop counts 1).
+int64_t getSequentialWork(scf::ParallelOp loop) {
+  int64_t most = 0;
+  loop.getBody()->walk([&](scf::ForOp f) {
+    int64_t work = 1;
+    for (Operation *op = f; op != loop; op = op->getParentOp()) {
+      auto g = dyn_cast<scf::ForOp>(op);
+      if (!g)
+        continue;
+      if (std::optional<APInt> n = g.getStaticTripCount())
+        work *= std::max<int64_t>(n->getSExtValue(), 1);
+    }
+    most = std::max(most, work);
+  });
+  return most;
+}
 
-  // Indices of `a` in the first loop's index names.
+/// Whether every access to a buffer of `shared`, in the first loop (`a1`)
+/// and in the second (`a2`, whose indices `ivs` renames into the first's), is
+/// through one memref value at one list of indices that names every value of
+/// `owned`: each iteration of the first over `owned` touches its own
+/// elements of those buffers, and the second touches them at the same
+/// iteration.
+bool isPointwise(ArrayRef<Access> a1, ArrayRef<Access> a2,
+                 const llvm::SetVector<Value> &shared, const IRMapping &ivs,
+                 ArrayRef<Value> owned) {
   auto mapped = [&](const Access &a, bool inSecond) {
     SmallVector<Value> idx;
     for (Value v : a.indices)
       idx.push_back(inSecond ? ivs.lookupOrDefault(v) : v);
     return idx;
   };
-  llvm::SetVector<Value> shared;
-  for (const Access &x : a1)
-    for (const Access &y : a2)
-      if (x.root == y.root && (x.write || y.write))
-        shared.insert(x.root);
   for (Value root : shared) {
     std::optional<std::pair<Value, SmallVector<Value>>> pattern;
     auto check = [&](const Access &a, bool inSecond) {
@@ -158,7 +162,7 @@ bool canFuse(scf::ParallelOp first, scf::ParallelOp second) {
         return true;
       SmallVector<Value> idx = mapped(a, inSecond);
       if (!pattern) {
-        for (Value iv : firstIvs)
+        for (Value iv : owned)
           if (!llvm::is_contained(idx, iv))
             return false;
         pattern.emplace(a.memref, idx);
@@ -176,31 +180,311 @@ bool canFuse(scf::ParallelOp first, scf::ParallelOp second) {
   return true;
 }
 
+/// The buffers written by one of the loops and accessed by the other.
+llvm::SetVector<Value> getSharedRoots(ArrayRef<Access> a1,
+                                      ArrayRef<Access> a2) {
+  llvm::SetVector<Value> shared;
+  for (const Access &x : a1)
+    for (const Access &y : a2)
+      if (x.root == y.root && (x.write || y.write))
+        shared.insert(x.root);
+  return shared;
+}
+
+/// How `second` fuses into `first`: for each loop index of `first`, the
+/// index of `second` that names the same iteration (the identity for equal
+/// bounds, else read off the buffers they share); the other indices of
+/// `second` (with `serial`) run as sequential loops in `first`'s thread.
+/// None when they cannot fuse. Every buffer written by one loop and accessed
+/// by the other must be accessed point-wise: through the same memref value
+/// at the same indices, which name every index of `first` (so each of its
+/// threads owns the elements it touches).
+std::optional<SmallVector<unsigned>>
+getFusionMap(scf::ParallelOp first, scf::ParallelOp second, bool serial) {
+  if (!first.getInitVals().empty() || !second.getInitVals().empty())
+    return std::nullopt;
+  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
+  if (failed(b1) || failed(b2))
+    return std::nullopt;
+  size_t n1 = b1->count.size(), n2 = b2->count.size();
+  bool sameBounds =
+      b1->lower == b2->lower && b1->count == b2->count && b1->step == b2->step;
+  // Other bounds: the same dims in another order, or (with `serial`) more.
+  if (!sameBounds && (n2 < n1 || (n2 > n1 && !serial)))
+    return std::nullopt;
+  SmallVector<Access> a1, a2;
+  if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
+    return std::nullopt;
+  llvm::SetVector<Value> shared = getSharedRoots(a1, a2);
+
+  SmallVector<unsigned> map;
+  if (sameBounds) {
+    for (unsigned d = 0; d < n1; ++d)
+      map.push_back(d);
+  } else {
+    // Read the correspondence off the shared accesses: where `first` indexes
+    // with its loop index i and `second`, at the same position of the same
+    // memref, with its index j, j names i's iteration (a depthwise
+    // convolution iterates (h, w, c), its fill and epilogue (c, h, w)).
+    if (shared.empty())
+      return std::nullopt;
+    auto ivPos = [](scf::ParallelOp loop, Value v) -> std::optional<unsigned> {
+      auto arg = dyn_cast<BlockArgument>(v);
+      if (!arg || arg.getOwner() != loop.getBody())
+        return std::nullopt;
+      return arg.getArgNumber();
+    };
+    SmallVector<std::optional<unsigned>> partial(n1);
+    for (const Access &x : a1)
+      for (const Access &y : a2) {
+        if (x.root != y.root || !shared.contains(x.root) ||
+            x.memref != y.memref || x.indices.size() != y.indices.size())
+          continue;
+        for (auto [u, v] : llvm::zip(x.indices, y.indices)) {
+          std::optional<unsigned> i = ivPos(first, u), j = ivPos(second, v);
+          if (!i || !j)
+            continue;
+          if (partial[*i] && *partial[*i] != *j)
+            return std::nullopt;
+          partial[*i] = *j;
+        }
+      }
+    for (unsigned i = 0; i < n1; ++i) {
+      if (!partial[i])
+        return std::nullopt;
+      unsigned j = *partial[i];
+      if (llvm::is_contained(map, j) || b1->lower[i] != b2->lower[j] ||
+          b1->count[i] != b2->count[j] || b1->step[i] != b2->step[j])
+        return std::nullopt;
+      map.push_back(j);
+    }
+    // A thread of `first` takes on the iterations of `second` it names:
+    // only when it already loops (a reduction) for at least as long.
+    int64_t serialCount = 1;
+    for (unsigned j = 0; j < n2; ++j)
+      if (!llvm::is_contained(map, j))
+        serialCount *= b2->count[j];
+    if (serialCount > 1 && serialCount > getSequentialWork(first))
+      return std::nullopt;
+  }
+
+  IRMapping ivs;
+  for (unsigned i = 0; i < n1; ++i)
+    ivs.map(second.getInductionVars()[map[i]], first.getInductionVars()[i]);
+  if (!isPointwise(a1, a2, shared, ivs,
+                   llvm::to_vector(first.getInductionVars())))
+    return std::nullopt;
+  return map;
+}
+
+/// The static box of `root` that `view` covers when it is a static subview
+/// of it (none: possibly all of it).
+using Box = SmallVector<std::pair<int64_t, int64_t>>;
+std::optional<Box> getBox(Value view, Value root) {
+  auto sub = view.getDefiningOp<memref::SubViewOp>();
+  if (!sub || sub.getSource() != root)
+    return std::nullopt;
+  ArrayRef<int64_t> off = sub.getStaticOffsets(), size = sub.getStaticSizes(),
+                    stride = sub.getStaticStrides();
+  Box box;
+  for (size_t d = 0; d < off.size(); ++d) {
+    if (ShapedType::isDynamic(off[d]) || ShapedType::isDynamic(size[d]) ||
+        ShapedType::isDynamic(stride[d]) || size[d] < 1)
+      return std::nullopt;
+    box.push_back({off[d], off[d] + (size[d] - 1) * stride[d]});
+  }
+  return box;
+}
+
+bool areDisjoint(const std::optional<Box> &a, const std::optional<Box> &b) {
+  if (!a || !b || a->size() != b->size())
+    return false;
+  for (size_t d = 0; d < a->size(); ++d)
+    if ((*a)[d].second < (*b)[d].first || (*b)[d].second < (*a)[d].first)
+      return true;
+  return false;
+}
+
+/// Where a loop joins the sequential loops that end `first`'s body (those
+/// row fusion made): the value each index of the joining loop takes (an
+/// index of `first` or of one of those loops) and the op its body goes
+/// before (the innermost loop's terminator).
+struct NestFusion {
+  SmallVector<Value> ivs;
+  Operation *point;
+};
+
+/// Whether `second` can join the nest of `scf.for` loops that ends `first`'s
+/// body (after row fusion, a LayerNorm's loop over its channels): `second`
+/// iterates the dims of `first` and of the nest, matched through the buffers
+/// they share, which both access point-wise at all of those indices. Each
+/// iteration of `second` then runs in the iteration of the nest that
+/// produced what it reads (a LayerNorm's elementwise consumer), after it.
+std::optional<NestFusion> getNestFusion(scf::ParallelOp first,
+                                        scf::ParallelOp second) {
+  if (!first.getInitVals().empty() || !second.getInitVals().empty())
+    return std::nullopt;
+  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
+  if (failed(b1) || failed(b2))
+    return std::nullopt;
+  // The candidate indices and their bounds: `first`'s, then the nest's.
+  SmallVector<Value> owned = llvm::to_vector(first.getInductionVars());
+  LoopBounds ownedBounds = *b1;
+  Block *body = first.getBody();
+  while (auto loop = dyn_cast_or_null<scf::ForOp>(
+             body->getTerminator()->getPrevNode())) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> st = getConstantIntValue(loop.getStep());
+    if (!loop.getInitArgs().empty() || !lb || !ub || !st || *st <= 0)
+      break;
+    owned.push_back(loop.getInductionVar());
+    ownedBounds.lower.push_back(*lb);
+    ownedBounds.count.push_back(*ub > *lb ? (*ub - *lb + *st - 1) / *st : 0);
+    ownedBounds.step.push_back(*st);
+    body = loop.getBody();
+  }
+  size_t n2 = b2->count.size();
+  if (body == first.getBody() || owned.size() != n2)
+    return std::nullopt;
+  SmallVector<Access> a1, a2;
+  if (failed(collectAccesses(first, a1)) || failed(collectAccesses(second, a2)))
+    return std::nullopt;
+  llvm::SetVector<Value> shared = getSharedRoots(a1, a2);
+  if (shared.empty())
+    return std::nullopt;
+  SmallVector<std::optional<unsigned>> partial(n2);
+  for (const Access &x : a1)
+    for (const Access &y : a2) {
+      if (x.root != y.root || !shared.contains(x.root) ||
+          x.memref != y.memref || x.indices.size() != y.indices.size())
+        continue;
+      for (auto [u, v] : llvm::zip(x.indices, y.indices)) {
+        auto arg = dyn_cast<BlockArgument>(v);
+        auto *k = llvm::find(owned, u);
+        if (!arg || arg.getOwner() != second.getBody() || k == owned.end())
+          continue;
+        unsigned j = arg.getArgNumber();
+        unsigned i = k - owned.begin();
+        if (partial[j] && *partial[j] != i)
+          return std::nullopt;
+        partial[j] = i;
+      }
+    }
+  NestFusion result;
+  IRMapping ivs;
+  SmallVector<unsigned> used;
+  for (unsigned j = 0; j < n2; ++j) {
+    if (!partial[j] || llvm::is_contained(used, *partial[j]))
+      return std::nullopt;
+    unsigned i = *partial[j];
+    if (ownedBounds.lower[i] != b2->lower[j] ||
+        ownedBounds.count[i] != b2->count[j] ||
+        ownedBounds.step[i] != b2->step[j])
+      return std::nullopt;
+    used.push_back(i);
+    result.ivs.push_back(owned[i]);
+    ivs.map(second.getInductionVars()[j], owned[i]);
+  }
+  if (!isPointwise(a1, a2, shared, ivs, owned))
+    return std::nullopt;
+  result.point = body->getTerminator();
+  return result;
+}
+
 /// A copy's buffers, and the box its target covers in the target root when
 /// it is a static subview of it (none: possibly all of it).
 struct CopyInfo {
   memref::CopyOp op;
   Value srcRoot, dstRoot;
-  std::optional<SmallVector<std::pair<int64_t, int64_t>>> box;
+  std::optional<Box> box;
 };
 
 CopyInfo getCopyInfo(memref::CopyOp copy) {
-  CopyInfo info{copy, getRoot(copy.getSource()), getRoot(copy.getTarget()),
-                std::nullopt};
-  auto sub = copy.getTarget().getDefiningOp<memref::SubViewOp>();
-  if (!sub || sub.getSource() != info.dstRoot)
-    return info;
-  ArrayRef<int64_t> off = sub.getStaticOffsets(), size = sub.getStaticSizes(),
-                    stride = sub.getStaticStrides();
-  SmallVector<std::pair<int64_t, int64_t>> box;
-  for (size_t d = 0; d < off.size(); ++d) {
-    if (ShapedType::isDynamic(off[d]) || ShapedType::isDynamic(size[d]) ||
-        ShapedType::isDynamic(stride[d]) || size[d] < 1)
-      return info;
-    box.push_back({off[d], off[d] + (size[d] - 1) * stride[d]});
+  Value dstRoot = getRoot(copy.getTarget());
+  return {copy, getRoot(copy.getSource()), dstRoot,
+          getBox(copy.getTarget(), dstRoot)};
+}
+
+/// Makes the producers of a copied buffer write straight into the copy's
+/// target: a `memref.alloc` S whose only uses are loads and stores, then one
+/// `memref.copy` of all of S into a static subview V of (or all of) another
+/// root buffer D, is replaced by V, and the copy disappears (a concat's
+/// pieces, a result copied into an out-parameter). Legal when nothing from
+/// S's first use to the copy touches D, except through static subviews
+/// disjoint from V (the other pieces of a concat): D's other contents are
+/// then read and written in the same order as before, and V holds S's
+/// contents from the copy on, as before. D's allocation and V move above
+/// S's allocation.
+void elideCopies(Block &block) {
+  SmallVector<memref::CopyOp> copies;
+  for (Operation &op : block)
+    if (auto copy = dyn_cast<memref::CopyOp>(&op))
+      copies.push_back(copy);
+  for (memref::CopyOp copy : copies) {
+    auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != &block ||
+        !alloc.getType().getLayout().isIdentity())
+      continue;
+    Value target = copy.getTarget();
+    Value dst = getRoot(target);
+    std::optional<Box> box = getBox(target, dst);
+    if (!(box || target == dst) || dst == alloc.getResult())
+      continue;
+    auto dstAlloc = dst.getDefiningOp<memref::AllocOp>();
+    auto dstArg = dyn_cast<BlockArgument>(dst);
+    if (!(dstAlloc && dstAlloc->getBlock() == &block) &&
+        !(dstArg && dstArg.getOwner() == &block))
+      continue;
+    if (dstAlloc && !dstAlloc.getDynamicSizes().empty())
+      continue;
+    // Every other use of S is a load or store before the copy.
+    Operation *firstUse = nullptr;
+    bool usable = true;
+    for (OpOperand &use : alloc->getUses()) {
+      Operation *user = use.getOwner();
+      if (user == copy)
+        continue;
+      Operation *top = block.findAncestorOpInBlock(*user);
+      bool access = isa<memref::LoadOp>(user) ||
+                    (isa<memref::StoreOp>(user) &&
+                     cast<memref::StoreOp>(user).getMemRef() == use.get());
+      if (!access || !top || !top->isBeforeInBlock(copy)) {
+        usable = false;
+        break;
+      }
+      if (!firstUse || top->isBeforeInBlock(firstUse))
+        firstUse = top;
+    }
+    if (!usable || !firstUse)
+      continue;
+    for (Operation *op = firstUse; op != copy && usable;
+         op = op->getNextNode()) {
+      op->walk([&](Operation *inner) {
+        // Views and allocations touch no contents.
+        if (isPure(inner) || isa<memref::AllocOp>(inner))
+          return;
+        for (Value v : inner->getOperands())
+          if (isa<MemRefType>(v.getType()) && getRoot(v) == dst &&
+              !areDisjoint(getBox(v, dst), box))
+            usable = false;
+      });
+    }
+    if (!usable)
+      continue;
+    if (dstAlloc && alloc->isBeforeInBlock(dstAlloc))
+      dstAlloc->moveBefore(alloc);
+    Value replacement = dst;
+    if (target != dst) {
+      Operation *view = target.getDefiningOp();
+      if (alloc->isBeforeInBlock(view))
+        view->moveAfter(alloc);
+      replacement = view->getResult(0);
+    }
+    copy.erase();
+    alloc.getResult().replaceAllUsesWith(replacement);
+    alloc.erase();
   }
-  info.box = std::move(box);
-  return info;
 }
 
 /// Whether `c` can run concurrently with every copy of `group`: it reads no
@@ -212,13 +496,7 @@ bool isIndependent(const CopyInfo &c, ArrayRef<CopyInfo> group) {
       return false;
     if (c.dstRoot != g.dstRoot)
       continue;
-    if (!c.box || !g.box || c.box->size() != g.box->size())
-      return false;
-    bool disjoint = false;
-    for (size_t d = 0; d < c.box->size(); ++d)
-      disjoint |= (*c.box)[d].second < (*g.box)[d].first ||
-                  (*g.box)[d].second < (*c.box)[d].first;
-    if (!disjoint)
+    if (!areDisjoint(c.box, g.box))
       return false;
   }
   return true;
@@ -260,6 +538,13 @@ SmallVector<SmallVector<memref::CopyOp>> groupCopies(Block &block, bool batch) {
   return groups;
 }
 
+/// Whether `op`, found between two loops, can move above the first: a pure
+/// op without regions, or an allocation (which only creates a buffer the
+/// first loop cannot use).
+bool isMovableBetween(Operation *op) {
+  return (isPure(op) && op->getNumRegions() == 0) || isa<memref::AllocOp>(op);
+}
+
 struct ConvertParallelLoopsToKernelsPass
     : public gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
           ConvertParallelLoopsToKernelsPass> {
@@ -268,9 +553,12 @@ struct ConvertParallelLoopsToKernelsPass
   void runOnOperation() override;
 
 private:
-  /// Fuses adjacent loops of `block`; pure ops between two loops move above
-  /// the first when their operands allow it.
-  void fuseLoops(Block &block);
+  /// Fuses adjacent loops of `block`; pure ops and allocations between two
+  /// loops move above the first when their operands allow it. With `serial`,
+  /// a loop whose iteration space extends the previous one's (a LayerNorm's
+  /// normalisation after its row statistics) fuses too, the extra indices
+  /// running sequentially in each thread.
+  void fuseLoops(Block &block, bool serial);
   /// Replaces `op` by a launch of a new kernel. `count` is the linearized
   /// iteration space (1 for a sequential kernel); `emitBody` clones the work
   /// given the kernel-side mapping and the thread's linear index.
@@ -289,7 +577,7 @@ private:
   unsigned kernelIndex = 0;
 };
 
-void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block) {
+void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
   for (auto it = block.begin(); it != block.end(); ++it) {
     auto first = dyn_cast<scf::ParallelOp>(&*it);
     if (!first)
@@ -297,16 +585,23 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block) {
     while (true) {
       Operation *next = first->getNextNode();
       SmallVector<Operation *> between;
-      while (next && !isa<scf::ParallelOp>(next) && isPure(next) &&
-             next->getNumRegions() == 0) {
+      while (next && !isa<scf::ParallelOp>(next) && isMovableBetween(next)) {
         between.push_back(next);
         next = next->getNextNode();
       }
       auto second = dyn_cast_or_null<scf::ParallelOp>(next);
-      if (!second || !canFuse(first, second))
+      if (!second)
         break;
-      // Pure ops in between have no effects: hoisting them above `first` is
-      // legal when their operands are defined before it.
+      std::optional<SmallVector<unsigned>> map =
+          getFusionMap(first, second, serial);
+      std::optional<NestFusion> nest;
+      if (!map && serial)
+        nest = getNestFusion(first, second);
+      if (!map && !nest)
+        break;
+      // Pure ops and allocations in between touch no buffer contents:
+      // hoisting them above `first` is legal when their operands are defined
+      // before it.
       bool movable = llvm::all_of(between, [&](Operation *op) {
         return llvm::all_of(op->getOperands(), [&](Value v) {
           Operation *def = v.getDefiningOp();
@@ -321,9 +616,37 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block) {
         op->moveBefore(first);
       Block *dst = first.getBody();
       Block *src = second.getBody();
-      for (auto [a, b] : llvm::zip(src->getArguments(), dst->getArguments()))
-        a.replaceAllUsesWith(b);
+      if (nest) {
+        for (auto [arg, iv] : llvm::zip(src->getArguments(), nest->ivs))
+          arg.replaceAllUsesWith(iv);
+        for (Operation &op :
+             llvm::make_early_inc_range(src->without_terminator()))
+          op.moveBefore(nest->point);
+        second.erase();
+        ++numFused;
+        continue;
+      }
       Operation *terminator = dst->getTerminator();
+      for (auto [i, j] : llvm::enumerate(*map))
+        src->getArgument(j).replaceAllUsesWith(dst->getArgument(i));
+      // The indices of `second` that `first` does not name become
+      // sequential loops around its body, outermost first.
+      OpBuilder b(terminator);
+      FailureOr<LoopBounds> bounds = getBounds(second);
+      Location loc = second.getLoc();
+      for (unsigned j = 0; j < src->getNumArguments(); ++j) {
+        if (llvm::is_contained(*map, j))
+          continue;
+        auto cst = [&](int64_t v) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, v);
+        };
+        int64_t lb = bounds->lower[j], st = bounds->step[j];
+        auto loop = scf::ForOp::create(
+            b, loc, cst(lb), cst(lb + bounds->count[j] * st), cst(st));
+        src->getArgument(j).replaceAllUsesWith(loop.getInductionVar());
+        terminator = loop.getBody()->getTerminator();
+        b.setInsertionPoint(terminator);
+      }
       for (Operation &op :
            llvm::make_early_inc_range(src->without_terminator()))
         op.moveBefore(terminator);
@@ -548,8 +871,12 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       return signalPassFailure();
     }
     Block &body = func.getBody().front();
-    if (fuse)
-      fuseLoops(body);
+    if (elideCopiesOpt)
+      elideCopies(body);
+    if (fuse) {
+      fuseLoops(body, /*serial=*/false);
+      fuseLoops(body, /*serial=*/true);
+    }
     SmallVector<SmallVector<memref::CopyOp>> groups =
         groupCopies(body, batchCopies);
     llvm::DenseMap<Operation *, SmallVector<memref::CopyOp> *> groupOf;

@@ -100,7 +100,8 @@ func.func @negative_fuse_neighbour(%a: memref<9xf32>, %b: memref<8xf32>) {
 
 // -----
 
-// Different bounds never fuse; with fuse=0 nothing does.
+// Bounds that differ (not only in the order of the dims) never fuse; with
+// fuse=0 nothing does.
 // CHECK-LABEL: func.func @negative_fuse_bounds
 // CHECK-COUNT-2: gpu.launch_func
 func.func @negative_fuse_bounds(%a: memref<8xf32>) {

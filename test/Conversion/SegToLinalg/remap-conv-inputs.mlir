@@ -90,13 +90,28 @@ func.func @groups(%x: tensor<1x4x8x8xf32>, %gw: tensor<6x2x1x1xf32>, %dw: tensor
 
 // -----
 
-// An attribute the remapped lowering does not know (another pass's
-// frame_shift) takes the default lowering: the gather and the named
+// An attribute the remapped lowering does not know (one a later change could
+// add to the op) takes the default lowering: the gather and the named
 // convolution.
 // CHECK-LABEL: func.func @negative_unknown_attribute
 // CHECK: arith.remsi
 // CHECK: linalg.conv_2d_nchw_fchw
 func.func @negative_unknown_attribute(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
-  %y = seg.fused_conv2d %x, %w offsets_h = [0, 1] offsets_w = [] mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none {frame_shift = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %y = seg.fused_conv2d %x, %w offsets_h = [0, 1] offsets_w = [] mode = cyclic stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 activation = none {unknown_semantics = 1 : i64} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A frame shift (TSM's, along the frames of the batch) is one gather in front
+// of the remapped convolution; its padding is still read in the load.
+// CHECK-LABEL: func.func @frame_shift
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// CHECK: arith.select
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+func.func @frame_shift(%x: tensor<4x2x4x4xf32>, %w: tensor<2x2x3x3xf32>) -> tensor<4x2x4x4xf32> {
+  %y = seg.fused_conv2d %x, %w offsets_h = [] offsets_w = [] mode = zero frame_shift = <frames = 2, offsets = [1, -1]> stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = none : (tensor<4x2x4x4xf32>, tensor<2x2x3x3xf32>) -> tensor<4x2x4x4xf32>
+  return %y : tensor<4x2x4x4xf32>
 }
