@@ -80,7 +80,7 @@ def body_kind(body: str) -> str:
     stores = body.count("memref.store ")
     if "scf.for" in body:
         loop = body[body.index("scf.for") :]
-        if "arith.mulf" in loop and loads >= 2:
+        if ("arith.mulf" in loop or "math.fma" in loop) and loads >= 2:
             return "conv/matmul"
         if "arith.maximumf" in loop or "arith.maxnumf" in loop or "arith.cmpf" in loop:
             return "pool"

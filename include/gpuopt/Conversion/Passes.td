@@ -549,6 +549,9 @@ def FuseMultiplyAddPass : Pass<"fuse-multiply-add", "::mlir::ModuleOp"> {
     kernels (the CUDA emulator's image) computes it bit for bit as the GPU
     does, unlike a `contract` flag each back end may or may not honour.
     When both operands are such products, the right-hand one is fused.
+    A subtraction fuses the same way, through an exact negation:
+    `%c - %p` becomes `math.fma (-%a), %b, %c`, `%p - %c` becomes
+    `math.fma %a, %b, (-%c)`.
 
     ```mlir
     %p = arith.mulf %a, %b : f32

@@ -42,18 +42,30 @@ struct FuseMultiplyAddPass
     IRRewriter rewriter(&getContext());
     uint64_t count = 0;
     getOperation()->walk([&](gpu::GPUFuncOp func) {
-      func->walk([&](arith::AddFOp add) {
-        Value other = add.getLhs();
-        arith::MulFOp mul = soleProduct(add.getRhs());
+      func->walk([&](Operation *op) {
+        auto add = dyn_cast<arith::AddFOp>(op);
+        auto sub = dyn_cast<arith::SubFOp>(op);
+        if (!add && !sub)
+          return;
+        Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+        // c + a·b, a·b + c; c − a·b = fma(−a, b, c); a·b − c = fma(a, b, −c)
+        // (negation is exact: one rounding, as for the add).
+        arith::MulFOp mul = soleProduct(rhs);
+        bool productFirst = false;
         if (!mul) {
-          mul = soleProduct(add.getLhs());
-          other = add.getRhs();
+          mul = soleProduct(lhs);
+          productFirst = true;
         }
         if (!mul)
           return;
-        rewriter.setInsertionPoint(add);
-        rewriter.replaceOpWithNewOp<math::FmaOp>(add, mul.getLhs(),
-                                                 mul.getRhs(), other);
+        Value other = productFirst ? rhs : lhs;
+        Value a = mul.getLhs();
+        rewriter.setInsertionPoint(op);
+        if (sub && productFirst)
+          other = arith::NegFOp::create(rewriter, op->getLoc(), other);
+        else if (sub)
+          a = arith::NegFOp::create(rewriter, op->getLoc(), a);
+        rewriter.replaceOpWithNewOp<math::FmaOp>(op, a, mul.getRhs(), other);
         rewriter.eraseOp(mul);
         ++count;
       });
