@@ -17,6 +17,7 @@ case states which step and which bytes the check must blame.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import subprocess
@@ -476,8 +477,15 @@ def test_zoo_plans_pass(name: str, optimized: bool, zoo) -> None:
             sources.setdefault(step["kernel"], set()).add(tuple(step["sources"]))
     # Fused ops show as several sources of one launch; a kernel launched for
     # several layers (merged by --deduplicate-gpu-kernels) names each one's.
+    # The exported UNet at 32² launches no kernel twice (31 launches of 31
+    # kernels since the convolutions read their padding in the load, and no
+    # two of its layers have one shape), so there the second check has nothing
+    # to look at; every other plan here merges some.
     assert any(len(s["sources"]) > 1 for s in prog["run"])
-    assert any(len(variants) > 1 for variants in sources.values())
+    launches = collections.Counter(step["kernel"] for plan in ("init", "run") for step in prog[plan])
+    repeated = [k for k, n in launches.items() if n > 1]
+    assert repeated or (name, optimized) == ("unet", False), "no kernel is launched twice"
+    assert not repeated or any(len(sources[k]) > 1 for k in repeated)
     # The output and every input of the forward by themselves (a sanity
     # check of what the checks rely on): the output's last writer is a step.
     assert any(prog["outputs"][0] in access(prog, s, "writes") for s in prog["run"])
