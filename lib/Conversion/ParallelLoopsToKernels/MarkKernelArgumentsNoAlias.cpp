@@ -66,7 +66,11 @@ struct MarkKernelArgumentsNoAliasPass
         continue;
       SmallVector<unsigned> memrefs, inPlace;
       SmallVector<bool> written(kernel.getNumArguments(), false);
-      for (BlockArgument arg : kernel.getArguments()) {
+      // The function's arguments only: the body's block arguments after them
+      // are its workgroup and private attributions, which are no pointers
+      // the launch passes.
+      for (unsigned i = 0, e = kernel.getNumArguments(); i < e; ++i) {
+        BlockArgument arg = kernel.getArgument(i);
         if (!isa<MemRefType>(arg.getType()))
           continue;
         bool read = false, write = false;

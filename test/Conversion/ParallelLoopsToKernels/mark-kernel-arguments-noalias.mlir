@@ -54,3 +54,26 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// Workgroup and private attributions are block arguments after the
+// function's arguments, not pointers the launch passes: they get nothing
+// (and the pass must not index the argument attributes with them; the
+// seg-lowering fuzzer found the crash).
+// CHECK-LABEL: gpu.func @attributions
+// CHECK-SAME: (%{{.*}}: memref<4xf32> {llvm.noalias, llvm.readonly}, %{{.*}}: memref<4xf32> {llvm.noalias})
+// CHECK-SAME: workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<2xf32, #gpu.address_space<private>>)
+gpu.module @kernels {
+  gpu.func @attributions(%a: memref<4xf32>, %b: memref<4xf32>)
+      workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>)
+      private(%p: memref<2xf32, #gpu.address_space<private>>) kernel {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<4xf32>
+    memref.store %v, %tile[%c0] : memref<8xf32, #gpu.address_space<workgroup>>
+    memref.store %v, %p[%c0] : memref<2xf32, #gpu.address_space<private>>
+    memref.store %v, %b[%c0] : memref<4xf32>
+    gpu.return
+  }
+}
