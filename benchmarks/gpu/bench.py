@@ -712,23 +712,26 @@ class Bench:
 
     # -- PyTorch rows ------------------------------------------------------
 
-    def eager(self, model: str, shape: list[int], precision: str) -> None:
-        import torch
-
+    def torch_row(self, model: str, shape: list[int], system: str, precision: str, predicted: str) -> dict:
+        """The fields every PyTorch row has: the cost model's H200 prediction
+        (``predicted``, a key of the exported graph's manifest entry) and counts."""
         e = self.entry(model, shape, "exported") or self.floor_entry(model, shape)
-        base = {
+        return {
             "row": f"{model} {'x'.join(map(str, shape))}",
             "model": model,
             "shape": shape,
             "graph": "PyTorch module",
-            "system": "PyTorch eager",
+            "system": system,
             "precision": precision,
             "measure": "timing",
             "device": self.device,
-            "predicted_h200_ms": e["predicted_eager_h200_s"] * 1e3
-            if e and e["graph"] == "exported"
-            else None,
+            "predicted_h200_ms": e[predicted] * 1e3 if e and e["graph"] == "exported" else None,
         } | self.counts(e, model, shape, precision)
+
+    def eager(self, model: str, shape: list[int], precision: str) -> None:
+        import torch
+
+        base = self.torch_row(model, shape, "PyTorch eager", precision, "predicted_eager_h200_s")
         if why := self.clock.why_not(5.0):
             self.row(base | {"status": "skipped", "reason": why})
             return
@@ -757,18 +760,7 @@ class Bench:
             torch.cuda.empty_cache()
 
     def compiled(self, model: str, shape: list[int], mode: str, precision: str, cap: float) -> None:
-        e = self.entry(model, shape, "exported") or self.floor_entry(model, shape)
-        base = {
-            "row": f"{model} {'x'.join(map(str, shape))}",
-            "model": model,
-            "shape": shape,
-            "graph": "PyTorch module",
-            "system": f'torch.compile(mode="{mode}")',
-            "precision": precision,
-            "measure": "timing",
-            "device": self.device,
-            "predicted_h200_ms": e["predicted_h200_s"] * 1e3 if e and e["graph"] == "exported" else None,
-        } | self.counts(e, model, shape, precision)
+        base = self.torch_row(model, shape, f'torch.compile(mode="{mode}")', precision, "predicted_h200_s")
         timeout = min(cap, self.clock.left())
         if why := self.clock.why_not(min(cap, 20.0)):
             self.row(base | {"status": "skipped", "reason": why})
