@@ -105,6 +105,37 @@ def ConvertParallelLoopsToKernelsPass
       per row); a loop over the dims of such a kernel's loop nest that
       accesses what the nest wrote point-wise at all of its indices (the
       LayerNorm's elementwise consumer) joins the innermost `scf.for`;
+    - with `warp-rows` (and a block size that is a multiple of 32), such a
+      row kernel whose loops sum into per-row elements (a statistic) and then
+      write one element per iteration (the normalisation) gets `row-lanes`
+      lanes of a warp per row (0: 32 when its first sum reads along the
+      innermost dimension, else 4, so that the 8 rows of a warp read 32
+      contiguous bytes): each lane strides every loop of the row by the lane
+      count, sums in registers (`iter_args`), and a `gpu.shuffle xor`
+      butterfly gives every lane the row's sums. The thread count is rounded
+      up to whole warps; lanes past the last row take its indices, run no
+      loop iterations and store nothing, so every lane of a warp reaches
+      every shuffle. A statistic is stored once per row, by the row's first
+      lane, and not at all into an allocation nothing else reads:
+      ```mlir
+      scf.parallel (%r) = (%c0) to (%c6) step (%c1) {  // rows of 8
+        memref.store %zero, %sum[%r]
+        scf.for %k = %c0 to %c8 step %c1 {
+          %s = arith.addf (memref.load %sum[%r]), (memref.load %x[%r, %k])
+          memref.store %s, %sum[%r]
+        }
+        scf.for %k = %c0 to %c8 step %c1 {
+          memref.store (... memref.load %sum[%r] ...), %y[%r, %k]
+        }
+      }
+      // becomes (6 rows, 32 lanes each: 192 threads)
+      scf.parallel (%t) = (%c0) to (%c192) step (%c1) {
+        // lane %l = %t mod 32, row %r = min(%t / 32, 5)
+        %p = scf.for %k = %l to %c8 step %c32 iter_args(%a = %zero) {...}
+        %o = gpu.shuffle xor %p, 16, 32   // ... 8, 4, 2, 1, adding each
+        scf.for %k = %l to %c8 step %c32 { ... %y[%r, %k] }
+      }
+      ```
     - each run of independent top-level `memref.copy` ops (with
       `batch-copies`: none reads what another writes, targets in one buffer
       are disjoint static boxes) becomes one elementwise copy kernel whose
@@ -145,15 +176,24 @@ def ConvertParallelLoopsToKernelsPass
     Option<"elideCopiesOpt", "elide-copies", "bool", /*default=*/"true",
            "Let a copied buffer's producers write into the copy's target">,
     Option<"moduleName", "module-name", "std::string", /*default=*/"\"kernels\"",
-           "Name of the gpu.module that receives the kernels">
+           "Name of the gpu.module that receives the kernels">,
+    Option<"warpRows", "warp-rows", "bool", /*default=*/"true",
+           "Give the rows of a row-reduction kernel (a LayerNorm) several "
+           "lanes of a warp, combined by shuffles">,
+    Option<"rowLanes", "row-lanes", "int64_t", /*default=*/"0",
+           "Lanes per row with warp-rows: 1, 2, 4, 8, 16 or 32; 0 chooses "
+           "by the layout">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels created">,
     Statistic<"numFused", "fused-loops", "Loops fused into a preceding loop">,
     Statistic<"numBatchedCopies", "batched-copies",
-              "Copies moved by a kernel shared with other copies">
+              "Copies moved by a kernel shared with other copies">,
+    Statistic<"numWarpRows", "warp-row-kernels",
+              "Row kernels whose rows share the lanes of a warp">
   ];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
   ];

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
 #include "gpuopt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -848,6 +849,13 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         << static_cast<int64_t>(blockSize);
     return signalPassFailure();
   }
+  if (rowLanes != 0 &&
+      (rowLanes < 0 || rowLanes > 32 || !llvm::isPowerOf2_64(rowLanes))) {
+    module.emitError("row-lanes must be 0 (by the layout) or a power of two "
+                     "up to 32, got ")
+        << static_cast<int64_t>(rowLanes);
+    return signalPassFailure();
+  }
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
@@ -877,6 +885,12 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       fuseLoops(body, /*serial=*/false);
       fuseLoops(body, /*serial=*/true);
     }
+    // Warps must not straddle blocks for lanes to share a row.
+    if (warpRows && blockSize % 32 == 0)
+      for (auto loop :
+           llvm::make_early_inc_range(body.getOps<scf::ParallelOp>()))
+        if (succeeded(gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
+          ++numWarpRows;
     SmallVector<SmallVector<memref::CopyOp>> groups =
         groupCopies(body, batchCopies);
     llvm::DenseMap<Operation *, SmallVector<memref::CopyOp> *> groupOf;

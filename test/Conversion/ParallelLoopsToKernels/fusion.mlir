@@ -1,7 +1,9 @@
 // Without copy elision (elide-copies.mlir tests it), which would remove the
-// temporary of @fuse_across_alloc and with it the allocation between loops.
-// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="elide-copies=0" | FileCheck %s
-// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels | FileCheck %s --check-prefix=ELIDE
+// temporary of @fuse_across_alloc and with it the allocation between loops;
+// without the warp mapping of row kernels (warp-rows.mlir tests it), so that
+// the fused row kernels show as fusion made them.
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="elide-copies=0 warp-rows=0" | FileCheck %s
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="warp-rows=0" | FileCheck %s --check-prefix=ELIDE
 
 // A convolution's accumulation and its bias epilogue with the allocation of
 // the epilogue's output between them (what bufferization emits): the
