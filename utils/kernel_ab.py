@@ -12,7 +12,8 @@ With ``--threads 1`` (the default) the time is the calling thread's CPU time
 (``time.thread_time``), which a machine shared with other jobs inflates far
 less than wall time (a descheduled thread is not charged); with more threads,
 wall time. ``GPUOPT_CPU_ISA`` selects the kernels' path as for any caller.
-The shapes are 3x3 convolutions (bias, ReLU; stride 1, pad 1), 2x2 stride-2
+The shapes are 3x3 convolutions (bias, ReLU; pad 1, stride 1, or 2 for UNeXt's
+patch embeddings: ``--model unext``), 2x2 stride-2
 transposed convolutions and linear layers as the kernels see them at 224²,
 one call per distinct shape (unweighted sum in ``total``).
 """
@@ -30,7 +31,8 @@ import numpy as np
 P = ctypes.c_void_p
 I64 = ctypes.c_int64
 
-# (kind, c | rows, h = w | K, oc | N): c = conv 3x3, t = convT 2x2, l = linear.
+# (kind, c | rows, h = w | K, oc | N): c = conv 3x3, s = conv 3x3 stride 2,
+# t = convT 2x2, l = linear.
 SHAPES = {
     "unet": [
         ("c", 64, 224, 64),
@@ -68,6 +70,10 @@ SHAPES = {
         ("l", 784, 128, 256),
         ("l", 3136, 64, 128),
     ],
+    "unext": [
+        ("s", 128, 28, 160),
+        ("s", 160, 14, 256),
+    ],
 }
 
 
@@ -90,10 +96,12 @@ def ptr(a: np.ndarray) -> ctypes.c_void_p:
 
 def case(libs, kind, c, hw, oc, reps, threads):
     rng = np.random.default_rng(0)
-    if kind == "c":
+    stride = 2 if kind == "s" else 1
+    if kind in ("c", "s"):
         x = rng.standard_normal((1, c, hw, hw), np.float32)
         w = (rng.standard_normal((oc, c, 3, 3), np.float32) / np.sqrt(9 * c)).astype(np.float32)
-        out_shape, flop = (1, oc, hw, hw), 2 * oc * c * 9 * hw * hw
+        ohw = (hw - 1) // stride + 1
+        out_shape, flop = (1, oc, ohw, ohw), 2 * oc * c * 9 * ohw * ohw
     elif kind == "t":
         x = rng.standard_normal((1, c, hw, hw), np.float32)
         w = rng.standard_normal((c, oc, 2, 2), np.float32)
@@ -106,7 +114,7 @@ def case(libs, kind, c, hw, oc, reps, threads):
     outs = [np.empty(out_shape, np.float32) for _ in libs]
 
     def call(lib, out, iters):
-        if kind == "c":
+        if kind in ("c", "s"):
             return lib.gpuopt_kb_conv2d(
                 ptr(out),
                 ptr(x),
@@ -125,10 +133,10 @@ def case(libs, kind, c, hw, oc, reps, threads):
                 c,
                 3,
                 3,
-                hw,
-                hw,
-                1,
-                1,
+                out_shape[2],
+                out_shape[3],
+                stride,
+                stride,
                 1,
                 1,
                 1,

@@ -272,6 +272,18 @@ void runCases() {
   conv(1, 11, 31, 37, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActNone);
   conv(1, 3, 47, 41, 7, 3, 3, 1, 1, 1, 1, true, false, false, kActRelu);
   conv(1, 9, 21, 19, 11, 3, 3, 2, 1, 1, 1, false, false, true, kActRelu);
+  // Strided GEMM convolutions (phase planes): even and odd sizes, stride 3,
+  // stride with dilation, shifts (cyclic and zero), groups, 1x1 stride 2,
+  // an unpadded 2x2 stride 2 (patch embedding) and a 5x5 stride 2.
+  conv(1, 4, 14, 14, 6, 3, 3, 2, 1, 1, 1, false, false, false, kActNone);
+  conv(2, 5, 15, 17, 7, 3, 3, 2, 1, 1, 1, true, false, true, kActGelu);
+  conv(1, 6, 16, 13, 9, 3, 3, 3, 1, 1, 1, true, true, false, kActRelu);
+  conv(1, 4, 17, 16, 5, 3, 3, 2, 2, 2, 1, false, false, true, kActNone);
+  conv(1, 8, 13, 14, 12, 3, 3, 2, 1, 1, 2, true, false, false, kActRelu);
+  conv(1, 8, 12, 15, 16, 1, 1, 2, 0, 1, 1, false, false, true, kActNone);
+  conv(1, 3, 16, 16, 24, 2, 2, 2, 0, 1, 1, false, false, false, kActGelu);
+  conv(1, 7, 19, 18, 33, 5, 5, 2, 2, 1, 1, true, true, true, kActRelu);
+  conv(1, 128, 28, 28, 160, 3, 3, 2, 1, 1, 1, false, false, false, kActNone);
   // NaN/Inf inputs (and residuals) through every epilogue: GEMM with ReLU
   // alone (the vectorised store loop), ReLU/GELU with a residual, the
   // depthwise stencil, stride 2 (im2col) and a 1x1 copy-free conv.
