@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MemRefRoot.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
 #include "gpuopt/Conversion/Passes.h"
 
@@ -55,22 +56,6 @@ bool isSinkable(Operation *op) {
          (isPure(op) && op->getNumRegions() == 0);
 }
 
-/// The buffer a memref value is a view of: a block argument or the result of
-/// a non-view op (memref.alloc, memref.get_global).
-Value getRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      v = cast.getSource();
-      continue;
-    }
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
-
 /// Constant lower bounds, trip counts and steps of a parallel loop.
 struct LoopBounds {
   SmallVector<int64_t> lower, count, step;
@@ -106,13 +91,14 @@ LogicalResult collectAccesses(scf::ParallelOp loop,
                               SmallVectorImpl<Access> &out) {
   WalkResult r = loop.getBody()->walk([&](Operation *op) {
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      out.push_back({getRoot(load.getMemRef()), load.getMemRef(),
+      out.push_back({gpuopt::getMemRefRoot(load.getMemRef()), load.getMemRef(),
                      llvm::to_vector(load.getIndices()), false});
       return WalkResult::advance();
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      out.push_back({getRoot(store.getMemRef()), store.getMemRef(),
-                     llvm::to_vector(store.getIndices()), true});
+      out.push_back({gpuopt::getMemRefRoot(store.getMemRef()),
+                     store.getMemRef(), llvm::to_vector(store.getIndices()),
+                     true});
       return WalkResult::advance();
     }
     if (isMemoryEffectFree(op) ||
@@ -402,8 +388,8 @@ struct CopyInfo {
 };
 
 CopyInfo getCopyInfo(memref::CopyOp copy) {
-  Value dstRoot = getRoot(copy.getTarget());
-  return {copy, getRoot(copy.getSource()), dstRoot,
+  Value dstRoot = gpuopt::getMemRefRoot(copy.getTarget());
+  return {copy, gpuopt::getMemRefRoot(copy.getSource()), dstRoot,
           getBox(copy.getTarget(), dstRoot)};
 }
 
@@ -428,7 +414,7 @@ void elideCopies(Block &block) {
         !alloc.getType().getLayout().isIdentity())
       continue;
     Value target = copy.getTarget();
-    Value dst = getRoot(target);
+    Value dst = gpuopt::getMemRefRoot(target);
     std::optional<Box> box = getBox(target, dst);
     if (!(box || target == dst) || dst == alloc.getResult())
       continue;
@@ -466,7 +452,7 @@ void elideCopies(Block &block) {
         if (isPure(inner) || isa<memref::AllocOp>(inner))
           return;
         for (Value v : inner->getOperands())
-          if (isa<MemRefType>(v.getType()) && getRoot(v) == dst &&
+          if (isa<MemRefType>(v.getType()) && gpuopt::getMemRefRoot(v) == dst &&
               !areDisjoint(getBox(v, dst), box))
             usable = false;
       });

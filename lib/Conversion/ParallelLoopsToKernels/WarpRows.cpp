@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
+#include "MemRefRoot.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,21 +34,6 @@ using namespace mlir;
 namespace {
 
 constexpr int64_t kWarpSize = 32;
-
-/// The buffer a memref value is a view of.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      v = cast.getSource();
-      continue;
-    }
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
 
 /// A load or store of the row loop's body; `loop` is the row loop it is in
 /// (null at the row level).
@@ -156,7 +142,7 @@ FailureOr<RowPlan> analyze(scf::ParallelOp loop) {
   llvm::SetVector<Value> written;
   llvm::DenseMap<Value, SmallVector<const RowAccess *>> byRoot;
   for (const RowAccess &a : accesses) {
-    Value root = rootOf(a.memref);
+    Value root = gpuopt::getMemRefRoot(a.memref);
     byRoot[root].push_back(&a);
     if (a.write)
       written.insert(root);
@@ -218,7 +204,7 @@ FailureOr<RowPlan> analyze(scf::ParallelOp loop) {
     for (const RowAccess &a : accesses) {
       if (!(f ? a.loop == f : a.op == &op))
         continue;
-      Value root = rootOf(a.memref);
+      Value root = gpuopt::getMemRefRoot(a.memref);
       if (!plan.slots.contains(root)) {
         sawMapAfterSum |= a.write && sawSum;
         continue;
@@ -239,7 +225,8 @@ FailureOr<RowPlan> analyze(scf::ParallelOp loop) {
   scf::ForOp sumLoop = *llvm::find_if(
       rowLoops, [&](scf::ForOp f) { return plan.reductions.count(f); });
   for (const RowAccess &a : accesses) {
-    if (a.loop != sumLoop || a.write || plan.slots.contains(rootOf(a.memref)))
+    if (a.loop != sumLoop || a.write ||
+        plan.slots.contains(gpuopt::getMemRefRoot(a.memref)))
       continue;
     // The innermost index of a dimension longer than 1.
     ArrayRef<int64_t> shape = cast<MemRefType>(a.memref.getType()).getShape();
@@ -340,7 +327,7 @@ mlir::gpuopt::mapRowReductionsToWarps(scf::ParallelOp loop,
       memref = load.getMemRef();
     else if (auto store = dyn_cast<memref::StoreOp>(op))
       memref = store.getMemRef();
-    Value root = memref ? rootOf(memref) : Value();
+    Value root = memref ? gpuopt::getMemRefRoot(memref) : Value();
     return root && plan->slots.contains(root) ? root : Value();
   };
   // Clones `op` unless it accesses a slot: a store sets the slot's value, a
