@@ -286,7 +286,7 @@ void runCases() {
   conv(1, 128, 28, 28, 160, 3, 3, 2, 1, 1, 1, false, false, false, kActNone);
   // NaN/Inf inputs (and residuals) through every epilogue: GEMM with ReLU
   // alone (the vectorised store loop), ReLU/GELU with a residual, the
-  // depthwise stencil, stride 2 (im2col) and a 1x1 copy-free conv.
+  // depthwise stencil, stride 2 (phase planes) and a 1x1 copy-free conv.
   conv(1, 3, 17, 19, 16, 3, 3, 1, 1, 1, 1, false, false, false, kActRelu, true);
   conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, false, kActRelu, true);
   conv(1, 8, 12, 12, 13, 1, 1, 1, 0, 1, 1, false, false, true, kActRelu, true);
@@ -302,7 +302,7 @@ void runCases() {
   conv(1, 8, 13, 12, 8, 3, 3, 2, 1, 1, 1, false, false, false, kActRelu, true);
   // Frame shifts (TSM): the GEMM over the padded grid, with a zero-filled
   // (dh, dw) shift and a residual, the 1x1 conv that has no copy without
-  // one, depthwise, stride 2 (im2col), one clip, clips of one frame, NaN.
+  // one, depthwise, stride 2 (phase planes), one clip, clips of one frame, NaN.
   conv(8, 8, 5, 6, 8, 3, 3, 1, 1, 1, 1, false, false, false, kActNone, false,
        4);
   conv(4, 16, 9, 11, 20, 3, 3, 1, 1, 1, 1, true, true, true, kActRelu, false,
