@@ -64,16 +64,21 @@ __attribute__((always_inline)) inline void
 microKernelLoop(int64_t kSize, const float *a, const float *b,
                 const int64_t *bOff, V (&acc)[MR][NV]) {
   constexpr int lanes = sizeof(V) / sizeof(float);
-  constexpr int kVectorsPerLine = sizeof(V) >= 64 ? 1 : 64 / sizeof(V);
+  constexpr int kStrip = NV * lanes;                   // Floats of B per k.
+  constexpr int kLine = 64 / static_cast<int>(sizeof(float)); // Per line.
   for (int64_t k = 0; k < kSize; ++k, a += MR) {
     const float *row = b + bOff[k];
-    // The next micro-tile column of the same task reads this row kNR
+    // The next micro-tile column of the same task reads this row kStrip
     // floats on: fetch it now (the k rows are up to C*KH*KW streams, more
-    // than the hardware prefetchers follow).
+    // than the hardware prefetchers follow). A row starts anywhere in a
+    // line (a 3x3 tap is one float from the next), so the next strip's
+    // first line is usually this strip's last, already here: each
+    // prefetch aims at the end of one line-sized piece of the next strip,
+    // which is the line after its start whenever the row is not aligned.
     if (Prefetch)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; v += kVectorsPerLine)
-        __builtin_prefetch(row + (NV + v) * lanes);
+      for (int c = 0; c < kStrip; c += kLine)
+        __builtin_prefetch(row + kStrip + c + kLine - 1);
     V bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)

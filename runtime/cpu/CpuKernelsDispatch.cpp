@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 //===----------------------------------------------------------------------===//
 // Dispatch
 //===----------------------------------------------------------------------===//
@@ -171,6 +173,18 @@ bool setCpuIsa(CpuIsa isa, std::string &error) {
   }
   forcedKernels.store(e->kernels, std::memory_order_release);
   return true;
+}
+
+int64_t l1DataCacheBytes() {
+  static const int64_t bytes = [] {
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    long v = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    return v > 0 ? static_cast<int64_t>(v) : int64_t(0);
+#else
+    return int64_t(0);
+#endif
+  }();
+  return bytes;
 }
 
 const char *getCpuIsaName() {

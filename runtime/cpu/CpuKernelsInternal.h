@@ -62,6 +62,11 @@ struct DeformArgs {
       hasBias;
 };
 
+/// Bytes of one core's L1 data cache (sysconf), or 0 when the system does
+/// not say. Read once per process. The GEMM sizes its K blocks from it
+/// (CpuKernelsIsa.inc, kBlocking).
+int64_t l1DataCacheBytes();
+
 /// One target's kernels.
 struct IsaKernels {
   const char *name;
