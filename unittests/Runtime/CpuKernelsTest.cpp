@@ -179,34 +179,36 @@ void linear(int M, int K, int N) {
     printf("FAIL %s linear M%d K%d N%d %g\n", isa, M, K, N, std::sqrt(e / nr));
   }
 }
-/// conv_transpose2d with kernel == stride == 2 against the direct sum.
-void convTranspose(int C, int H, int W, int OC) {
-  int N = 1;
-  std::vector<float> x(N * C * H * W), w(C * OC * 4), b(OC),
-      o(N * OC * 2 * H * 2 * W);
+/// conv_transpose2d with kernel == stride (KH x KW) against the direct sum.
+void convTranspose(int C, int H, int W, int OC, int KH = 2, int KW = 2,
+                   int N = 1) {
+  int OH = KH * H, OW = KW * W;
+  std::vector<float> x(N * C * H * W), w(C * OC * KH * KW), b(OC),
+      o(N * OC * OH * OW);
   fill(x);
   fill(w);
   fill(b);
-  MemRef4F mo = d4(o, N, OC, 2 * H, 2 * W), mx = d4(x, N, C, H, W),
-           mw = d4(w, C, OC, 2, 2);
+  MemRef4F mo = d4(o, N, OC, OH, OW), mx = d4(x, N, C, H, W),
+           mw = d4(w, C, OC, KH, KW);
   MemRef1F mb = denseMemRef(b.data(), {int64_t(OC)});
   _mlir_ciface_gpuopt_cpu_conv_transpose2d(&mo, &mx, &mw, &mb, 1);
   double e = 0, nr = 0;
-  for (int oc = 0; oc < OC; ++oc)
-    for (int y = 0; y < 2 * H; ++y)
-      for (int xx = 0; xx < 2 * W; ++xx) {
-        double a = b[oc];
-        for (int c = 0; c < C; ++c)
-          a += (double)x[(c * H + y / 2) * W + xx / 2] *
-               w[((c * OC + oc) * 2 + y % 2) * 2 + xx % 2];
-        double v = o[(oc * 2 * H + y) * 2 * W + xx];
-        e += (a - v) * (a - v);
-        nr += a * a;
-      }
+  for (int n = 0; n < N; ++n)
+    for (int oc = 0; oc < OC; ++oc)
+      for (int y = 0; y < OH; ++y)
+        for (int xx = 0; xx < OW; ++xx) {
+          double a = b[oc];
+          for (int c = 0; c < C; ++c)
+            a += (double)x[((n * C + c) * H + y / KH) * W + xx / KW] *
+                 w[((c * OC + oc) * KH + y % KH) * KW + xx % KW];
+          double v = o[((n * OC + oc) * OH + y) * OW + xx];
+          e += (a - v) * (a - v);
+          nr += a * a;
+        }
   if (!(std::sqrt(e / nr) <= 1e-5)) {
     fails++;
-    printf("FAIL %s convT C%d H%d W%d OC%d %g\n", isa, C, H, W, OC,
-           std::sqrt(e / nr));
+    printf("FAIL %s convT C%d H%d W%d OC%d K%dx%d N%d %g\n", isa, C, H, W, OC,
+           KH, KW, N, std::sqrt(e / nr));
   }
 }
 /// The GELU epilogue's vectorised erf against the double std::erf: max abs
@@ -327,10 +329,11 @@ void runCases() {
   linear(13, 129, 33);
   linear(197, 31, 7);
   convTranspose(6, 5, 7, 9);
-  // The GEMM's K blocks (runGemm: K > 768 on avx512, > 512 on avx2 and
-  // generic, blocks of at most 256 / 384 / 512) with a K that is no multiple
-  // of any block length, M and N tails, every epilogue; and A packed per
-  // task (M * K > 2^20 floats, one column task: N = 5 * 7 = 35).
+  convTranspose(5, 4, 3, 7, 3, 2, 2); // Non-square taps, two images.
+  // The GEMM's K blocks (runGemm: from K > 256..768, blocks of at most
+  // 128..512 rows, sized from the L1 data cache: kBlocking) with a K that is
+  // no multiple of any block length, M and N tails, every epilogue; and A
+  // packed per task (M * K > 2^20 floats, one column task: N = 5 * 7 = 35).
   conv(1, 113, 9, 11, 29, 3, 3, 1, 1, 1, 1, true, false, true, kActGelu);
   conv(1, 113, 9, 11, 29, 3, 3, 1, 1, 1, 1, false, true, false, kActRelu, true);
   conv(1, 90, 13, 12, 31, 3, 3, 2, 1, 1, 1, false, false, true, kActGeluTanh);
@@ -342,6 +345,9 @@ void runCases() {
   // K = C = 800 blocked, with the zero-padded copy of B's last strip
   // (N = 15 columns, no slack).
   convTranspose(800, 3, 5, 20);
+  // A (the weights read with contiguous rows) packed per task: M = 500 * 4,
+  // K = 600, M * K > 2^20 floats, one column task.
+  convTranspose(600, 3, 5, 500);
 }
 
 /// Every case on every kernel path this CPU can run; a path it cannot run
