@@ -516,7 +516,9 @@ def test_register_tiles_emulated(tile_shapes: dict, tile: int) -> None:
     PyTorch's result in every block and thread order."""
     d = tile_shapes["dir"]
     artifact = compile_cuda(d / "m.mlir", d / f"m-{tile}.gpuopt", None, f"--cuda-register-tile={tile}")
-    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], tile_shapes["expected"], f"register tile {tile}")
+    check_orders(
+        artifact, d / "m.safetensors", [d / "x.npy"], tile_shapes["expected"], f"register tile {tile}"
+    )
 
 
 class Relu(nn.Module):
