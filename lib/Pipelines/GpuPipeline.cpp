@@ -52,6 +52,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.format = format;
   options.toolkit = toolkit;
   options.blockSize = blockSize;
+  options.registerTile = registerTile;
   options.optLevel = optLevel;
   return options;
 }
@@ -88,6 +89,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   ConvertParallelLoopsToKernelsPassOptions kernelOptions;
   kernelOptions.blockSize = options.blockSize;
+  kernelOptions.registerTile = options.registerTile;
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
   // Canonical kernels first, so that copies compare equal; the back end
   // then compiles each distinct kernel once (docs/Reliability.md, "Compile

@@ -118,10 +118,15 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
   auto error = [&](const std::string &message) {
     return Status::error(what + ": " + message);
   };
-  // torch.save writes a zip archive (or, before PyTorch 1.6, a pickle).
+  // torch.save writes a zip archive (or, before PyTorch 1.6, a pickle). A
+  // safetensors header of 640, 896, 1152 or 1408 bytes starts its length
+  // with the bytes of a pickle's protocol mark (0x80, 2..5): its JSON
+  // header's '{' after the length tells them apart.
   bool zip = size >= 4 && bytes[0] == 'P' && bytes[1] == 'K' && bytes[2] == 3 &&
              bytes[3] == 4;
-  bool pickle = size >= 2 && bytes[0] == 0x80 && bytes[1] >= 2 && bytes[1] <= 5;
+  bool json = size > kLengthBytes && bytes[kLengthBytes] == '{';
+  bool pickle = !json && size >= 2 && bytes[0] == 0x80 && bytes[1] >= 2 &&
+                bytes[1] <= 5;
   if (zip || pickle)
     return error("a PyTorch checkpoint (torch.save), not safetensors; "
                  "convert it with: python -m gpuopt.weights convert " +

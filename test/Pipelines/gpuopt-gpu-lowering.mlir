@@ -4,8 +4,10 @@
 // The host function only launches kernels; the convolution's output fill,
 // accumulation (padding read in the load: no padded copy), bias and ReLU
 // are one kernel. Kernels take bare pointers, noalias (readonly when never
-// written), read the thread indices, accumulate in a register (a
-// loop-carried value, stored once after the loops) with fused multiply-adds.
+// written), read the thread indices, accumulate in registers (loop-carried
+// values, stored once after the loops) with fused multiply-adds: four
+// output channels per thread (the default register tile), which share one
+// load of the input per step.
 // NVVM-LABEL: func.func @forward
 // NVVM-SAME: {seg.param = "conv.weight"}
 // NVVM-SAME: {seg.param = "conv.bias"}
@@ -16,9 +18,12 @@
 // NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {gpu.kernel, nvvm.kernel}
 // NVVM: nvvm.read.ptx.sreg.ctaid.x
 // NVVM: nvvm.read.ptx.sreg.tid.x
-// NVVM: ^bb6(%{{.*}}: i64, %[[ACC:.*]]: f32):
+// NVVM: ^bb6(%{{.*}}: i64, %[[ACC:[^:]*]]: f32, %[[ACC1:[^:]*]]: f32, %[[ACC2:[^:]*]]: f32, %[[ACC3:[^:]*]]: f32):
 // NVVM-NOT: llvm.store
-// NVVM: llvm.call @__nv_fmaf(%{{.*}}, %{{.*}}, %[[ACC]])
+// NVVM: llvm.call @__nv_fmaf(%[[X:[^,]*]], %{{.*}}, %[[ACC]])
+// NVVM-NEXT: llvm.call @__nv_fmaf(%[[X]], %{{.*}}, %[[ACC1]])
+// NVVM-NEXT: llvm.call @__nv_fmaf(%[[X]], %{{.*}}, %[[ACC2]])
+// NVVM-NEXT: llvm.call @__nv_fmaf(%[[X]], %{{.*}}, %[[ACC3]])
 // NVVM-NOT: llvm.store
 // NVVM: llvm.br ^bb6
 // NVVM: llvm.intr.maximum

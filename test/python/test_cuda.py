@@ -222,16 +222,38 @@ def ptx_kernels(ptx: str) -> dict[str, list[str]]:
     return result
 
 
-def ptx_loops(lines: list[str]) -> list[list[str]]:
-    """The bodies of a kernel's loops: from a label to a later branch back to it."""
+def ptx_loop_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """The line ranges of a kernel's loops: from a label to a later branch back to it."""
     labels = {}
-    loops = []
+    spans = []
     for i, line in enumerate(lines):
         if m := re.match(r"\s*(\$L__\w+):", line):
             labels[m.group(1)] = i
         elif (m := re.search(r"\bbra(?:\.uni)?\s+(\$L__\w+);", line)) and m.group(1) in labels:
-            loops.append(lines[labels[m.group(1)] : i])
-    return loops
+            spans.append((labels[m.group(1)], i))
+    return spans
+
+
+def ptx_loops(lines: list[str]) -> list[list[str]]:
+    """The bodies of a kernel's loops."""
+    return [lines[a:b] for a, b in ptx_loop_spans(lines)]
+
+
+def reduction_loads_and_fmas(lines: list[str]) -> tuple[int, int]:
+    """The global loads and fma.rn.f32 of a kernel's innermost loops that
+    multiply-add (a convolution's or linear's reduction; a loop holding
+    another loop is not counted, so nothing is counted twice)."""
+    spans = ptx_loop_spans(lines)
+    loads = fmas = 0
+    for a, b in spans:
+        if any(a <= c and d <= b and (c, d) != (a, b) for c, d in spans):
+            continue
+        body = lines[a:b]
+        n = sum(bool(re.search(r"\bfma\.rn\.f32\b", x)) for x in body)
+        if n:
+            fmas += n
+            loads += sum(bool(re.search(r"\bld\.global\b", x)) for x in body)
+    return loads, fmas
 
 
 def stores_loop_invariant_address(loop: list[str]) -> bool:
@@ -336,6 +358,33 @@ def test_kernels_accumulate_in_registers_with_fma(
         storing = [k for k in storing if k not in fused]
     assert not storing, f"loops storing to global memory in {sorted(set(storing))}"
     assert not unfused, f"loops with mul.f32 and add.f32 (no fma) in {sorted(set(unfused))}"
+
+
+# Global loads per fma.rn.f32 in the reduction loops of all kernels of the
+# optimized models at 32x32, default register tile (4). One output per thread
+# loads the input and the weight for every multiply-add: 2.0 (more with a
+# shift table); measured 2026-12-02 (docs/CUDABackend.md, "register tiles"):
+# UNet 1.25, Rolling-UNet-S 1.36 with tiles of 4.
+MAX_LOADS_PER_FMA = 1.5
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name", ["unet", "rolling_unet_s"])
+def test_conv_kernels_share_loads(
+    name: str, zoo_ptx: Callable[[str, bool], tuple[dict, dict[str, list[str]]]]
+) -> None:
+    """Register tiles (--cuda-register-tile, default 4): a convolution's or
+    linear's input is loaded once for the outputs of a thread's tile, so the
+    reduction loops do fewer than two global loads per multiply-add (one
+    output per thread: an input and a weight load for each)."""
+    _, kernels = zoo_ptx(name, True)
+    loads = fmas = 0
+    for lines in kernels.values():
+        n, f = reduction_loads_and_fmas(lines)
+        loads += n
+        fmas += f
+    assert fmas, "no multiply-add loop in the PTX"
+    assert loads / fmas <= MAX_LOADS_PER_FMA, f"{loads} ld.global for {fmas} fma.rn.f32 ({loads / fmas:.2f})"
 
 
 @needs_ptxas

@@ -47,8 +47,9 @@ needs_cuda_run = pytest.mark.skipif(
 )
 
 
-def compile_cuda(mlir: Path, out: Path, pipeline: str | None = None) -> Path:
+def compile_cuda(mlir: Path, out: Path, pipeline: str | None = None, *flags: str) -> Path:
     extra = [f"--pipeline={pipeline}"] if pipeline else []
+    extra += flags
     proc = subprocess.run(
         [
             COMPILE,
@@ -472,6 +473,52 @@ def rolling_unet_s_224(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ob
 def test_rolling_unet_s_224_emulated(pipeline: str, rolling_unet_s_224: dict) -> None:
     """Rolling-UNet-S at its paper size (slow tier: make check-slow)."""
     check_pipeline("rolling_unet_s", rolling_unet_s_224["dir"], pipeline, rolling_unet_s_224["expected"])
+
+
+class TileShapes(nn.Module):
+    """Output channel counts that register tiles of 2, 3, 4 and 8 do not
+    divide (7, 5, 3, 6), a grouped and a depthwise convolution, a linear of
+    9 features and a single output channel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 7, 3, padding=1)
+        self.b = nn.Conv2d(7, 5, 3, padding=1, bias=False)
+        self.g = nn.Conv2d(5, 10, 3, padding=1, groups=5)
+        self.d = nn.Conv2d(10, 10, 3, padding=1, groups=10)
+        self.c = nn.Conv2d(10, 6, 1)
+        self.lin = nn.Linear(6, 9)
+        self.out = nn.Conv2d(9, 1, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.b(torch.relu(self.a(x))))
+        y = self.c(self.d(self.g(y)))
+        y = self.lin(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return self.out(y)
+
+
+@pytest.fixture(scope="module")
+def tile_shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("tiles")
+    model = randomize(TileShapes().eval(), seed=5)
+    x = torch.randn(1, 3, 11, 13, generator=torch.Generator().manual_seed(6))
+    gpuopt.export(model, (x,), out / "m.mlir", out / "m.safetensors")
+    np.save(out / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    return {"dir": out, "expected": expected}
+
+
+@needs_cuda_run
+@pytest.mark.parametrize("tile", [1, 2, 3, 4, 8])
+def test_register_tiles_emulated(tile_shapes: dict, tile: int) -> None:
+    """Every register tile (--cuda-register-tile), remainders included, gives
+    PyTorch's result in every block and thread order."""
+    d = tile_shapes["dir"]
+    artifact = compile_cuda(d / "m.mlir", d / f"m-{tile}.gpuopt", None, f"--cuda-register-tile={tile}")
+    check_orders(
+        artifact, d / "m.safetensors", [d / "x.npy"], tile_shapes["expected"], f"register tile {tile}"
+    )
 
 
 class Relu(nn.Module):

@@ -197,8 +197,21 @@ def linear(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def compile_with(d: Path, out: Path, *extra: object) -> Path:
+    """The Linear compiled one output per thread (--cuda-register-tile=1):
+    the hand-written kernels replace its kernel under that launch (2 blocks
+    of 256 threads for the 320 outputs)."""
     proc = subprocess.run(
-        [COMPILE, d / "m.mlir", "--target=cuda", "--cuda-format=ptx", "--cuda-host-image", *extra, "-o", out],
+        [
+            COMPILE,
+            d / "m.mlir",
+            "--target=cuda",
+            "--cuda-format=ptx",
+            "--cuda-host-image",
+            "--cuda-register-tile=1",
+            *extra,
+            "-o",
+            out,
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -295,6 +295,25 @@ def test_torch_checkpoint_is_refused_with_the_convert_command(files: dict[str, P
             assert len(proc.stderr.splitlines()) == 1, proc.stderr
 
 
+def test_safetensors_header_like_a_pickle_mark_loads(files: dict[str, Path], tmp_path: Path) -> None:
+    """A safetensors header of 896 bytes (0x380) begins its length with
+    0x80 0x03, the mark of a protocol-3 pickle: it is still safetensors (its
+    JSON header follows), and gives the same output as the original file."""
+    data = files["weights"].read_bytes()
+    length = int.from_bytes(data[:8], "little")
+    assert length < 896
+    header = data[8 : 8 + length].rstrip(b" ") + b" " * (896 - len(data[8 : 8 + length].rstrip(b" ")))
+    padded = tmp_path / "padded.safetensors"
+    padded.write_bytes((896).to_bytes(8, "little") + header + data[8 + length :])
+    outputs = []
+    for weights in (files["weights"], padded):
+        y = tmp_path / f"y-{weights.stem}.npy"
+        proc = run(files["model"], f"--weights={weights}", f"--input=@{files['x']}", f"--output=@{y}")
+        assert proc.returncode == 0, proc.stderr
+        outputs.append(np.load(y))
+    assert np.array_equal(outputs[0], outputs[1])
+
+
 @pytest.mark.parametrize("backend", ["reference", "cpu"])
 def test_diagnostic_is_not_followed_by_the_function(files: dict[str, Path], backend: str) -> None:
     """A wrong input shape: the located message (with its source line and caret), not the function in generic form."""

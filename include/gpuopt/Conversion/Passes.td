@@ -109,8 +109,9 @@ def ConvertParallelLoopsToKernelsPass
       row kernel whose loops sum into per-row elements (a statistic) and then
       write one element per iteration (the normalisation) gets `row-lanes`
       lanes of a warp per row (0: 32 when its first sum reads along the
-      innermost dimension, else 4, so that the 8 rows of a warp read 32
-      contiguous bytes): each lane strides every loop of the row by the lane
+      innermost dimension longer than 1, else 4, so that the 8 rows of a
+      warp read 32 contiguous bytes): each lane strides every loop of the
+      row by the lane
       count, sums in registers (`iter_args`), and a `gpu.shuffle xor`
       butterfly gives every lane the row's sums. The thread count is rounded
       up to whole warps; lanes past the last row take its indices, run no
@@ -134,6 +135,43 @@ def ConvertParallelLoopsToKernelsPass
         %p = scf.for %k = %l to %c8 step %c32 iter_args(%a = %zero) {...}
         %o = gpu.shuffle xor %p, 16, 32   // ... 8, 4, 2, 1, adding each
         scf.for %k = %l to %c8 step %c32 { ... %y[%r, %k] }
+      }
+      ```
+    - with `register-tile=T` (T > 1), a loop whose body accumulates into
+      an element inside `scf.for` loops (a convolution's or a linear's
+      reduction) while loading one operand whose indices do not depend on a
+      parallel index `d` (the input, for the output channel) and one whose
+      indices do (the weight) computes T consecutive values of `d` per
+      iteration (fewer when `d` is shorter): the T bodies are interleaved op
+      by op in one nest of `scf.for` loops, the loads that do not depend on
+      `d` (from buffers the loop does not write) and pure ops on them are
+      emitted once, so each reduction step loads the input once for T
+      multiply-adds into T accumulators (which `--promote-loop-accumulators`
+      then keeps in registers). `d` is the outermost such index (the
+      innermost one longer than 1 only when no other qualifies, since
+      neighbouring threads read neighbouring elements along it). When T
+      does not divide `d`'s trip count, the last iteration of the new range
+      runs the remaining values one after another with the original body:
+      ```mlir
+      scf.parallel (%o, %w) = (%c0, %c0) to (%c6, %c8) step (%c1, %c1) {
+        scf.for %k = %c0 to %c16 step %c1 {
+          %a = memref.load %acc[%o, %w]            // accumulator
+          %x = memref.load %in[%k, %w]             // does not depend on %o
+          %f = memref.load %wt[%o, %k]
+          memref.store (%a + %x * %f), %acc[%o, %w]
+        }
+      }
+      // becomes, with register-tile=4 (6 = 4 + 2)
+      scf.parallel (%t, %w) = (%c0, %c0) to (%c2, %c8) step (%c1, %c1) {
+        %o0 = arith.muli %t, %c4    // %o1 = %o0 + 1, ..., %o3 = %o0 + 3
+        scf.if (%t < 1) {
+          scf.for %k = %c0 to %c16 step %c1 {
+            %x = memref.load %in[%k, %w]           // once
+            // 4 x: load %acc[%oJ, %w], load %wt[%oJ, %k], store %acc[%oJ, %w]
+          }
+        } else {
+          scf.for %o = %o0 to %c6 step %c1 { ... the original body ... }
+        }
       }
       ```
     - each run of independent top-level `memref.copy` ops (with
@@ -182,7 +220,11 @@ def ConvertParallelLoopsToKernelsPass
            "lanes of a warp, combined by shuffles">,
     Option<"rowLanes", "row-lanes", "int64_t", /*default=*/"0",
            "Lanes per row with warp-rows: 1, 2, 4, 8, 16 or 32; 0 chooses "
-           "by the layout">
+           "by the layout">,
+    Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
+           "Outputs per thread of a reduction kernel along a parallel index "
+           "one of its operands does not depend on (1: one output per "
+           "thread; at least 1)">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels created">,
@@ -190,7 +232,9 @@ def ConvertParallelLoopsToKernelsPass
     Statistic<"numBatchedCopies", "batched-copies",
               "Copies moved by a kernel shared with other copies">,
     Statistic<"numWarpRows", "warp-row-kernels",
-              "Row kernels whose rows share the lanes of a warp">
+              "Row kernels whose rows share the lanes of a warp">,
+    Statistic<"numRegisterTiled", "register-tiled-kernels",
+              "Reduction kernels computing several outputs per thread">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -566,8 +610,14 @@ def PromoteLoopAccumulatorsPass
       CUDA runtime's plan checks (docs/CUDABackend.md, "Plan checks at
       load"): a launch whose written argument overlaps another argument is
       refused unless both are the same buffer and both parameters are in
-      place, i.e. both written. Any access to the same root through another
-      view or other indices, to another written kernel argument, to an
+      place, i.e. both written. An access through the same memref value at
+      indices that provably name another element (in some dimension the two
+      indices are the same value plus different constants: `%o` and
+      `%o + 1`) cannot overlap either, so the several accumulators of a
+      register tile (`--convert-parallel-loops-to-kernels`'s
+      `register-tile`) are promoted together. Any access to the same root
+      through another view or other indices, to another written kernel
+      argument, to an
       argument of a function that is not a kernel, or through an op whose
       memory effects are unknown blocks the promotion.
   }];

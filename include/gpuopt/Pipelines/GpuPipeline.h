@@ -37,6 +37,11 @@ struct CudaTargetOptions {
   std::string toolkit = "/usr/local/cuda";
   /// Threads per block of the elementwise-mapped kernels.
   int64_t blockSize = 256;
+  /// Outputs per thread of the convolution and linear kernels, along a
+  /// dimension their input does not depend on (--convert-parallel-loops-to-
+  /// kernels' register-tile; 1: one output per thread). 4 from the ld/FMA
+  /// ratios and registers measured in docs/CUDABackend.md.
+  int64_t registerTile = 4;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
 };
@@ -82,6 +87,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block of the elementwise-mapped kernels"),
       llvm::cl::init(CudaTargetOptions().blockSize)};
+  Option<int64_t> registerTile{
+      *this, "register-tile",
+      llvm::cl::desc("Outputs per thread of the convolution and linear "
+                     "kernels (1: one per thread)"),
+      llvm::cl::init(CudaTargetOptions().registerTile)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MemRefRoot.h"
+#include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
 #include "gpuopt/Conversion/Passes.h"
 
@@ -842,6 +843,11 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         << static_cast<int64_t>(rowLanes);
     return signalPassFailure();
   }
+  if (registerTile < 1) {
+    module.emitError("register-tile must be at least 1, got ")
+        << static_cast<int64_t>(registerTile);
+    return signalPassFailure();
+  }
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
@@ -871,12 +877,16 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       fuseLoops(body, /*serial=*/false);
       fuseLoops(body, /*serial=*/true);
     }
-    // Warps must not straddle blocks for lanes to share a row.
-    if (warpRows && blockSize % 32 == 0)
-      for (auto loop :
-           llvm::make_early_inc_range(body.getOps<scf::ParallelOp>()))
-        if (succeeded(gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
-          ++numWarpRows;
+    // Warps must not straddle blocks for lanes to share a row. A loop that
+    // is not a row kernel may be a reduction to tile in registers.
+    for (auto loop :
+         llvm::make_early_inc_range(body.getOps<scf::ParallelOp>())) {
+      if (warpRows && blockSize % 32 == 0 &&
+          succeeded(gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
+        ++numWarpRows;
+      else if (succeeded(gpuopt::tileReductionInRegisters(loop, registerTile)))
+        ++numRegisterTiled;
+    }
     SmallVector<SmallVector<memref::CopyOp>> groups =
         groupCopies(body, batchCopies);
     llvm::DenseMap<Operation *, SmallVector<memref::CopyOp> *> groupOf;

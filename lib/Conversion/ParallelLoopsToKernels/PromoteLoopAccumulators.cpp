@@ -6,7 +6,9 @@
 //
 // Implements --promote-loop-accumulators: a loop-invariant memref.load /
 // memref.store pair in an scf.for body becomes a loop-carried value (scalar
-// replacement), when no other access in the loop may touch that element.
+// replacement), when no other access in the loop may touch that element;
+// several pairs at constant offsets from each other (a register tile's
+// accumulators) are promoted together.
 // The rules (Passes.td) are what makes it legal; for kernel arguments they
 // rest on the CUDA runtime's plan checks.
 //
@@ -14,6 +16,7 @@
 
 #include "gpuopt/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -164,6 +167,53 @@ bool collectAccesses(scf::ForOp loop, SmallVectorImpl<Access> &accesses) {
   return !result.wasInterrupted();
 }
 
+/// `v` as a base value plus a constant (a null base for a constant), through
+/// additions of constants.
+std::pair<Value, int64_t> splitConstantOffset(Value v) {
+  int64_t offset = 0;
+  while (true) {
+    if (std::optional<int64_t> c = getConstantIntValue(v))
+      return {Value(), offset + *c};
+    auto add = v.getDefiningOp<arith::AddIOp>();
+    if (!add)
+      return {v, offset};
+    if (std::optional<int64_t> c = getConstantIntValue(add.getRhs())) {
+      offset += *c;
+      v = add.getLhs();
+    } else if (std::optional<int64_t> c = getConstantIntValue(add.getLhs())) {
+      offset += *c;
+      v = add.getRhs();
+    } else {
+      return {v, offset};
+    }
+  }
+}
+
+/// Whether `op`, a load or store through `memref` at `indices`, provably
+/// touches another element: in some dimension both indices are one base
+/// plus different constants (the accumulators of a register tile).
+bool touchesAnotherElement(Operation *op, Value memref, ValueRange indices) {
+  Value otherMemref;
+  ValueRange otherIndices;
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    otherMemref = load.getMemRef();
+    otherIndices = load.getIndices();
+  } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+    otherMemref = store.getMemRef();
+    otherIndices = store.getIndices();
+  } else {
+    return false;
+  }
+  if (otherMemref != memref || otherIndices.size() != indices.size())
+    return false;
+  return llvm::any_of(llvm::zip(indices, otherIndices), [](auto pair) {
+    auto [a, b] = pair;
+    std::pair<Value, int64_t> x = splitConstantOffset(a);
+    std::pair<Value, int64_t> y = splitConstantOffset(b);
+    return x.first == y.first && x.second != y.second;
+  });
+}
+
 bool runsAtLeastOnce(scf::ForOp loop) {
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
@@ -205,6 +255,9 @@ scf::ForOp promote(scf::ForOp loop, const RootInfo &info,
         store = other;
         continue;
       }
+      if (touchesAnotherElement(access.op, load.getMemRef(),
+                                load.getIndices()))
+        continue;
       if (info.mayAlias(root, access.root)) {
         legal = false;
         break;

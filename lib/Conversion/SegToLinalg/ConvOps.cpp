@@ -252,8 +252,12 @@ Value convolveRemapped(OpBuilder &b, Location loc, Value x, Value w,
                auto cmp = [&](arith::CmpIPredicate pred, Value a, Value c) {
                  return arith::CmpIOp::create(nb, l, pred, a, c).getResult();
                };
+               // The input channel: the reduction index alone for one
+               // group (it must not depend on o, so that register tiling
+               // along o can share the input load), o itself for a
+               // depthwise convolution, else o's group's first channel + c.
                Value n = idx(0), o = idx(1), c = idx(4);
-               if (outPerGroup != 1 || inPerGroup != 1)
+               if (groups != 1 && (outPerGroup != 1 || inPerGroup != 1))
                  c = arith::AddIOp::create(
                      nb, l,
                      arith::MulIOp::create(
@@ -261,7 +265,7 @@ Value convolveRemapped(OpBuilder &b, Location loc, Value x, Value w,
                          arith::DivUIOp::create(nb, l, o, ci(outPerGroup)),
                          ci(inPerGroup)),
                      c);
-               else
+               else if (groups != 1)
                  c = o; // depthwise
                Value valid;
                auto andValid = [&](Value v) {
@@ -692,7 +696,10 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
     int64_t outPerGroup = ws[0] / groups, inPerGroup = ws[1];
     auto d = [&](unsigned k) { return getAffineDimExpr(k, ctx); };
     // dims: n, o, y, x, ci, i, j
-    AffineExpr channel = d(1).floorDiv(outPerGroup) * inPerGroup + d(4);
+    // One group: ci alone (an index that does not depend on o).
+    AffineExpr channel = groups == 1
+                             ? d(4)
+                             : d(1).floorDiv(outPerGroup) * inPerGroup + d(4);
     SmallVector<AffineMap> maps = {
         AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, ctx),
         AffineMap::get(7, 0, {d(0), channel, d(5), d(6), d(2), d(3)}, ctx),

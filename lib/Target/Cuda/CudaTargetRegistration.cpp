@@ -49,6 +49,12 @@ public:
         blockSize("cuda-block-size",
                   cl::desc("--target=cuda: threads per block of the kernels"),
                   cl::init(CudaTargetOptions().blockSize), cl::cat(category)),
+        registerTile(
+            "cuda-register-tile",
+            cl::desc("--target=cuda: outputs per thread of the convolution "
+                     "and linear kernels, sharing their input loads (1: one "
+                     "output per thread)"),
+            cl::init(CudaTargetOptions().registerTile), cl::cat(category)),
         hostImage("cuda-host-image",
                   cl::desc("--target=cuda: also embed the kernels built for "
                            "the host CPU, which gpuopt-cuda-run --emulate "
@@ -65,13 +71,18 @@ public:
                     cl::value_desc("file"), cl::cat(category)) {}
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch,      &format,       &toolkit,    &blockSize,
-            &hostImage, &writeKernels, &hostKernels};
+    return {&arch,         &format,    &toolkit,      &blockSize,
+            &registerTile, &hostImage, &writeKernels, &hostKernels};
   }
 
   LogicalResult validateFlags(std::string &error) override {
     if (failed(parseCudaChips(arch, error))) {
       error = "--cuda-arch " + error;
+      return failure();
+    }
+    if (registerTile < 1) {
+      error = "--cuda-register-tile must be at least 1, got " +
+              std::to_string(registerTile);
       return failure();
     }
     if (!findFormat()) {
@@ -97,6 +108,7 @@ public:
     options.target.format = findFormat()->format;
     options.target.toolkit = toolkit;
     options.target.blockSize = blockSize;
+    options.target.registerTile = registerTile;
     options.hostImage = hostImage;
     options.writeKernels = writeKernels;
     options.hostKernels = hostKernels;
@@ -116,6 +128,7 @@ private:
   cl::opt<std::string> format;
   cl::opt<std::string> toolkit;
   cl::opt<int64_t> blockSize;
+  cl::opt<int64_t> registerTile;
   cl::opt<bool> hostImage;
   cl::opt<std::string> writeKernels;
   cl::opt<std::string> hostKernels;

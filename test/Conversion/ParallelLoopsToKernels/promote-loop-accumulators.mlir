@@ -44,6 +44,84 @@ gpu.module @kernels {
 
 // -----
 
+// A register tile's accumulators: elements %o, %o + 1 and %o + 2 of one
+// buffer (the same base plus different constants) cannot be each other, so
+// all three pairs leave the loop together.
+// CHECK-LABEL: gpu.func @constant_offsets
+// CHECK-SAME: (%[[X:.*]]: memref<8xf32>, %[[W:.*]]: memref<6x8xf32>, %[[Y:.*]]: memref<6x4xf32>)
+// CHECK: %[[O:.*]] = gpu.thread_id x
+// CHECK: %[[O1:.*]] = arith.addi %[[O]], %c1
+// CHECK: %[[O2:.*]] = arith.addi %[[O]], %c2
+// CHECK: %[[A0:.*]] = memref.load %[[Y]][%[[O]], %c3]
+// CHECK: %[[A1:.*]] = memref.load %[[Y]][%[[O1]], %c3]
+// CHECK: %[[A2:.*]] = memref.load %[[Y]][%[[O2]], %c3]
+// CHECK: %[[R:.*]]:3 = scf.for %{{.*}} iter_args(%{{.*}} = %[[A0]], %{{.*}} = %[[A1]], %{{.*}} = %[[A2]]) -> (f32, f32, f32)
+// CHECK-NOT: memref.store
+// CHECK: scf.yield
+// CHECK: memref.store %[[R]]#0, %[[Y]][%[[O]], %c3]
+// CHECK: memref.store %[[R]]#1, %[[Y]][%[[O1]], %c3]
+// CHECK: memref.store %[[R]]#2, %[[Y]][%[[O2]], %c3]
+gpu.module @kernels {
+  gpu.func @constant_offsets(%x: memref<8xf32>, %w: memref<6x8xf32>, %y: memref<6x4xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c8 = arith.constant 8 : index
+    %o = gpu.thread_id x
+    %o1 = arith.addi %o, %c1 : index
+    %o2 = arith.addi %o, %c2 : index
+    scf.for %k = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%k] : memref<8xf32>
+      %a0 = memref.load %y[%o, %c3] : memref<6x4xf32>
+      %w0 = memref.load %w[%o, %k] : memref<6x8xf32>
+      %a1 = memref.load %y[%o1, %c3] : memref<6x4xf32>
+      %w1 = memref.load %w[%o1, %k] : memref<6x8xf32>
+      %a2 = memref.load %y[%o2, %c3] : memref<6x4xf32>
+      %w2 = memref.load %w[%o2, %k] : memref<6x8xf32>
+      %s0 = math.fma %v, %w0, %a0 : f32
+      %s1 = math.fma %v, %w1, %a1 : f32
+      %s2 = math.fma %v, %w2, %a2 : f32
+      memref.store %s0, %y[%o, %c3] : memref<6x4xf32>
+      memref.store %s1, %y[%o1, %c3] : memref<6x4xf32>
+      memref.store %s2, %y[%o2, %c3] : memref<6x4xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// Offsets from different bases prove nothing (%i + 1 may be %j): the pairs
+// stay in the loop.
+// CHECK-LABEL: gpu.func @negative_other_base
+// CHECK: scf.for
+// CHECK-NOT: iter_args
+// CHECK: memref.store
+// CHECK: memref.store
+gpu.module @kernels {
+  gpu.func @negative_other_base(%x: memref<8xf32>, %y: memref<9xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %i = gpu.thread_id x
+    %j = gpu.block_id x
+    %i1 = arith.addi %i, %c1 : index
+    scf.for %k = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%k] : memref<8xf32>
+      %a = memref.load %y[%i1] : memref<9xf32>
+      %b = memref.load %y[%j] : memref<9xf32>
+      %s = arith.addf %a, %v : f32
+      %t = arith.addf %b, %v : f32
+      memref.store %s, %y[%i1] : memref<9xf32>
+      memref.store %t, %y[%j] : memref<9xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
 // Allocations and globals overlap nothing else: a scratch buffer written in
 // the loop and a constant table do not block the promotion.
 // CHECK-LABEL: gpu.func @allocations

@@ -90,6 +90,23 @@ func.func @groups(%x: tensor<1x4x8x8xf32>, %gw: tensor<6x2x1x1xf32>, %dw: tensor
 
 // -----
 
+// One group: the input channel is the reduction index itself, not computed
+// from o (o floordiv O is always 0, but an index that names o would keep the
+// input load from being shared by the outputs of a register tile).
+// CHECK-LABEL: func.func @one_group
+// CHECK: linalg.generic
+// CHECK: ^bb0
+// CHECK: %[[N:.*]] = linalg.index 0
+// CHECK: %[[C:.*]] = linalg.index 4
+// CHECK-NOT: arith.divui
+// CHECK: tensor.extract %{{.*}}[%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x4x8x8xf32>
+func.func @one_group(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x1x1xf32>) -> tensor<1x6x8x8xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<6x4x1x1xf32> -> tensor<1x6x8x8xf32>
+  return %y : tensor<1x6x8x8xf32>
+}
+
+// -----
+
 // An attribute the remapped lowering does not know (one a later change could
 // add to the op) takes the default lowering: the gather and the named
 // convolution.

@@ -3,6 +3,8 @@
 // RUN: not gpuopt-compile %s --target=cuda --cuda-format=sass -o %t 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not gpuopt-compile %s --target=cpu --cuda-arch=sm_90 -o %t 2>&1 | FileCheck %s --check-prefix=CROSS
 // RUN: not gpuopt-compile %s --target=cuda --cuda-block-size=2048 -o %t 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not gpuopt-compile %s --target=cuda --cuda-register-tile=0 -o %t 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: not gpuopt-compile %s --target=cuda --cuda-register-tile=-3 -o %t 2>&1 | FileCheck %s --check-prefix=TILE3
 // RUN: not gpuopt-compile %s --target=cuda --entry=nope -o %t 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not gpuopt-compile %s --target=cuda --pipeline=no-such-pass -o %t 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not gpuopt-compile %s --target=cuda -o %t.dir/missing/x.gpuopt 2>&1 | FileCheck %s --check-prefix=WRITE
@@ -12,6 +14,8 @@
 // CROSS: gpuopt-compile: error: --cuda-arch applies to --target=cuda, not --target=cpu
 // FORMAT: gpuopt-compile: error: --cuda-format must be fatbin, cubin or ptx, got 'sass'
 // BLOCK: error: CUDA block size must be in [1, 1024], got 2048
+// TILE: gpuopt-compile: error: --cuda-register-tile must be at least 1, got 0
+// TILE3: gpuopt-compile: error: --cuda-register-tile must be at least 1, got -3
 // ENTRY: error: no function 'nope' with a body to compile
 // PIPE: error: invalid pipeline 'no-such-pass'
 // WRITE: error: {{.*}}x.gpuopt: cannot create

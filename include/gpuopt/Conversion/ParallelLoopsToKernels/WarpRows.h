@@ -24,10 +24,11 @@ namespace gpuopt {
 /// after it a loop writing one element per iteration that reads the sums),
 /// into a one-dimensional `scf.parallel` over the threads of whole warps:
 /// `lanesPerRow` lanes (a power of two up to 32; 0: 32 when the loops' first
-/// load runs along the innermost dimension, else 4, so that the 8 rows of a
-/// warp read 32 contiguous bytes) share a row, each striding the row's loops
-/// by `lanesPerRow`; the partial sums stay in registers and meet in a
-/// `gpu.shuffle xor` butterfly, after which every lane holds the row's sum.
+/// load runs along the innermost dimension longer than 1, else 4, so that
+/// the 8 rows of a warp read 32 contiguous bytes) share a row, each striding
+/// the row's loops by `lanesPerRow`; the partial sums stay in registers and
+/// meet in a `gpu.shuffle xor` butterfly, after which every lane holds the
+/// row's sum.
 /// Rows past the end get their last row's indices and loops that do not run,
 /// so that every lane of a warp reaches every shuffle. Per-row results are
 /// stored once, by the row's first lane, unless the buffer is a local
