@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopBounds.h"
 #include "MemRefRoot.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
@@ -40,6 +41,8 @@ namespace gpuopt {
 } // namespace mlir
 
 using namespace mlir;
+using mlir::gpuopt::getLoopBounds;
+using mlir::gpuopt::LoopBounds;
 
 namespace {
 
@@ -55,27 +58,6 @@ bool isHostOp(Operation *op) {
 bool isSinkable(Operation *op) {
   return isa<memref::GetGlobalOp>(op) ||
          (isPure(op) && op->getNumRegions() == 0);
-}
-
-/// Constant lower bounds, trip counts and steps of a parallel loop.
-struct LoopBounds {
-  SmallVector<int64_t> lower, count, step;
-};
-
-FailureOr<LoopBounds> getBounds(scf::ParallelOp loop) {
-  LoopBounds b;
-  for (auto [lbV, ubV, stV] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    std::optional<int64_t> lb = getConstantIntValue(lbV);
-    std::optional<int64_t> ub = getConstantIntValue(ubV);
-    std::optional<int64_t> st = getConstantIntValue(stV);
-    if (!lb || !ub || !st || *st <= 0)
-      return failure();
-    b.lower.push_back(*lb);
-    b.count.push_back(*ub > *lb ? (*ub - *lb + *st - 1) / *st : 0);
-    b.step.push_back(*st);
-  }
-  return b;
 }
 
 /// One memory access of a loop body.
@@ -191,7 +173,7 @@ std::optional<SmallVector<unsigned>>
 getFusionMap(scf::ParallelOp first, scf::ParallelOp second, bool serial) {
   if (!first.getInitVals().empty() || !second.getInitVals().empty())
     return std::nullopt;
-  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
+  FailureOr<LoopBounds> b1 = getLoopBounds(first), b2 = getLoopBounds(second);
   if (failed(b1) || failed(b2))
     return std::nullopt;
   size_t n1 = b1->count.size(), n2 = b2->count.size();
@@ -312,7 +294,7 @@ std::optional<NestFusion> getNestFusion(scf::ParallelOp first,
                                         scf::ParallelOp second) {
   if (!first.getInitVals().empty() || !second.getInitVals().empty())
     return std::nullopt;
-  FailureOr<LoopBounds> b1 = getBounds(first), b2 = getBounds(second);
+  FailureOr<LoopBounds> b1 = getLoopBounds(first), b2 = getLoopBounds(second);
   if (failed(b1) || failed(b2))
     return std::nullopt;
   // The candidate indices and their bounds: `first`'s, then the nest's.
@@ -620,7 +602,7 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
       // The indices of `second` that `first` does not name become
       // sequential loops around its body, outermost first.
       OpBuilder b(terminator);
-      FailureOr<LoopBounds> bounds = getBounds(second);
+      FailureOr<LoopBounds> bounds = getLoopBounds(second);
       Location loc = second.getLoc();
       for (unsigned j = 0; j < src->getNumArguments(); ++j) {
         if (llvm::is_contained(*map, j))
@@ -898,7 +880,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       Location loc = op->getLoc();
       LogicalResult result = success();
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-        FailureOr<LoopBounds> b = getBounds(loop);
+        FailureOr<LoopBounds> b = getLoopBounds(loop);
         if (failed(b) || !loop.getInitVals().empty()) {
           loop.emitOpError("needs constant bounds, positive steps and no "
                            "reductions to become a kernel");

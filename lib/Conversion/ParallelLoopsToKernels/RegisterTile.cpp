@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopBounds.h"
 #include "MemRefRoot.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 
@@ -208,18 +209,11 @@ FailureOr<scf::ParallelOp>
 mlir::gpuopt::tileReductionInRegisters(scf::ParallelOp loop, int64_t tile) {
   if (tile < 2 || !loop.getInitVals().empty())
     return failure();
-  SmallVector<int64_t> lower, count, step;
-  for (auto [lbV, ubV, stV] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    std::optional<int64_t> lb = getConstantIntValue(lbV);
-    std::optional<int64_t> ub = getConstantIntValue(ubV);
-    std::optional<int64_t> st = getConstantIntValue(stV);
-    if (!lb || !ub || !st || *st <= 0)
-      return failure();
-    lower.push_back(*lb);
-    count.push_back(*ub > *lb ? (*ub - *lb + *st - 1) / *st : 0);
-    step.push_back(*st);
-  }
+  FailureOr<LoopBounds> bounds = getLoopBounds(loop);
+  if (failed(bounds))
+    return failure();
+  const SmallVector<int64_t> &lower = bounds->lower, &count = bounds->count,
+                             &step = bounds->step;
 
   // The index to tile: the outermost that shares an operand, so the
   // innermost index longer than 1 only when no other does.
