@@ -125,8 +125,8 @@ Status parseSafetensors(const uint8_t *bytes, size_t size,
   bool zip = size >= 4 && bytes[0] == 'P' && bytes[1] == 'K' && bytes[2] == 3 &&
              bytes[3] == 4;
   bool json = size > kLengthBytes && bytes[kLengthBytes] == '{';
-  bool pickle = !json && size >= 2 && bytes[0] == 0x80 && bytes[1] >= 2 &&
-                bytes[1] <= 5;
+  bool pickle =
+      !json && size >= 2 && bytes[0] == 0x80 && bytes[1] >= 2 && bytes[1] <= 5;
   if (zip || pickle)
     return error("a PyTorch checkpoint (torch.save), not safetensors; "
                  "convert it with: python -m gpuopt.weights convert " +

@@ -64,7 +64,7 @@ __attribute__((always_inline)) inline void
 microKernelLoop(int64_t kSize, const float *a, const float *b,
                 const int64_t *bOff, V (&acc)[MR][NV]) {
   constexpr int lanes = sizeof(V) / sizeof(float);
-  constexpr int kStrip = NV * lanes;                   // Floats of B per k.
+  constexpr int kStrip = NV * lanes; // Floats of B per k.
   constexpr int kLine = 64 / static_cast<int>(sizeof(float)); // Per line.
   for (int64_t k = 0; k < kSize; ++k, a += MR) {
     const float *row = b + bOff[k];

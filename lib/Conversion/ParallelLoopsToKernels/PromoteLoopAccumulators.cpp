@@ -255,8 +255,7 @@ scf::ForOp promote(scf::ForOp loop, const RootInfo &info,
         store = other;
         continue;
       }
-      if (touchesAnotherElement(access.op, load.getMemRef(),
-                                load.getIndices()))
+      if (touchesAnotherElement(access.op, load.getMemRef(), load.getIndices()))
         continue;
       if (info.mayAlias(root, access.root)) {
         legal = false;

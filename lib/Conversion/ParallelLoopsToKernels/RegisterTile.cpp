@@ -16,9 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "LoopBounds.h"
 #include "MemRefRoot.h"
-#include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -67,8 +67,8 @@ private:
       auto forOp = dyn_cast<scf::ForOp>(owner);
       if (!forOp || !forOp.getInitArgs().empty())
         return true;
-      return dependsOnAny({forOp.getLowerBound(), forOp.getUpperBound(),
-                           forOp.getStep()});
+      return dependsOnAny(
+          {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()});
     }
     if (def->getNumRegions() != 0)
       return true;
@@ -179,10 +179,10 @@ void emitInterleaved(Block &src, OpBuilder &b, MutableArrayRef<IRMapping> maps,
     auto forOp = dyn_cast<scf::ForOp>(op);
     if (forOp && forOp.getInitArgs().empty() && shared(op)) {
       IRMapping &m = maps.front();
-      auto loop = scf::ForOp::create(
-          b, forOp.getLoc(), m.lookupOrDefault(forOp.getLowerBound()),
-          m.lookupOrDefault(forOp.getUpperBound()),
-          m.lookupOrDefault(forOp.getStep()));
+      auto loop = scf::ForOp::create(b, forOp.getLoc(),
+                                     m.lookupOrDefault(forOp.getLowerBound()),
+                                     m.lookupOrDefault(forOp.getUpperBound()),
+                                     m.lookupOrDefault(forOp.getStep()));
       for (IRMapping &each : maps)
         each.map(forOp.getInductionVar(), loop.getInductionVar());
       OpBuilder inner = OpBuilder::atBlockTerminator(loop.getBody());
@@ -255,16 +255,16 @@ mlir::gpuopt::tileReductionInRegisters(scf::ParallelOp loop, int64_t tile) {
       i = arith::AddIOp::create(builder, loc, i, cst(builder, lower[k]));
     return i;
   };
-  Value first = arith::MulIOp::create(b, loc, tiled.getInductionVars()[k],
-                                      cst(b, t));
+  Value first =
+      arith::MulIOp::create(b, loc, tiled.getInductionVars()[k], cst(b, t));
 
   auto emitTile = [&](OpBuilder &builder) {
     SmallVector<IRMapping> maps(t, common);
     for (int64_t j = 0; j < t; ++j) {
-      Value i = j == 0 ? first
-                       : arith::AddIOp::create(builder, loc, first,
-                                               cst(builder, j))
-                             .getResult();
+      Value i =
+          j == 0 ? first
+                 : arith::AddIOp::create(builder, loc, first, cst(builder, j))
+                       .getResult();
       maps[j].map(oldIv, original(builder, i));
     }
     emitInterleaved(*loop.getBody(), builder, maps, written);
@@ -273,9 +273,9 @@ mlir::gpuopt::tileReductionInRegisters(scf::ParallelOp loop, int64_t tile) {
     emitTile(b);
   } else {
     // The last iteration holds `rest` values: the original body for each.
-    Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       tiled.getInductionVars()[k],
-                                       cst(b, whole));
+    Value full =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                              tiled.getInductionVars()[k], cst(b, whole));
     auto branch = scf::IfOp::create(b, loc, full, /*withElse=*/true);
     OpBuilder tb = branch.getThenBodyBuilder();
     emitTile(tb);

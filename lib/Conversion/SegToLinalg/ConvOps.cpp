@@ -697,9 +697,8 @@ struct DeformConv2dLowering : OpRewritePattern<seg::DeformConv2dOp> {
     auto d = [&](unsigned k) { return getAffineDimExpr(k, ctx); };
     // dims: n, o, y, x, ci, i, j
     // One group: ci alone (an index that does not depend on o).
-    AffineExpr channel = groups == 1
-                             ? d(4)
-                             : d(1).floorDiv(outPerGroup) * inPerGroup + d(4);
+    AffineExpr channel =
+        groups == 1 ? d(4) : d(1).floorDiv(outPerGroup) * inPerGroup + d(4);
     SmallVector<AffineMap> maps = {
         AffineMap::get(7, 0, {d(1), d(4), d(5), d(6)}, ctx),
         AffineMap::get(7, 0, {d(0), channel, d(5), d(6), d(2), d(3)}, ctx),
