@@ -37,8 +37,35 @@ struct CudaBuffer {
   uint64_t offset = 0;
 };
 
-/// One kernel launch of the launch plan.
+/// One memref operand of a Library step: a strided view of a plan buffer
+/// (offset and strides in elements). `sizes` holding a 0 means absent (no
+/// buffer; `buffer` is 0).
+struct CudaOperand {
+  unsigned buffer = 0;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
+  bool empty() const {
+    for (int64_t s : sizes)
+      if (s == 0)
+        return true;
+    return false;
+  }
+};
+
+/// The arithmetic of Library steps (Artifact.fbs `Precision`).
+enum class CudaPrecision { FP32, TF32 };
+
+/// One step of the launch plan: a kernel launch, or a call of a vendor
+/// library routine (Artifact.fbs `CudaStep`).
 struct CudaStep {
+  /// A Library step calls `library` (a CpuKernelAbi.def kernel name) with
+  /// `operands` and `scalars`; its `args` are the distinct buffers of its
+  /// operands (operand 0's first: the one it writes); `kernel`, `grid` and
+  /// `block` are unused.
+  bool isLibrary = false;
+  std::string library;
+  std::vector<CudaOperand> operands;
+  std::vector<int64_t> scalars;
   unsigned kernel = 0;
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
@@ -82,6 +109,7 @@ struct CudaArtifact {
   std::vector<unsigned> inputs, outputs;
   std::vector<CudaKernel> kernels;
   std::vector<CudaStep> init, run;
+  CudaPrecision precision = CudaPrecision::FP32;
 };
 
 /// Artifacts larger than this are refused before reading (kernel images of

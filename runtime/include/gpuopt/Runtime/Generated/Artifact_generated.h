@@ -54,6 +54,10 @@ struct CudaKernelT;
 
 struct Dim3;
 
+struct CudaOperand;
+struct CudaOperandBuilder;
+struct CudaOperandT;
+
 struct CudaStep;
 struct CudaStepBuilder;
 struct CudaStepT;
@@ -85,6 +89,8 @@ inline const flatbuffers::TypeTable *KernelArgTypeTable();
 inline const flatbuffers::TypeTable *CudaKernelTypeTable();
 
 inline const flatbuffers::TypeTable *Dim3TypeTable();
+
+inline const flatbuffers::TypeTable *CudaOperandTypeTable();
 
 inline const flatbuffers::TypeTable *CudaStepTypeTable();
 
@@ -284,6 +290,40 @@ inline const char *EnumNameStepKind(StepKind e) {
   if (flatbuffers::IsOutRange(e, StepKind::Kernel, StepKind::Library)) return "";
   const size_t index = static_cast<size_t>(e);
   return EnumNamesStepKind()[index];
+}
+
+/// The arithmetic of the Library steps' convolutions and matrix products
+/// (the generated kernels are FP32 in both): FP32 = strict IEEE single
+/// precision, TF32 = tensor-core TF32 products (10-bit mantissa operands),
+/// FP32 accumulation.
+enum class Precision : uint8_t {
+  FP32 = 0,
+  TF32 = 1,
+  MIN = FP32,
+  MAX = TF32
+};
+
+inline const Precision (&EnumValuesPrecision())[2] {
+  static const Precision values[] = {
+    Precision::FP32,
+    Precision::TF32
+  };
+  return values;
+}
+
+inline const char * const *EnumNamesPrecision() {
+  static const char * const names[3] = {
+    "FP32",
+    "TF32",
+    nullptr
+  };
+  return names;
+}
+
+inline const char *EnumNamePrecision(Precision e) {
+  if (flatbuffers::IsOutRange(e, Precision::FP32, Precision::TF32)) return "";
+  const size_t index = static_cast<size_t>(e);
+  return EnumNamesPrecision()[index];
 }
 
 enum class Program : uint8_t {
@@ -1392,6 +1432,124 @@ inline flatbuffers::Offset<CudaKernel> CreateCudaKernelDirect(
 
 flatbuffers::Offset<CudaKernel> CreateCudaKernel(flatbuffers::FlatBufferBuilder &_fbb, const CudaKernelT *_o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
 
+struct CudaOperandT : public flatbuffers::NativeTable {
+  typedef CudaOperand TableType;
+  uint32_t buffer = 0;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes{};
+  std::vector<int64_t> strides{};
+};
+
+/// One memref operand of a Library step: a strided view of
+/// buffers[buffer], `offset` and `strides` in elements of the buffer's
+/// dtype. An operand with no element (a size 0: the absent bias of
+/// CpuKernelAbi.def) names no buffer (`buffer` is 0 and ignored).
+struct CudaOperand FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
+  typedef CudaOperandT NativeTableType;
+  typedef CudaOperandBuilder Builder;
+  struct Traits;
+  static const flatbuffers::TypeTable *MiniReflectTypeTable() {
+    return CudaOperandTypeTable();
+  }
+  enum FlatBuffersVTableOffset FLATBUFFERS_VTABLE_UNDERLYING_TYPE {
+    VT_BUFFER = 4,
+    VT_OFFSET = 6,
+    VT_SIZES = 8,
+    VT_STRIDES = 10
+  };
+  uint32_t buffer() const {
+    return GetField<uint32_t>(VT_BUFFER, 0);
+  }
+  int64_t offset() const {
+    return GetField<int64_t>(VT_OFFSET, 0);
+  }
+  const flatbuffers::Vector<int64_t> *sizes() const {
+    return GetPointer<const flatbuffers::Vector<int64_t> *>(VT_SIZES);
+  }
+  const flatbuffers::Vector<int64_t> *strides() const {
+    return GetPointer<const flatbuffers::Vector<int64_t> *>(VT_STRIDES);
+  }
+  bool Verify(flatbuffers::Verifier &verifier) const {
+    return VerifyTableStart(verifier) &&
+           VerifyField<uint32_t>(verifier, VT_BUFFER, 4) &&
+           VerifyField<int64_t>(verifier, VT_OFFSET, 8) &&
+           VerifyOffsetRequired(verifier, VT_SIZES) &&
+           verifier.VerifyVector(sizes()) &&
+           VerifyOffsetRequired(verifier, VT_STRIDES) &&
+           verifier.VerifyVector(strides()) &&
+           verifier.EndTable();
+  }
+  CudaOperandT *UnPack(const flatbuffers::resolver_function_t *_resolver = nullptr) const;
+  void UnPackTo(CudaOperandT *_o, const flatbuffers::resolver_function_t *_resolver = nullptr) const;
+  static flatbuffers::Offset<CudaOperand> Pack(flatbuffers::FlatBufferBuilder &_fbb, const CudaOperandT* _o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
+};
+
+struct CudaOperandBuilder {
+  typedef CudaOperand Table;
+  flatbuffers::FlatBufferBuilder &fbb_;
+  flatbuffers::uoffset_t start_;
+  void add_buffer(uint32_t buffer) {
+    fbb_.AddElement<uint32_t>(CudaOperand::VT_BUFFER, buffer, 0);
+  }
+  void add_offset(int64_t offset) {
+    fbb_.AddElement<int64_t>(CudaOperand::VT_OFFSET, offset, 0);
+  }
+  void add_sizes(flatbuffers::Offset<flatbuffers::Vector<int64_t>> sizes) {
+    fbb_.AddOffset(CudaOperand::VT_SIZES, sizes);
+  }
+  void add_strides(flatbuffers::Offset<flatbuffers::Vector<int64_t>> strides) {
+    fbb_.AddOffset(CudaOperand::VT_STRIDES, strides);
+  }
+  explicit CudaOperandBuilder(flatbuffers::FlatBufferBuilder &_fbb)
+        : fbb_(_fbb) {
+    start_ = fbb_.StartTable();
+  }
+  flatbuffers::Offset<CudaOperand> Finish() {
+    const auto end = fbb_.EndTable(start_);
+    auto o = flatbuffers::Offset<CudaOperand>(end);
+    fbb_.Required(o, CudaOperand::VT_SIZES);
+    fbb_.Required(o, CudaOperand::VT_STRIDES);
+    return o;
+  }
+};
+
+inline flatbuffers::Offset<CudaOperand> CreateCudaOperand(
+    flatbuffers::FlatBufferBuilder &_fbb,
+    uint32_t buffer = 0,
+    int64_t offset = 0,
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> sizes = 0,
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> strides = 0) {
+  CudaOperandBuilder builder_(_fbb);
+  builder_.add_offset(offset);
+  builder_.add_strides(strides);
+  builder_.add_sizes(sizes);
+  builder_.add_buffer(buffer);
+  return builder_.Finish();
+}
+
+struct CudaOperand::Traits {
+  using type = CudaOperand;
+  static auto constexpr Create = CreateCudaOperand;
+};
+
+inline flatbuffers::Offset<CudaOperand> CreateCudaOperandDirect(
+    flatbuffers::FlatBufferBuilder &_fbb,
+    uint32_t buffer = 0,
+    int64_t offset = 0,
+    const std::vector<int64_t> *sizes = nullptr,
+    const std::vector<int64_t> *strides = nullptr) {
+  auto sizes__ = sizes ? _fbb.CreateVector<int64_t>(*sizes) : 0;
+  auto strides__ = strides ? _fbb.CreateVector<int64_t>(*strides) : 0;
+  return gpuopt::artifact::CreateCudaOperand(
+      _fbb,
+      buffer,
+      offset,
+      sizes__,
+      strides__);
+}
+
+flatbuffers::Offset<CudaOperand> CreateCudaOperand(flatbuffers::FlatBufferBuilder &_fbb, const CudaOperandT *_o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
+
 struct CudaStepT : public flatbuffers::NativeTable {
   typedef CudaStep TableType;
   gpuopt::artifact::StepKind kind = gpuopt::artifact::StepKind::Kernel;
@@ -1402,6 +1560,8 @@ struct CudaStepT : public flatbuffers::NativeTable {
   std::string loc{};
   std::string library{};
   std::vector<std::string> sources{};
+  std::vector<std::unique_ptr<gpuopt::artifact::CudaOperandT>> operands{};
+  std::vector<int64_t> scalars{};
   CudaStepT() = default;
   CudaStepT(const CudaStepT &o);
   CudaStepT(CudaStepT&&) FLATBUFFERS_NOEXCEPT = default;
@@ -1425,7 +1585,9 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_ARGS = 12,
     VT_LOC = 14,
     VT_LIBRARY = 16,
-    VT_SOURCES = 18
+    VT_SOURCES = 18,
+    VT_OPERANDS = 20,
+    VT_SCALARS = 22
   };
   gpuopt::artifact::StepKind kind() const {
     return static_cast<gpuopt::artifact::StepKind>(GetField<uint8_t>(VT_KIND, 0));
@@ -1445,6 +1607,11 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const flatbuffers::String *loc() const {
     return GetPointer<const flatbuffers::String *>(VT_LOC);
   }
+  /// A Library step's routine: the name of a kernel of CpuKernelAbi.def
+  /// ("conv2d", "conv_transpose2d", "linear"), whose semantics and argument
+  /// list it has; a Library step's `args` are the distinct buffers its
+  /// operands name, in operand order (the plan checks and the liveness read
+  /// them), and `kernel`, `grid` and `block` are unused.
   const flatbuffers::String *library() const {
     return GetPointer<const flatbuffers::String *>(VT_LIBRARY);
   }
@@ -1453,6 +1620,15 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   /// order; runtime errors about the step name them.
   const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *sources() const {
     return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>> *>(VT_SOURCES);
+  }
+  /// A Library step's arguments in the order of its CpuKernelAbi.def entry:
+  /// the memref ones as `operands` (operand 0 is the one it writes), the
+  /// int64 ones as `scalars`.
+  const flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>> *operands() const {
+    return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>> *>(VT_OPERANDS);
+  }
+  const flatbuffers::Vector<int64_t> *scalars() const {
+    return GetPointer<const flatbuffers::Vector<int64_t> *>(VT_SCALARS);
   }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
@@ -1469,6 +1645,11 @@ struct CudaStep FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            VerifyOffset(verifier, VT_SOURCES) &&
            verifier.VerifyVector(sources()) &&
            verifier.VerifyVectorOfStrings(sources()) &&
+           VerifyOffset(verifier, VT_OPERANDS) &&
+           verifier.VerifyVector(operands()) &&
+           verifier.VerifyVectorOfTables(operands()) &&
+           VerifyOffset(verifier, VT_SCALARS) &&
+           verifier.VerifyVector(scalars()) &&
            verifier.EndTable();
   }
   CudaStepT *UnPack(const flatbuffers::resolver_function_t *_resolver = nullptr) const;
@@ -1504,6 +1685,12 @@ struct CudaStepBuilder {
   void add_sources(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources) {
     fbb_.AddOffset(CudaStep::VT_SOURCES, sources);
   }
+  void add_operands(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>>> operands) {
+    fbb_.AddOffset(CudaStep::VT_OPERANDS, operands);
+  }
+  void add_scalars(flatbuffers::Offset<flatbuffers::Vector<int64_t>> scalars) {
+    fbb_.AddOffset(CudaStep::VT_SCALARS, scalars);
+  }
   explicit CudaStepBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1525,8 +1712,12 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStep(
     flatbuffers::Offset<flatbuffers::Vector<uint32_t>> args = 0,
     flatbuffers::Offset<flatbuffers::String> loc = 0,
     flatbuffers::Offset<flatbuffers::String> library = 0,
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources = 0) {
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sources = 0,
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>>> operands = 0,
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> scalars = 0) {
   CudaStepBuilder builder_(_fbb);
+  builder_.add_scalars(scalars);
+  builder_.add_operands(operands);
   builder_.add_sources(sources);
   builder_.add_library(library);
   builder_.add_loc(loc);
@@ -1552,11 +1743,15 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStepDirect(
     const std::vector<uint32_t> *args = nullptr,
     const char *loc = nullptr,
     const char *library = nullptr,
-    const std::vector<flatbuffers::Offset<flatbuffers::String>> *sources = nullptr) {
+    const std::vector<flatbuffers::Offset<flatbuffers::String>> *sources = nullptr,
+    const std::vector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>> *operands = nullptr,
+    const std::vector<int64_t> *scalars = nullptr) {
   auto args__ = args ? _fbb.CreateVector<uint32_t>(*args) : 0;
   auto loc__ = loc ? _fbb.CreateString(loc) : 0;
   auto library__ = library ? _fbb.CreateString(library) : 0;
   auto sources__ = sources ? _fbb.CreateVector<flatbuffers::Offset<flatbuffers::String>>(*sources) : 0;
+  auto operands__ = operands ? _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>>(*operands) : 0;
+  auto scalars__ = scalars ? _fbb.CreateVector<int64_t>(*scalars) : 0;
   return gpuopt::artifact::CreateCudaStep(
       _fbb,
       kind,
@@ -1566,7 +1761,9 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStepDirect(
       args__,
       loc__,
       library__,
-      sources__);
+      sources__,
+      operands__,
+      scalars__);
 }
 
 flatbuffers::Offset<CudaStep> CreateCudaStep(flatbuffers::FlatBufferBuilder &_fbb, const CudaStepT *_o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
@@ -1581,6 +1778,7 @@ struct CudaProgramT : public flatbuffers::NativeTable {
   std::vector<std::unique_ptr<gpuopt::artifact::CudaKernelT>> kernels{};
   std::vector<std::unique_ptr<gpuopt::artifact::CudaStepT>> init{};
   std::vector<std::unique_ptr<gpuopt::artifact::CudaStepT>> run{};
+  gpuopt::artifact::Precision precision = gpuopt::artifact::Precision::FP32;
   CudaProgramT() = default;
   CudaProgramT(const CudaProgramT &o);
   CudaProgramT(CudaProgramT&&) FLATBUFFERS_NOEXCEPT = default;
@@ -1602,7 +1800,8 @@ struct CudaProgram FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_OUTPUTS = 12,
     VT_KERNELS = 14,
     VT_INIT = 16,
-    VT_RUN = 18
+    VT_RUN = 18,
+    VT_PRECISION = 20
   };
   const flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaImage>> *images() const {
     return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaImage>> *>(VT_IMAGES);
@@ -1628,6 +1827,10 @@ struct CudaProgram FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> *run() const {
     return GetPointer<const flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> *>(VT_RUN);
   }
+  /// The arithmetic of the Library steps (`gpuopt-compile --gpu-precision`).
+  gpuopt::artifact::Precision precision() const {
+    return static_cast<gpuopt::artifact::Precision>(GetField<uint8_t>(VT_PRECISION, 0));
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyOffsetRequired(verifier, VT_IMAGES) &&
@@ -1650,6 +1853,7 @@ struct CudaProgram FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            VerifyOffsetRequired(verifier, VT_RUN) &&
            verifier.VerifyVector(run()) &&
            verifier.VerifyVectorOfTables(run()) &&
+           VerifyField<uint8_t>(verifier, VT_PRECISION, 1) &&
            verifier.EndTable();
   }
   CudaProgramT *UnPack(const flatbuffers::resolver_function_t *_resolver = nullptr) const;
@@ -1685,6 +1889,9 @@ struct CudaProgramBuilder {
   void add_run(flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>>> run) {
     fbb_.AddOffset(CudaProgram::VT_RUN, run);
   }
+  void add_precision(gpuopt::artifact::Precision precision) {
+    fbb_.AddElement<uint8_t>(CudaProgram::VT_PRECISION, static_cast<uint8_t>(precision), 0);
+  }
   explicit CudaProgramBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -1712,7 +1919,8 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgram(
     flatbuffers::Offset<flatbuffers::Vector<uint32_t>> outputs = 0,
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaKernel>>> kernels = 0,
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>>> init = 0,
-    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>>> run = 0) {
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>>> run = 0,
+    gpuopt::artifact::Precision precision = gpuopt::artifact::Precision::FP32) {
   CudaProgramBuilder builder_(_fbb);
   builder_.add_arena_bytes(arena_bytes);
   builder_.add_run(run);
@@ -1722,6 +1930,7 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgram(
   builder_.add_inputs(inputs);
   builder_.add_buffers(buffers);
   builder_.add_images(images);
+  builder_.add_precision(precision);
   return builder_.Finish();
 }
 
@@ -1739,7 +1948,8 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgramDirect(
     const std::vector<uint32_t> *outputs = nullptr,
     const std::vector<flatbuffers::Offset<gpuopt::artifact::CudaKernel>> *kernels = nullptr,
     const std::vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> *init = nullptr,
-    const std::vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> *run = nullptr) {
+    const std::vector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> *run = nullptr,
+    gpuopt::artifact::Precision precision = gpuopt::artifact::Precision::FP32) {
   auto images__ = images ? _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaImage>>(*images) : 0;
   auto buffers__ = buffers ? _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaBuffer>>(*buffers) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<uint32_t>(*inputs) : 0;
@@ -1756,7 +1966,8 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgramDirect(
       outputs__,
       kernels__,
       init__,
-      run__);
+      run__,
+      precision);
 }
 
 flatbuffers::Offset<CudaProgram> CreateCudaProgram(flatbuffers::FlatBufferBuilder &_fbb, const CudaProgramT *_o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
@@ -2329,6 +2540,41 @@ inline flatbuffers::Offset<CudaKernel> CreateCudaKernel(flatbuffers::FlatBufferB
       _shared_bytes);
 }
 
+inline CudaOperandT *CudaOperand::UnPack(const flatbuffers::resolver_function_t *_resolver) const {
+  auto _o = std::make_unique<CudaOperandT>();
+  UnPackTo(_o.get(), _resolver);
+  return _o.release();
+}
+
+inline void CudaOperand::UnPackTo(CudaOperandT *_o, const flatbuffers::resolver_function_t *_resolver) const {
+  (void)_o;
+  (void)_resolver;
+  { auto _e = buffer(); _o->buffer = _e; }
+  { auto _e = offset(); _o->offset = _e; }
+  { auto _e = sizes(); if (_e) { _o->sizes.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->sizes[_i] = _e->Get(_i); } } }
+  { auto _e = strides(); if (_e) { _o->strides.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->strides[_i] = _e->Get(_i); } } }
+}
+
+inline flatbuffers::Offset<CudaOperand> CudaOperand::Pack(flatbuffers::FlatBufferBuilder &_fbb, const CudaOperandT* _o, const flatbuffers::rehasher_function_t *_rehasher) {
+  return CreateCudaOperand(_fbb, _o, _rehasher);
+}
+
+inline flatbuffers::Offset<CudaOperand> CreateCudaOperand(flatbuffers::FlatBufferBuilder &_fbb, const CudaOperandT *_o, const flatbuffers::rehasher_function_t *_rehasher) {
+  (void)_rehasher;
+  (void)_o;
+  struct _VectorArgs { flatbuffers::FlatBufferBuilder *__fbb; const CudaOperandT* __o; const flatbuffers::rehasher_function_t *__rehasher; } _va = { &_fbb, _o, _rehasher}; (void)_va;
+  auto _buffer = _o->buffer;
+  auto _offset = _o->offset;
+  auto _sizes = _fbb.CreateVector(_o->sizes);
+  auto _strides = _fbb.CreateVector(_o->strides);
+  return gpuopt::artifact::CreateCudaOperand(
+      _fbb,
+      _buffer,
+      _offset,
+      _sizes,
+      _strides);
+}
+
 inline CudaStepT::CudaStepT(const CudaStepT &o)
       : kind(o.kind),
         kernel(o.kernel),
@@ -2337,7 +2583,10 @@ inline CudaStepT::CudaStepT(const CudaStepT &o)
         args(o.args),
         loc(o.loc),
         library(o.library),
-        sources(o.sources) {
+        sources(o.sources),
+        scalars(o.scalars) {
+  operands.reserve(o.operands.size());
+  for (const auto &operands_ : o.operands) { operands.emplace_back((operands_) ? new gpuopt::artifact::CudaOperandT(*operands_) : nullptr); }
 }
 
 inline CudaStepT &CudaStepT::operator=(CudaStepT o) FLATBUFFERS_NOEXCEPT {
@@ -2349,6 +2598,8 @@ inline CudaStepT &CudaStepT::operator=(CudaStepT o) FLATBUFFERS_NOEXCEPT {
   std::swap(loc, o.loc);
   std::swap(library, o.library);
   std::swap(sources, o.sources);
+  std::swap(operands, o.operands);
+  std::swap(scalars, o.scalars);
   return *this;
 }
 
@@ -2369,6 +2620,8 @@ inline void CudaStep::UnPackTo(CudaStepT *_o, const flatbuffers::resolver_functi
   { auto _e = loc(); if (_e) _o->loc = _e->str(); }
   { auto _e = library(); if (_e) _o->library = _e->str(); }
   { auto _e = sources(); if (_e) { _o->sources.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->sources[_i] = _e->Get(_i)->str(); } } }
+  { auto _e = operands(); if (_e) { _o->operands.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->operands[_i] = std::unique_ptr<gpuopt::artifact::CudaOperandT>(_e->Get(_i)->UnPack(_resolver)); } } }
+  { auto _e = scalars(); if (_e) { _o->scalars.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->scalars[_i] = _e->Get(_i); } } }
 }
 
 inline flatbuffers::Offset<CudaStep> CudaStep::Pack(flatbuffers::FlatBufferBuilder &_fbb, const CudaStepT* _o, const flatbuffers::rehasher_function_t *_rehasher) {
@@ -2387,6 +2640,8 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStep(flatbuffers::FlatBufferBuild
   auto _loc = _o->loc.empty() ? 0 : _fbb.CreateString(_o->loc);
   auto _library = _o->library.empty() ? 0 : _fbb.CreateString(_o->library);
   auto _sources = _o->sources.size() ? _fbb.CreateVectorOfStrings(_o->sources) : 0;
+  auto _operands = _o->operands.size() ? _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaOperand>> (_o->operands.size(), [](size_t i, _VectorArgs *__va) { return CreateCudaOperand(*__va->__fbb, __va->__o->operands[i].get(), __va->__rehasher); }, &_va ) : 0;
+  auto _scalars = _o->scalars.size() ? _fbb.CreateVector(_o->scalars) : 0;
   return gpuopt::artifact::CreateCudaStep(
       _fbb,
       _kind,
@@ -2396,13 +2651,16 @@ inline flatbuffers::Offset<CudaStep> CreateCudaStep(flatbuffers::FlatBufferBuild
       _args,
       _loc,
       _library,
-      _sources);
+      _sources,
+      _operands,
+      _scalars);
 }
 
 inline CudaProgramT::CudaProgramT(const CudaProgramT &o)
       : arena_bytes(o.arena_bytes),
         inputs(o.inputs),
-        outputs(o.outputs) {
+        outputs(o.outputs),
+        precision(o.precision) {
   images.reserve(o.images.size());
   for (const auto &images_ : o.images) { images.emplace_back((images_) ? new gpuopt::artifact::CudaImageT(*images_) : nullptr); }
   buffers.reserve(o.buffers.size());
@@ -2424,6 +2682,7 @@ inline CudaProgramT &CudaProgramT::operator=(CudaProgramT o) FLATBUFFERS_NOEXCEP
   std::swap(kernels, o.kernels);
   std::swap(init, o.init);
   std::swap(run, o.run);
+  std::swap(precision, o.precision);
   return *this;
 }
 
@@ -2444,6 +2703,7 @@ inline void CudaProgram::UnPackTo(CudaProgramT *_o, const flatbuffers::resolver_
   { auto _e = kernels(); if (_e) { _o->kernels.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->kernels[_i] = std::unique_ptr<gpuopt::artifact::CudaKernelT>(_e->Get(_i)->UnPack(_resolver)); } } }
   { auto _e = init(); if (_e) { _o->init.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->init[_i] = std::unique_ptr<gpuopt::artifact::CudaStepT>(_e->Get(_i)->UnPack(_resolver)); } } }
   { auto _e = run(); if (_e) { _o->run.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->run[_i] = std::unique_ptr<gpuopt::artifact::CudaStepT>(_e->Get(_i)->UnPack(_resolver)); } } }
+  { auto _e = precision(); _o->precision = _e; }
 }
 
 inline flatbuffers::Offset<CudaProgram> CudaProgram::Pack(flatbuffers::FlatBufferBuilder &_fbb, const CudaProgramT* _o, const flatbuffers::rehasher_function_t *_rehasher) {
@@ -2462,6 +2722,7 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgram(flatbuffers::FlatBuffe
   auto _kernels = _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaKernel>> (_o->kernels.size(), [](size_t i, _VectorArgs *__va) { return CreateCudaKernel(*__va->__fbb, __va->__o->kernels[i].get(), __va->__rehasher); }, &_va );
   auto _init = _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> (_o->init.size(), [](size_t i, _VectorArgs *__va) { return CreateCudaStep(*__va->__fbb, __va->__o->init[i].get(), __va->__rehasher); }, &_va );
   auto _run = _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::CudaStep>> (_o->run.size(), [](size_t i, _VectorArgs *__va) { return CreateCudaStep(*__va->__fbb, __va->__o->run[i].get(), __va->__rehasher); }, &_va );
+  auto _precision = _o->precision;
   return gpuopt::artifact::CreateCudaProgram(
       _fbb,
       _images,
@@ -2471,7 +2732,8 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgram(flatbuffers::FlatBuffe
       _outputs,
       _kernels,
       _init,
-      _run);
+      _run,
+      _precision);
 }
 
 inline ModelT::ModelT(const ModelT &o)
@@ -2750,6 +3012,24 @@ inline const flatbuffers::TypeTable *StepKindTypeTable() {
   return &tt;
 }
 
+inline const flatbuffers::TypeTable *PrecisionTypeTable() {
+  static const flatbuffers::TypeCode type_codes[] = {
+    { flatbuffers::ET_UCHAR, 0, 0 },
+    { flatbuffers::ET_UCHAR, 0, 0 }
+  };
+  static const flatbuffers::TypeFunction type_refs[] = {
+    gpuopt::artifact::PrecisionTypeTable
+  };
+  static const char * const names[] = {
+    "FP32",
+    "TF32"
+  };
+  static const flatbuffers::TypeTable tt = {
+    flatbuffers::ST_ENUM, 2, type_codes, type_refs, nullptr, nullptr, names
+  };
+  return &tt;
+}
+
 inline const flatbuffers::TypeTable *ProgramTypeTable() {
   static const flatbuffers::TypeCode type_codes[] = {
     { flatbuffers::ET_SEQUENCE, 0, -1 },
@@ -2978,6 +3258,25 @@ inline const flatbuffers::TypeTable *Dim3TypeTable() {
   return &tt;
 }
 
+inline const flatbuffers::TypeTable *CudaOperandTypeTable() {
+  static const flatbuffers::TypeCode type_codes[] = {
+    { flatbuffers::ET_UINT, 0, -1 },
+    { flatbuffers::ET_LONG, 0, -1 },
+    { flatbuffers::ET_LONG, 1, -1 },
+    { flatbuffers::ET_LONG, 1, -1 }
+  };
+  static const char * const names[] = {
+    "buffer",
+    "offset",
+    "sizes",
+    "strides"
+  };
+  static const flatbuffers::TypeTable tt = {
+    flatbuffers::ST_TABLE, 4, type_codes, nullptr, nullptr, nullptr, names
+  };
+  return &tt;
+}
+
 inline const flatbuffers::TypeTable *CudaStepTypeTable() {
   static const flatbuffers::TypeCode type_codes[] = {
     { flatbuffers::ET_UCHAR, 0, 0 },
@@ -2987,11 +3286,14 @@ inline const flatbuffers::TypeTable *CudaStepTypeTable() {
     { flatbuffers::ET_UINT, 1, -1 },
     { flatbuffers::ET_STRING, 0, -1 },
     { flatbuffers::ET_STRING, 0, -1 },
-    { flatbuffers::ET_STRING, 1, -1 }
+    { flatbuffers::ET_STRING, 1, -1 },
+    { flatbuffers::ET_SEQUENCE, 1, 2 },
+    { flatbuffers::ET_LONG, 1, -1 }
   };
   static const flatbuffers::TypeFunction type_refs[] = {
     gpuopt::artifact::StepKindTypeTable,
-    gpuopt::artifact::Dim3TypeTable
+    gpuopt::artifact::Dim3TypeTable,
+    gpuopt::artifact::CudaOperandTypeTable
   };
   static const char * const names[] = {
     "kind",
@@ -3001,10 +3303,12 @@ inline const flatbuffers::TypeTable *CudaStepTypeTable() {
     "args",
     "loc",
     "library",
-    "sources"
+    "sources",
+    "operands",
+    "scalars"
   };
   static const flatbuffers::TypeTable tt = {
-    flatbuffers::ST_TABLE, 8, type_codes, type_refs, nullptr, nullptr, names
+    flatbuffers::ST_TABLE, 10, type_codes, type_refs, nullptr, nullptr, names
   };
   return &tt;
 }
@@ -3018,13 +3322,15 @@ inline const flatbuffers::TypeTable *CudaProgramTypeTable() {
     { flatbuffers::ET_UINT, 1, -1 },
     { flatbuffers::ET_SEQUENCE, 1, 2 },
     { flatbuffers::ET_SEQUENCE, 1, 3 },
-    { flatbuffers::ET_SEQUENCE, 1, 3 }
+    { flatbuffers::ET_SEQUENCE, 1, 3 },
+    { flatbuffers::ET_UCHAR, 0, 4 }
   };
   static const flatbuffers::TypeFunction type_refs[] = {
     gpuopt::artifact::CudaImageTypeTable,
     gpuopt::artifact::CudaBufferTypeTable,
     gpuopt::artifact::CudaKernelTypeTable,
-    gpuopt::artifact::CudaStepTypeTable
+    gpuopt::artifact::CudaStepTypeTable,
+    gpuopt::artifact::PrecisionTypeTable
   };
   static const char * const names[] = {
     "images",
@@ -3034,10 +3340,11 @@ inline const flatbuffers::TypeTable *CudaProgramTypeTable() {
     "outputs",
     "kernels",
     "init",
-    "run"
+    "run",
+    "precision"
   };
   static const flatbuffers::TypeTable tt = {
-    flatbuffers::ST_TABLE, 8, type_codes, type_refs, nullptr, nullptr, names
+    flatbuffers::ST_TABLE, 9, type_codes, type_refs, nullptr, nullptr, names
   };
   return &tt;
 }
