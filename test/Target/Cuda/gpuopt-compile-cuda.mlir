@@ -196,7 +196,8 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // DUMP-NEXT:         "{{.*}}gpuopt-compile-cuda.mlir:[[#BN+1]]:{{[0-9]+}}"
 // DUMP-NEXT:       ]
 // DUMP-NEXT:     }
-// DUMP-NEXT:   ]
+// DUMP-NEXT:   ],
+// DUMP-NEXT:   "precision": "FP32"
 // DUMP-NEXT: }
 // DUMP-NEXT: }
 
