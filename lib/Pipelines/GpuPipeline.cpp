@@ -100,6 +100,9 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   // Accumulators in registers, then multiply-adds fused (explicitly, so that
   // the host image the emulator runs computes what the GPU computes).
   pm.addPass(createPromoteLoopAccumulatorsPass());
+  // Then an accumulator buffer only its kernel reads, after storing it,
+  // goes: its values stay in those registers.
+  pm.addPass(createEliminatePrivateKernelBuffersPass());
   pm.addPass(createFuseMultiplyAddPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -5,7 +5,7 @@
 // accumulation (padding read in the load: no padded copy), bias and ReLU
 // are one kernel. Kernels take bare pointers, noalias (readonly when never
 // written), read the thread indices, accumulate in registers (loop-carried
-// values, stored once after the loops) with fused multiply-adds: four
+// values starting from the fill's zero, no scratch buffer) with fused multiply-adds: four
 // output channels per thread (the default register tile), which share one
 // load of the input per step.
 // NVVM-LABEL: func.func @forward
@@ -15,7 +15,9 @@
 // NVVM-NOT: gpu.launch_func
 // NVVM: return
 // NVVM: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {gpu.kernel, nvvm.kernel}
+// The accumulator buffer of the fill and reduction is gone
+// (--eliminate-private-kernel-buffers): input, weight, bias, output.
+// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {gpu.kernel, nvvm.kernel}
 // NVVM: nvvm.read.ptx.sreg.ctaid.x
 // NVVM: nvvm.read.ptx.sreg.tid.x
 // NVVM: ^bb6(%{{.*}}: i64, %[[ACC:[^:]*]]: f32, %[[ACC1:[^:]*]]: f32, %[[ACC2:[^:]*]]: f32, %[[ACC3:[^:]*]]: f32):

@@ -63,6 +63,7 @@
 // GPU-NEXT: cse,
 // GPU-NEXT: deduplicate-gpu-kernels,
 // GPU-NEXT: promote-loop-accumulators,
+// GPU-NEXT: eliminate-private-kernel-buffers,
 // GPU-NEXT: fuse-multiply-add,
 // GPU-NEXT: canonicalize{
 // GPU-NEXT: cse,

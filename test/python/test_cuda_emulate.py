@@ -232,19 +232,22 @@ def test_race_is_caught(conv_bn_relu: dict, tmp_path: Path) -> None:
     inputs = [d / "x.npy", d / "r.npy"]
 
     def edit(model: dict) -> None:
+        # The first launch that writes a temporary or the output and reads
+        # an input or a temporary (its kernel's signature says which).
         prog = program(model)
-        buffers, seen = prog["buffers"], set()
+        buffers = prog["buffers"]
         for step in prog["run"]:
-            temps = [a for a in step["args"] if buffers[a]["kind"] == "Temp"]
-            fresh = [a for a in temps if a not in seen]
-            read = [a for a in temps if a in seen]
-            if fresh and read:
-                out, source = buffers[fresh[0]], buffers[read[0]]
+            sig = prog["kernels"][step["kernel"]]["args"]
+            written = [a for a, p in zip(step["args"], sig) if p.get("writes") and not p.get("reads")]
+            written = [a for a in written if buffers[a]["kind"] in ("Temp", "Output")]
+            read = [a for a, p in zip(step["args"], sig) if p.get("reads") and not p.get("writes")]
+            read = [a for a in read if buffers[a]["kind"] in ("Temp", "Input")]
+            if written and read:
+                out, source = buffers[written[0]], buffers[read[0]]
                 assert source["offset"] + out["bytes"] <= prog["arena_bytes"]
                 out["offset"] = source["offset"]
                 return
-            seen.update(step["args"])
-        raise AssertionError("no launch reads one temporary and writes another")
+        raise AssertionError("no launch reads an input or temporary and writes another buffer")
 
     bad = rewrite(artifact, tmp_path / "racy.gpuopt", edit)
     forward = emulate(bad, d / "m.safetensors", inputs, tmp_path, "forward", "--skip-plan-checks")

@@ -39,17 +39,18 @@ pytestmark = needs_cuda_run
 
 ROWS, K, N = 16, 24, 20
 SIGNATURE = (
-    f"(%arg0: memref<{ROWS}x{N}xf32>, %arg1: memref<{ROWS}x{K}xf32>, %arg2: memref<{N}x{K}xf32>, "
-    f"%arg3: memref<{N}xf32>, %arg4: memref<{ROWS}x{N}xf32>)"
+    f"(%arg0: memref<{ROWS}x{K}xf32>, %arg1: memref<{N}x{K}xf32>, "
+    f"%arg2: memref<{N}xf32>, %arg3: memref<{ROWS}x{N}xf32>)"
 )
 
-# The Linear's buffers as the compiled kernel takes them: %acc (its
-# accumulator), %x, %w (the weight, N x K), %bias, %out. Each block stages
+# The Linear's buffers as the compiled kernel takes them: %x, %w (the
+# weight, N x K), %bias, %out (its accumulator stays in registers:
+# --eliminate-private-kernel-buffers). Each block stages
 # the whole weight into a workgroup tile (thread t copies elements t and
 # t + 256 of the 480), waits at the barrier, and thread g computes output
 # (g / N, g % N) from the tile.
 TILE_KERNEL = """gpu.module @kernels {
-  gpu.func @NAME(%acc: memref<16x20xf32>, %x: memref<16x24xf32>, %w: memref<20x24xf32>,
+  gpu.func @NAME(%x: memref<16x24xf32>, %w: memref<20x24xf32>,
                  %bias: memref<20xf32>, %out: memref<16x20xf32>)
       workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>>) kernel {
     %c0 = arith.constant 0 : index
@@ -87,7 +88,6 @@ TILE_KERNEL = """gpu.module @kernels {
         %n = arith.addf %a, %m : f32
         scf.yield %n : f32
       }
-      memref.store %sum, %acc[%i, %j] : memref<16x20xf32>
       %bv = memref.load %bias[%j] : memref<20xf32>
       %y = arith.addf %sum, %bv : f32
       memref.store %y, %out[%i, %j] : memref<16x20xf32>
@@ -102,7 +102,7 @@ TILE_KERNEL = """gpu.module @kernels {
 # lanes, the others 0), a butterfly (xor 16, 8, 4, 2, 1) summing the
 # products into every lane; lane o keeps output o's sum.
 SHUFFLE_KERNEL = """gpu.module @kernels {
-  gpu.func @NAME(%acc: memref<16x20xf32>, %x: memref<16x24xf32>, %w: memref<20x24xf32>,
+  gpu.func @NAME(%x: memref<16x24xf32>, %w: memref<20x24xf32>,
                  %bias: memref<20xf32>, %out: memref<16x20xf32>) kernel {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -157,7 +157,6 @@ SHUFFLE_KERNEL = """gpu.module @kernels {
     scf.if %live {
       %j = arith.remui %g, %c20 : index
       %i = arith.divui %g, %c20 : index
-      memref.store %res, %acc[%i, %j] : memref<16x20xf32>
       %bv = memref.load %bias[%j] : memref<20xf32>
       %y = arith.addf %res, %bv : f32
       memref.store %y, %out[%i, %j] : memref<16x20xf32>

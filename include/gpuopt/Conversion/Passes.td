@@ -629,6 +629,55 @@ def PromoteLoopAccumulatorsPass
   ];
 }
 
+def EliminatePrivateKernelBuffersPass
+    : Pass<"eliminate-private-kernel-buffers", "::mlir::ModuleOp"> {
+  let summary = "Drop the scratch buffers a kernel writes before it reads: "
+                "their values stay in registers";
+  let description = [{
+    A kernel argument is a *private buffer* when, in every launch of the
+    kernel, it is a `memref.alloc` of the host function that this launch
+    alone uses (once; deallocations aside): no other launch reads what the
+    kernel leaves in it, and no other argument of the launch overlaps it.
+    When every use of the argument in the kernel is a `memref.load` or
+    `memref.store` of it, and each load has a certain stored value — the
+    nearest store before it, in its block or in the blocks enclosing it
+    through `scf.if` regions (which run at most once), that has the load's
+    indices, with every store between at indices that provably name another
+    element (in some dimension one base plus different constants, as the
+    accumulators of a register tile) and no loop or other region between
+    that stores to it — each load is replaced by that value, the stores are
+    erased, and the argument leaves the kernel and its launches; the
+    allocation and its deallocations go.
+
+    This is what a convolution's accumulator looks like after
+    `--convert-parallel-loops-to-kernels` (its zero fill, reduction and
+    epilogue fused into one kernel) and `--promote-loop-accumulators`:
+
+    ```mlir
+    memref.store %zero, %acc[%n, %o, %h, %w] : memref<1x8x4x4xf32>
+    %a0 = memref.load %acc[%n, %o, %h, %w] : memref<1x8x4x4xf32>
+    %s = scf.for %k = %c0 to %c9 step %c1 iter_args(%a = %a0) -> (f32) { ... }
+    memref.store %s, %acc[%n, %o, %h, %w] : memref<1x8x4x4xf32>
+    %r = memref.load %acc[%n, %o, %h, %w] : memref<1x8x4x4xf32>
+    %y = arith.addf %r, %bias : f32
+    // becomes
+    %s = scf.for %k = %c0 to %c9 step %c1 iter_args(%a = %zero) -> (f32) { ... }
+    %y = arith.addf %s, %bias : f32
+    ```
+
+    A global store of the fill, one of the accumulator and a load go per
+    output, and the buffer leaves the arena. Kernels with `gpu.barrier` or
+    `gpu.shuffle` are left alone (their threads may read what another
+    stored), as is any argument used otherwise (a view, a copy) or loaded
+    without a certain stored value.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numEliminated", "buffers-eliminated",
+              "Private buffer arguments removed from kernels">
+  ];
+}
+
 def FuseMultiplyAddPass : Pass<"fuse-multiply-add", "::mlir::ModuleOp"> {
   let summary = "Turn the multiply-adds of GPU kernels into math.fma";
   let description = [{

@@ -515,6 +515,34 @@ bool isMovableBetween(Operation *op) {
   return (isPure(op) && op->getNumRegions() == 0) || isa<memref::AllocOp>(op);
 }
 
+/// The next loop after `op` past the ops fusion may move above it, if any.
+scf::ParallelOp getNextLoop(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && !isa<scf::ParallelOp>(next) && isMovableBetween(next))
+    next = next->getNextNode();
+  return dyn_cast_or_null<scf::ParallelOp>(next);
+}
+
+/// Whether `second`, which could fuse into `first` although they share no
+/// buffer, should rather start a kernel with the loop after it, which it
+/// shares a buffer with and fuses with: a zero fill of an accumulator
+/// between one convolution and the next belongs to the next, whose kernel
+/// then writes and reads that buffer alone (--eliminate-private-kernel-
+/// buffers can then keep it in registers). The number of kernels is the
+/// same either way.
+bool prefersNextLoop(scf::ParallelOp first, scf::ParallelOp second,
+                     bool serial) {
+  SmallVector<Access> a1, a2, a3;
+  if (failed(collectAccesses(first, a1)) ||
+      failed(collectAccesses(second, a2)) || !getSharedRoots(a1, a2).empty())
+    return false;
+  scf::ParallelOp third = getNextLoop(second);
+  if (!third || failed(collectAccesses(third, a3)) ||
+      getSharedRoots(a2, a3).empty())
+    return false;
+  return getFusionMap(second, third, serial).has_value();
+}
+
 struct ConvertParallelLoopsToKernelsPass
     : public gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
           ConvertParallelLoopsToKernelsPass> {
@@ -568,6 +596,8 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
       if (!map && serial)
         nest = getNestFusion(first, second);
       if (!map && !nest)
+        break;
+      if (map && prefersNextLoop(first, second, serial))
         break;
       // Pure ops and allocations in between touch no buffer contents:
       // hoisting them above `first` is legal when their operands are defined

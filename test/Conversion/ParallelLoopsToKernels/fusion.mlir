@@ -395,3 +395,80 @@ func.func @negative_nest_fusion_other_channel(%x: memref<1x8x2x3xf32>, %z: memre
   }
   return
 }
+
+// -----
+
+// A zero fill between two loops of its shape that shares no buffer with
+// the first and its buffer with the second, which reads the first's output
+// at other elements (a convolution after a convolution: they cannot fuse):
+// the fill fuses with the second (the accumulation it initializes), not
+// with the first, although both would fuse; two kernels either way, and
+// the accumulator is then written and read by one kernel alone.
+// CHECK-LABEL: func.func @fill_joins_its_consumer
+// CHECK: gpu.launch_func @kernels::@fill_joins_its_consumer_kernel0 {{.*}} args(%{{[^ ]*}} : memref<8xf32>, %{{[^ ]*}} : memref<8xf32>)
+// CHECK: gpu.launch_func @kernels::@fill_joins_its_consumer_kernel1 {{.*}} args(%{{[^ ]*}} : memref<8xf32>, %{{[^ ]*}} : memref<8x4xf32>, %{{[^ ]*}} : memref<8xf32>, %{{[^ ]*}} : memref<8xf32>)
+// CHECK: gpu.func @fill_joins_its_consumer_kernel0
+// CHECK-NOT: arith.constant 0.0
+// CHECK: gpu.return
+// CHECK: gpu.func @fill_joins_its_consumer_kernel1
+// CHECK: memref.store %{{.*}}, %[[ACC:[^\[]*]][
+// CHECK: scf.for
+// CHECK: memref.load %[[ACC]][
+func.func @fill_joins_its_consumer(%x: memref<8xf32>, %x2: memref<8x4xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %prev = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    %d = arith.mulf %v, %two : f32
+    memref.store %d, %prev[%i] : memref<8xf32>
+    scf.reduce
+  }
+  %acc = memref.alloc() : memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %zero, %acc[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    scf.for %k = %c0 to %c4 step %c1 {
+      %a = memref.load %acc[%i] : memref<8xf32>
+      %v = memref.load %x2[%i, %k] : memref<8x4xf32>
+      %q = memref.load %prev[%k] : memref<8xf32>
+      %p = arith.mulf %v, %q : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %acc[%i] : memref<8xf32>
+    }
+    %r = memref.load %acc[%i] : memref<8xf32>
+    memref.store %r, %y[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// negative: a fill whose next loop does not share its buffer still fuses
+// with the loop before it.
+// CHECK-LABEL: func.func @negative_fill_without_consumer
+// CHECK-COUNT-1: gpu.launch_func
+// CHECK-NOT: gpu.launch_func
+func.func @negative_fill_without_consumer(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %y[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %zero, %z[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}
