@@ -55,6 +55,7 @@ tools = [
     "gpuopt-file-io-test",
     "gpuopt-artifact-test",
     "gpuopt-cuda-plan-check-test",
+    "gpuopt-cuda-library-plan-test",
     "gpuopt-threads-test",
     "gpuopt-cpu-features-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),
