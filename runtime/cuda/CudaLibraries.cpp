@@ -492,6 +492,9 @@ const LibraryCallPlan *CudaLibrarySteps::plan(const char *plan,
 }
 
 Status CudaLibrarySteps::buildDescriptors() {
+  if (descriptorsBuilt)
+    return Status::ok();
+  descriptorsBuilt = true;
   for (auto *calls : {&init, &run_})
     for (std::unique_ptr<Call> &c : *calls) {
       if (!c)
@@ -506,12 +509,20 @@ Status CudaLibrarySteps::buildDescriptors() {
 
 namespace {
 
-/// The math a found algorithm may use at `precision`: strict FP32 takes
-/// FMA kernels only; TF32 anything but down-conversion to FP16/BF16.
+/// The math a found algorithm may report at `precision`: strict FP32 no
+/// tensor-op math (the descriptor stays CUDNN_FMA_MATH, which is what the
+/// calls run with); TF32 anything but down-conversion to FP16/BF16.
 bool mathFits(cudnnMathType_t math, CudaPrecision precision) {
   if (precision == CudaPrecision::FP32)
-    return math == CUDNN_FMA_MATH;
+    return math == CUDNN_FMA_MATH || math == CUDNN_DEFAULT_MATH;
   return math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+/// The math type the calls run with once `math` was chosen: FP32 keeps
+/// CUDNN_FMA_MATH (CUDNN_DEFAULT_MATH may use TF32 tensor cores on Ampere
+/// and later); TF32 takes the chosen algorithm's.
+cudnnMathType_t runMath(cudnnMathType_t math, CudaPrecision precision) {
+  return precision == CudaPrecision::FP32 ? CUDNN_FMA_MATH : math;
 }
 
 /// The first (fastest) result that ran, fits the precision and the
@@ -580,7 +591,8 @@ Status CudaLibrarySteps::chooseAlgorithms(const CudaLibraryOptions &options,
                                statuses + ")");
         c.fwdAlgo = r->algo;
         c.algoBytes = r->memory;
-        CUDNN_CHECK(cudnnSetConvolutionMathType, c.conv, r->mathType);
+        CUDNN_CHECK(cudnnSetConvolutionMathType, c.conv,
+                    runMath(r->mathType, p.precision));
       } else if (p.routine == LibraryRoutine::ConvTranspose2d) {
         int max = 0;
         CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount, H.cudnn,
@@ -605,7 +617,8 @@ Status CudaLibrarySteps::chooseAlgorithms(const CudaLibraryOptions &options,
                                statuses + ")");
         c.bwdAlgo = r->algo;
         c.algoBytes = r->memory;
-        CUDNN_CHECK(cudnnSetConvolutionMathType, c.conv, r->mathType);
+        CUDNN_CHECK(cudnnSetConvolutionMathType, c.conv,
+                    runMath(r->mathType, p.precision));
       } else {
         cublasLtMatmulPreference_t pref = nullptr;
         CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate, &pref);

@@ -59,7 +59,7 @@ public:
 
   /// Builds every step's descriptors (host-side calls only, no handle) and
   /// checks them against the plan: cuDNN's output size of each
-  /// convolution must be the step's.
+  /// convolution must be the step's. Once (load calls it too).
   Status buildDescriptors();
 
   /// At load, on the model's context: handles on `stream`, the algorithm
@@ -91,7 +91,7 @@ private:
   Status run(Call &c, const std::vector<LibraryOp> &ops);
 
   const CudaArtifact *art = nullptr;
-  bool cudnnNeeded = false, cublasLtNeeded = false;
+  bool cudnnNeeded = false, cublasLtNeeded = false, descriptorsBuilt = false;
   /// Per plan step: its call (null for a kernel step).
   std::vector<std::unique_ptr<Call>> init, run_;
   struct Handles;
