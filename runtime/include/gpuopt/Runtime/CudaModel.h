@@ -10,7 +10,9 @@
 // builds with a C++17 compiler and the CUDA toolkit's headers only: the
 // driver library (libcuda.so.1) is opened at run time, so a machine without
 // an NVIDIA driver gets an error Status saying so, not a loader failure.
-// Every driver call is checked.
+// Every driver call is checked. Library steps run through cuDNN 9 and
+// cuBLASLt, opened the same way and only for plans that have such steps
+// (runtime/cuda/CudaLibraries.h, docs/CUDABackend.md "Vendor libraries").
 //
 //===----------------------------------------------------------------------===//
 
