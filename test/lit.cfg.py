@@ -47,6 +47,14 @@ try:
 except OSError:
     pass
 
+# Whether cuDNN 9 and cuBLASLt load (their descriptors need no GPU).
+try:
+    ctypes.CDLL("libcudnn.so.9")
+    ctypes.CDLL("libcublasLt.so.13")
+    config.available_features.add("cuda-vendor-libraries")
+except OSError:
+    pass
+
 tools = [
     "not",
     "gpuopt-opt",
@@ -55,9 +63,11 @@ tools = [
     "gpuopt-file-io-test",
     "gpuopt-artifact-test",
     "gpuopt-cuda-plan-check-test",
+    "gpuopt-cuda-library-plan-test",
     "gpuopt-threads-test",
     "gpuopt-cpu-features-test",
     ToolSubst("gpuopt-run", unresolved="ignore"),
     ToolSubst("gpuopt-cuda-run", unresolved="ignore"),
+    ToolSubst("gpuopt-cuda-libraries-test", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

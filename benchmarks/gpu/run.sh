@@ -32,7 +32,10 @@
 # untimed ones, gpuopt profiling passes per row: default 50 / 10 / 5, dry run
 # 3 / 1 / 1), BENCH_STAGES (comma-separated subset of correctness,rolling_unet_s,
 # unet,rest; default all: a rerun can take only the stages a first run did
-# not reach), PYTHON (default python3), GPUOPT_COMMIT (recorded).
+# not reach), PYTHON (default python3), GPUOPT_COMMIT (recorded),
+# GPUOPT_CUDNN_LIBRARY / GPUOPT_CUBLASLT_LIBRARY (the vendor libraries of
+# Library steps; default: libcudnn.so.9 and libcublasLt.so.13/.12 found under
+# the Python's site-packages/nvidia, i.e. PyTorch's wheel, and printed).
 set -uo pipefail
 DRY=${BENCH_DRY_RUN:-0}
 case $DRY in
@@ -91,6 +94,38 @@ if [ ! -f "$ART/manifest.json" ]; then
 fi
 [ $DRY = 1 ] || nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$LOG"
 
+# cuDNN and cuBLASLt for Library steps (CUDABackend.md "Vendor libraries"):
+# PyTorch's wheel ships them under site-packages/nvidia; exported before any
+# gpuopt run, and the cuDNN headers there serve the runtime's build when the
+# toolkit has none.
+NVIDIA_SITE=$("$PY" -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null || true)
+find_vendor() {
+  [ -n "$NVIDIA_SITE" ] || return 0
+  for name in "$@"; do
+    found=$(find "$NVIDIA_SITE/nvidia" -name "$name" \( -type f -o -type l \) 2>/dev/null | sort | head -n 1)
+    if [ -n "$found" ]; then
+      echo "$found"
+      return 0
+    fi
+  done
+}
+if [ -z "${GPUOPT_CUDNN_LIBRARY:-}" ]; then
+  GPUOPT_CUDNN_LIBRARY=$(find_vendor libcudnn.so.9)
+fi
+if [ -z "${GPUOPT_CUBLASLT_LIBRARY:-}" ]; then
+  GPUOPT_CUBLASLT_LIBRARY=$(find_vendor libcublasLt.so.13 libcublasLt.so.12)
+fi
+CUDNN_HEADER=$(find_vendor cudnn.h)
+for var in GPUOPT_CUDNN_LIBRARY GPUOPT_CUBLASLT_LIBRARY; do
+  if [ -n "${!var}" ]; then
+    export "${var?}"
+    say "vendor library: $var=${!var}"
+  else
+    unset "$var"
+    say "vendor library: $var not found under ${NVIDIA_SITE:-site-packages (no nvidia package)}: the runtime looks it up by name"
+  fi
+done
+
 if [ -n "${BENCH_RUNTIME:-}" ]; then
   RUNTIME=$(realpath -m "$BENCH_RUNTIME")
   [ -x "$RUNTIME" ] || { say "error: BENCH_RUNTIME=$BENCH_RUNTIME is not an executable"; exit 1; }
@@ -103,8 +138,13 @@ else
   say "building the CUDA runtime (runtime/cuda, no LLVM)"
   BUILD=${BENCH_BUILD_DIR:-/tmp/gpuopt-cuda-runtime}
   export PATH=/usr/local/cuda/bin:$PATH
+  vendor_include=()
+  if [ ! -f /usr/local/cuda/include/cudnn.h ] && [ -n "$CUDNN_HEADER" ]; then
+    vendor_include=("-DGPUOPT_CUDNN_INCLUDE_DIR=$(dirname "$CUDNN_HEADER")")
+    say "cuDNN headers: $(dirname "$CUDNN_HEADER")"
+  fi
   if ! timeout 120 cmake -G Ninja -S runtime -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-         "-DGPUOPT_FLATBUFFERS_INCLUDE_DIR=$ART/include" >> "$LOG" 2>&1 \
+         "-DGPUOPT_FLATBUFFERS_INCLUDE_DIR=$ART/include" "${vendor_include[@]}" >> "$LOG" 2>&1 \
      || ! timeout 180 ninja -C "$BUILD" gpuopt-cuda-run >> "$LOG" 2>&1; then
     say "error: building the runtime failed (see $LOG)"
     exit 1

@@ -8,11 +8,14 @@
 // provides the types and, through its _v2 macros, the symbol names), so the
 // runtime links on machines without a driver and reports its absence as an
 // error. One primary context, one stream, one arena holding every buffer.
+// Library steps call cuDNN/cuBLASLt (CudaLibraries.h) on the same stream,
+// between the launches, in plan order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/CudaModel.h"
 
+#include "CudaLibraries.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
@@ -20,6 +23,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -136,12 +140,19 @@ struct CudaModel::Impl {
   std::vector<CUfunction> functions;
   const CudaArtifact *art = nullptr;
   bool syncEachStep = false;
-  /// Per step: the argument values and pointers to them (kernelParams).
+  /// The Library steps' calls; null when the plan has none.
+  std::unique_ptr<CudaLibrarySteps> libs;
+  /// A capture of the forward failed: forwards run without a graph.
+  bool graphRefused = false;
+  /// Per step: the argument values and pointers to them (kernelParams),
+  /// or, for a Library step, its index in the plan (CudaLibrarySteps).
   struct Launch {
-    CUfunction fn;
-    unsigned grid[3], block[3];
+    CUfunction fn = nullptr;
+    unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
     std::vector<CUdeviceptr> values;
     std::vector<void *> params;
+    bool library = false;
+    size_t index = 0;
   };
   std::vector<Launch> init, run;
 
@@ -149,6 +160,8 @@ struct CudaModel::Impl {
     if (!d)
       return;
     // Best effort: nothing useful can be done about a failing release.
+    // The library handles and workspaces go first, on a live context.
+    libs.reset();
     if (graph)
       d->cuGraphExecDestroy(graph);
     if (stream)
@@ -163,8 +176,15 @@ struct CudaModel::Impl {
 
   Status prepare(const CudaArtifact &art, const std::vector<CudaStep> &steps,
                  std::vector<Launch> &out) {
-    for (const CudaStep &s : steps) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const CudaStep &s = steps[i];
       Launch l;
+      if (s.isLibrary) {
+        l.library = true;
+        l.index = i;
+        out.push_back(std::move(l));
+        continue;
+      }
       l.fn = functions[s.kernel];
       std::copy(s.grid, s.grid + 3, l.grid);
       std::copy(s.block, s.block + 3, l.block);
@@ -178,22 +198,39 @@ struct CudaModel::Impl {
     return Status::ok();
   }
 
+  /// "run[3] (kernel ...)" or "run[3] (library ...)".
+  std::string stepName(const char *plan, size_t i) const {
+    const CudaStep &s = (plan[0] == 'i' ? art->init : art->run)[i];
+    return s.isLibrary ? describeLibraryStepName(*art, plan, i)
+                       : describeCudaStep(*art, plan, i);
+  }
+
+  /// Queues step `i` of `plan`: a kernel launch or the step's library
+  /// calls; a failure names the step.
+  Status enqueue(Launch &l, const char *plan, size_t i) {
+    if (l.library)
+      return libs->enqueue(plan, l.index);
+    CUresult r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2],
+                                   l.block[0], l.block[1], l.block[2], 0,
+                                   stream, l.params.data(), nullptr);
+    if (r != CUDA_SUCCESS)
+      return Status::error(describeCudaStep(*art, plan, i) + ": " +
+                           cuError(*d, r, "cuLaunchKernel").message());
+    return Status::ok();
+  }
+
   /// Launches the steps of `plan` ("init" or "run"); a failing launch, and
   /// with syncEachStep a fault while it runs, names the step.
   Status launch(std::vector<Launch> &steps, const char *plan) {
     for (size_t i = 0; i < steps.size(); ++i) {
-      Launch &l = steps[i];
-      CUresult r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2],
-                                     l.block[0], l.block[1], l.block[2], 0,
-                                     stream, l.params.data(), nullptr);
-      if (r != CUDA_SUCCESS)
-        return Status::error(describeCudaStep(*art, plan, i) + ": " +
-                             cuError(*d, r, "cuLaunchKernel").message());
+      if (Status s = enqueue(steps[i], plan, i); !s)
+        return s;
       if (!syncEachStep)
         continue;
       if (CUresult f = d->cuStreamSynchronize(stream); f != CUDA_SUCCESS)
         return Status::error(
-            describeCudaStep(*art, plan, i) + ": the launch faulted (" +
+            stepName(plan, i) + ": the " +
+            (steps[i].library ? "library call" : "launch") + " faulted (" +
             cuError(*d, f, "cuStreamSynchronize").message() + ")");
     }
     return Status::ok();
@@ -213,7 +250,7 @@ struct CudaModel::Impl {
   }
 
   Status forward(bool useGraph) {
-    if (!useGraph || syncEachStep)
+    if (!useGraph || syncEachStep || graphRefused)
       return launch(run, "run");
     if (!graph) {
       CU_CHECK(
@@ -221,6 +258,20 @@ struct CudaModel::Impl {
       Status s = launch(run, "run");
       CUgraph g = nullptr;
       CUresult end = d->cuStreamEndCapture(stream, &g);
+      if (libs && (!s || end != CUDA_SUCCESS)) {
+        // A library call that cannot be captured (it synchronizes or
+        // allocates inside): warn once and run forwards without a graph.
+        if (g)
+          d->cuGraphDestroy(g);
+        std::fprintf(
+            stderr,
+            "gpuopt: warning: the forward could not be captured into "
+            "a CUDA graph (%s); running it without a graph\n",
+            !s ? s.message().c_str()
+               : cuError(*d, end, "cuStreamEndCapture").message().c_str());
+        graphRefused = true;
+        return launch(run, "run");
+      }
       if (!s)
         return s;
       if (end != CUDA_SUCCESS)
@@ -270,6 +321,10 @@ Status CudaModel::create(const std::string &artifactPath,
   Impl &I = *m->impl;
   I.art = &m->art;
   I.syncEachStep = options.syncEachStep;
+  // Library steps: their call plans and the vendor libraries they need,
+  // opened (or reported missing) before any driver call.
+  if (Status s = CudaLibrarySteps::prepare(m->art, I.libs); !s)
+    return Status::error(artifactPath + ": " + s.message());
   if (Status s = loadDriver(I.d); !s)
     return s;
   const Driver *d = I.d;
@@ -345,6 +400,25 @@ Status CudaModel::create(const std::string &artifactPath,
       CU_CHECK(d->cuMemcpyHtoDAsync(I.arena + b.offset,
                                     weights.tensors[b.name].data.data(),
                                     b.bytes, I.stream));
+  if (I.libs) {
+    CudaLibraryMemory mem;
+    mem.alloc = [d](uint64_t bytes, CUdeviceptr &out) {
+      CUresult r = d->cuMemAlloc(&out, bytes);
+      return r == CUDA_SUCCESS ? Status::ok() : cuError(*d, r, "cuMemAlloc");
+    };
+    mem.free = [d](CUdeviceptr p) { d->cuMemFree(p); };
+    CudaLibraryOptions libOptions;
+    libOptions.heuristics = options.libraryHeuristics;
+    // The weights must be in place for the algorithm trials.
+    CU_CHECK(d->cuStreamSynchronize(I.stream));
+    if (Status s = I.libs->load(I.stream, I.arena, mem, libOptions); !s)
+      return Status::error(artifactPath + ": " + s.message());
+    if (CUresult r = d->cuStreamSynchronize(I.stream); r != CUDA_SUCCESS)
+      return Status::error(
+          artifactPath + ": " +
+          cuError(*d, r, "cuStreamSynchronize").message() +
+          " after the trial call of each Library step at load");
+  }
   if (Status s = I.prepare(art, art.init, I.init); !s)
     return s;
   if (Status s = I.prepare(art, art.run, I.run); !s)
@@ -448,9 +522,10 @@ Status CudaModel::profileSteps(int passes, std::vector<double> &ms) {
       Impl::Launch &l = impl->run[i];
       CUresult r = d->cuEventRecord(start, impl->stream);
       if (r == CUDA_SUCCESS)
-        r = d->cuLaunchKernel(l.fn, l.grid[0], l.grid[1], l.grid[2], l.block[0],
-                              l.block[1], l.block[2], 0, impl->stream,
-                              l.params.data(), nullptr);
+        if (Status s = impl->enqueue(l, "run", i); !s) {
+          result = s;
+          break;
+        }
       if (r == CUDA_SUCCESS)
         r = d->cuEventRecord(stop, impl->stream);
       if (r == CUDA_SUCCESS)
@@ -459,7 +534,7 @@ Status CudaModel::profileSteps(int passes, std::vector<double> &ms) {
       if (r == CUDA_SUCCESS)
         r = d->cuEventElapsedTime(&t, start, stop);
       if (r != CUDA_SUCCESS)
-        result = Status::error(describeCudaStep(art, "run", i) + ": " +
+        result = Status::error(impl->stepName("run", i) + ": " +
                                cuError(*d, r, "profiling a launch").message());
       perStep[i].push_back(t);
     }

@@ -7,7 +7,7 @@
 //   gpuopt-cuda-run MODEL.gpuopt --weights=W.safetensors --input=@x.npy
 //       [--output=@y.npy] [--runs=N] [--warmup=N] [--graph]
 //       [--profile[=PASSES]] [--device=I] [--strict-weights] [--json=FILE]
-//       [--sync-each-step]
+//       [--sync-each-step] [--cudnn-heuristics]
 //   gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] --weights=W.safetensors
 //       --input=@x.npy [--output=@y.npy] [--runs=N] [--warmup=N]
 //       [--profile[=PASSES]] [--json=FILE] [--strict-weights]
@@ -15,7 +15,9 @@
 //   gpuopt-cuda-run MODEL.gpuopt --inspect      (no GPU needed)
 //   gpuopt-cuda-run MODEL.gpuopt --dump         (no GPU needed)
 //
-// --inspect reads and checks the launch plan and summarizes it; --dump prints
+// --inspect reads and checks the launch plan and summarizes it (with each
+// Library step's cuDNN/cuBLASLt calls and the libraries the plan needs,
+// CudaLibraryPlan.h); --dump prints
 // the whole artifact (runtime/include/gpuopt/Runtime/Artifact.fbs) as text
 // once it verifies against the schema, kernel images elided after 16 bytes.
 // --emulate runs the artifact's launch plan on the CPU with its host image
@@ -39,13 +41,22 @@
 // (emulation only) runs a plan the data-flow checks refuse, to see what it
 // computes; the checks that keep the emulator inside its arena still run.
 //
+// Library steps run through cuDNN 9 and cuBLASLt, opened at load only when
+// the plan has such steps (GPUOPT_CUDNN_LIBRARY / GPUOPT_CUBLASLT_LIBRARY
+// name the files, else libcudnn.so.9 and libcublasLt.so.13 or .12 are
+// looked up); each convolution's algorithm is timed on the arena's buffers
+// at load (cudnnFind*AlgorithmEx), or with --cudnn-heuristics taken from
+// cuDNN's heuristics.
+//
 // Builds with a C++ compiler and the CUDA headers only (no MLIR, no LLVM).
-// Exit status: 0 on success, 1 on bad input, 2 when no usable GPU or driver.
+// Exit status: 0 on success, 1 on bad input, 2 when no usable GPU or driver,
+// or a vendor library a Library step needs does not load.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/Artifact.h"
 #include "gpuopt/Runtime/CudaEmulator.h"
+#include "gpuopt/Runtime/CudaLibraryPlan.h"
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Npy.h"
@@ -69,6 +80,7 @@ void usage() {
       "         [--runs=N] [--warmup=N] [--graph] [--profile[=PASSES]] "
       "[--device=I]\n"
       "         [--strict-weights] [--json=FILE] [--sync-each-step]\n"
+      "         [--cudnn-heuristics]\n"
       "       gpuopt-cuda-run MODEL.gpuopt --emulate[=ORDER] "
       "--weights=W.safetensors --input=@x.npy\n"
       "         [--output=@y.npy] [--runs=N] [--warmup=N] "
@@ -99,6 +111,36 @@ double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
+}
+
+/// The Library steps of both plans as call plans: one line each, and which
+/// libraries they need.
+Status printLibrarySteps(const CudaArtifact &art) {
+  std::vector<std::string> lines;
+  bool cudnn = false, cublasLt = false;
+  size_t counts[2] = {0, 0};
+  for (const char *plan : {"init", "run"}) {
+    const std::vector<CudaStep> &steps = plan[0] == 'i' ? art.init : art.run;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (!steps[i].isLibrary)
+        continue;
+      LibraryCallPlan p;
+      if (Status s = describeLibraryStep(art, plan, i, p); !s)
+        return s;
+      ++counts[plan[0] == 'i' ? 0 : 1];
+      cudnn |= p.needsCudnn();
+      cublasLt |= p.needsCublasLt();
+      lines.push_back("  " + p.where + ": " + formatLibraryCall(p));
+    }
+  }
+  if (lines.empty())
+    return Status::ok();
+  std::printf("library steps: %zu at load time, %zu per forward; needs%s%s\n",
+              counts[0], counts[1], cudnn ? " cuDNN 9" : "",
+              cublasLt ? (cudnn ? ", cuBLASLt" : " cuBLASLt") : "");
+  for (const std::string &line : lines)
+    std::printf("%s\n", line.c_str());
+  return Status::ok();
 }
 
 void printInspect(const CudaArtifact &art) {
@@ -200,7 +242,7 @@ int main(int argc, char **argv) {
   int runs = 0, warmup = 3, device = 0, passes = 5;
   bool graph = false, profile = false, strict = false, inspect = false,
        dump = false, emulate = false, deviceGiven = false, sync = false,
-       skipChecks = false;
+       skipChecks = false, heuristics = false;
   EmulationOptions emulation;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -244,6 +286,8 @@ int main(int argc, char **argv) {
       strict = true;
     } else if (a == "--sync-each-step") {
       sync = true;
+    } else if (a == "--cudnn-heuristics") {
+      heuristics = true;
     } else if (a == "--skip-plan-checks") {
       skipChecks = true;
     } else if (a == "--inspect") {
@@ -285,6 +329,9 @@ int main(int argc, char **argv) {
   if ((sync || skipChecks) && (inspect || dump))
     return fail("--sync-each-step and --skip-plan-checks run a model; they "
                 "do not apply to --inspect/--dump");
+  if (heuristics && (inspect || dump || emulate))
+    return fail("--cudnn-heuristics chooses how a GPU runs Library steps; it "
+                "does not apply to --inspect/--dump/--emulate");
   if (skipChecks && !emulate)
     return fail("--skip-plan-checks applies to --emulate only (a GPU never "
                 "runs a plan the checks refuse)");
@@ -309,6 +356,8 @@ int main(int argc, char **argv) {
     if (Status s = readCudaArtifact(model, art); !s)
       return fail(s.message());
     printInspect(art);
+    if (Status s = printLibrarySteps(art); !s)
+      return fail(s.message());
     return 0;
   }
   if (weights.empty())
@@ -383,14 +432,19 @@ int main(int argc, char **argv) {
   std::unique_ptr<CudaModel> m;
   CudaModelOptions options;
   options.syncEachStep = sync;
+  options.libraryHeuristics = heuristics;
   if (Status s = CudaModel::create(model, weights, strict, device, options, m);
       !s) {
     bool gpuMissing = s.message().find("NVIDIA driver") != std::string::npos ||
                       s.message().find("cuInit") != std::string::npos ||
                       s.message().find("no CUDA device") != std::string::npos;
-    return fail(s.message() +
-                    (gpuMissing ? " (no usable GPU: nothing ran)" : ""),
-                gpuMissing ? 2 : 1);
+    // CudaLibraries.h: kVendorLibraryMissing.
+    bool libraryMissing =
+        s.message().find("cannot load the vendor library") != std::string::npos;
+    return fail(s.message() + (gpuMissing ? " (no usable GPU: nothing ran)"
+                               : libraryMissing ? " (nothing ran)"
+                                                : ""),
+                gpuMissing || libraryMissing ? 2 : 1);
   }
   if (Status s = m->setInputs(inPtrs); !s)
     return fail(s.message());

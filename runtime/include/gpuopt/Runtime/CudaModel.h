@@ -10,7 +10,9 @@
 // builds with a C++17 compiler and the CUDA toolkit's headers only: the
 // driver library (libcuda.so.1) is opened at run time, so a machine without
 // an NVIDIA driver gets an error Status saying so, not a loader failure.
-// Every driver call is checked.
+// Every driver call is checked. Library steps run through cuDNN 9 and
+// cuBLASLt, opened the same way and only for plans that have such steps
+// (runtime/cuda/CudaLibraries.h, docs/CUDABackend.md "Vendor libraries").
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,6 +195,10 @@ struct CudaModelOptions {
   /// variable GPUOPT_CUDA_SYNC_EACH_STEP=1 turns it on too (for programs
   /// that load models through the model API); 0 or unset leaves it as is.
   bool syncEachStep = false;
+  /// Chooses the cuDNN algorithm of each Library step by cuDNN's
+  /// heuristics (cudnnGet*Algorithm_v7) instead of timing every candidate
+  /// on the arena's buffers at load (cudnnFind*AlgorithmEx, the default).
+  bool libraryHeuristics = false;
 };
 
 /// Applies GPUOPT_CUDA_SYNC_EACH_STEP ("1": on, "0" or unset: as given) to
@@ -237,7 +243,8 @@ public:
   /// around it; `ms` receives one duration per run.
   Status time(int warmup, int runs, bool graph, std::vector<double> &ms);
   /// Times each forward step alone, after a warm-up forward: in each of
-  /// `passes` passes every launch has an event before and after it and is
+  /// `passes` passes every launch (a Library step: its calls) has an event
+  /// before and after it and is
   /// waited for before the next is queued (no launch gap or queueing inside
   /// a step's time); `ms` receives one duration per step, the median of its
   /// passes. Not for the timed forwards: the waits slow the forward down.
