@@ -15,6 +15,8 @@
 
 #include "gpuopt/Conversion/Passes.h"
 
+#include "ConstantOffsets.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -37,38 +39,6 @@ namespace gpuopt {
 using namespace mlir;
 
 namespace {
-
-/// `v` as a base value plus a constant (a null base for a constant).
-std::pair<Value, int64_t> splitConstantOffset(Value v) {
-  int64_t offset = 0;
-  while (true) {
-    if (std::optional<int64_t> c = getConstantIntValue(v))
-      return {Value(), offset + *c};
-    auto add = v.getDefiningOp<arith::AddIOp>();
-    if (!add)
-      return {v, offset};
-    if (std::optional<int64_t> c = getConstantIntValue(add.getRhs())) {
-      offset += *c;
-      v = add.getLhs();
-    } else if (std::optional<int64_t> c = getConstantIntValue(add.getLhs())) {
-      offset += *c;
-      v = add.getRhs();
-    } else {
-      return {v, offset};
-    }
-  }
-}
-
-/// Whether index lists `a` and `b` provably name different elements: in
-/// some dimension both are one base plus different constants.
-bool areDistinct(ValueRange a, ValueRange b) {
-  return llvm::any_of(llvm::zip(a, b), [](auto pair) {
-    auto [x, y] = pair;
-    std::pair<Value, int64_t> sx = splitConstantOffset(x);
-    std::pair<Value, int64_t> sy = splitConstantOffset(y);
-    return sx.first == sy.first && sx.second != sy.second;
-  });
-}
 
 /// Whether `op` or an op nested in it stores to `arg` (every use of `arg`
 /// is a load or store of it, checked before).
@@ -94,7 +64,7 @@ Value getStoredValue(memref::LoadOp load, Value arg) {
           continue;
         if (llvm::equal(store.getIndices(), load.getIndices()))
           return store.getValueToStore();
-        if (areDistinct(store.getIndices(), load.getIndices()))
+        if (gpuopt::areDistinctIndices(store.getIndices(), load.getIndices()))
           continue;
         return Value();
       }

@@ -16,6 +16,8 @@
 
 #include "gpuopt/Conversion/Passes.h"
 
+#include "ConstantOffsets.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -167,28 +169,6 @@ bool collectAccesses(scf::ForOp loop, SmallVectorImpl<Access> &accesses) {
   return !result.wasInterrupted();
 }
 
-/// `v` as a base value plus a constant (a null base for a constant), through
-/// additions of constants.
-std::pair<Value, int64_t> splitConstantOffset(Value v) {
-  int64_t offset = 0;
-  while (true) {
-    if (std::optional<int64_t> c = getConstantIntValue(v))
-      return {Value(), offset + *c};
-    auto add = v.getDefiningOp<arith::AddIOp>();
-    if (!add)
-      return {v, offset};
-    if (std::optional<int64_t> c = getConstantIntValue(add.getRhs())) {
-      offset += *c;
-      v = add.getLhs();
-    } else if (std::optional<int64_t> c = getConstantIntValue(add.getLhs())) {
-      offset += *c;
-      v = add.getRhs();
-    } else {
-      return {v, offset};
-    }
-  }
-}
-
 /// Whether `op`, a load or store through `memref` at `indices`, provably
 /// touches another element: in some dimension both indices are one base
 /// plus different constants (the accumulators of a register tile).
@@ -204,14 +184,8 @@ bool touchesAnotherElement(Operation *op, Value memref, ValueRange indices) {
   } else {
     return false;
   }
-  if (otherMemref != memref || otherIndices.size() != indices.size())
-    return false;
-  return llvm::any_of(llvm::zip(indices, otherIndices), [](auto pair) {
-    auto [a, b] = pair;
-    std::pair<Value, int64_t> x = splitConstantOffset(a);
-    std::pair<Value, int64_t> y = splitConstantOffset(b);
-    return x.first == y.first && x.second != y.second;
-  });
+  return otherMemref == memref &&
+         gpuopt::areDistinctIndices(indices, otherIndices);
 }
 
 bool runsAtLeastOnce(scf::ForOp loop) {
