@@ -5,8 +5,10 @@
 // CHECK-LABEL: func.func @conv_relu
 // CHECK-DAG: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x16x16xf32>
 // CHECK-DAG: bufferization.to_buffer %{{.*}} read_only : tensor<8x4x3x3xf32> to memref<8x4x3x3xf32>
-// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK: call @gpuopt_cpu_conv2d({{.*}}, %[[ONE]], %[[ONE]])
+// CHECK: %[[FRAMES:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[FLAGS:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[ACT:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @gpuopt_cpu_conv2d({{.*}}, %[[FRAMES]], %[[FLAGS]], %[[ACT]])
 // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: return %[[R]]
 // CHECK: func.func private @gpuopt_cpu_conv2d({{.*}}) attributes {gpuopt.cpu_kernel, llvm.emit_c_interface}
@@ -21,9 +23,9 @@ func.func @conv_relu(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %b: ten
 // all-zero offsets, which are no shift: empty shift operands.
 // CHECK-LABEL: func.func @residual_zero_shift
 // CHECK-NOT: dense<0>
-// CHECK-DAG: %[[FLAGS:.*]] = arith.constant 3 : i64
-// CHECK-DAG: %[[NONE:.*]] = arith.constant 0 : i64
-// CHECK: call @gpuopt_cpu_conv2d({{.*}}, %[[FLAGS]], %[[NONE]])
+// CHECK: %[[FLAGS:.*]] = arith.constant 3 : i64
+// CHECK-NEXT: %[[ACT:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @gpuopt_cpu_conv2d({{.*}}, %[[FLAGS]], %[[ACT]])
 func.func @residual_zero_shift(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4xf32>, %r: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %y = seg.fused_conv2d %x, %w, %b residual %r offsets_h = [0, 0, 0, 0] offsets_w = [] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = none : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>, tensor<4xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %y : tensor<1x4x8x8xf32>
