@@ -228,7 +228,9 @@ def _unknown(prog: dict, step: dict) -> None:
 
 
 def _strided_weight(prog: dict, step: dict) -> None:
-    step["operands"][2]["strides"][-1] = 2
+    """The kernel's rows and columns swapped: inside the buffer, not packed."""
+    strides = step["operands"][2]["strides"]
+    strides[-1], strides[-2] = strides[-2], strides[-1]
 
 
 def _args_reversed(prog: dict, step: dict) -> None:
