@@ -108,7 +108,9 @@ Status readLibraryStep(const std::string &path, const fb::CudaStep &s,
                           "' (expected conv2d, conv_transpose2d or linear)");
   std::string lib = where + " (library '" + step.library + "'" +
                     (at.empty() ? "" : " " + at) + ")";
-  auto bad = [&](const std::string &what) { return fail(path, lib + ": " + what); };
+  auto bad = [&](const std::string &what) {
+    return fail(path, lib + ": " + what);
+  };
   std::vector<const CpuKernelArg *> memrefs;
   size_t numScalars = 0;
   for (int a = 0; a < sig->numArgs; ++a) {
@@ -150,9 +152,9 @@ Status readLibraryStep(const std::string &path, const fb::CudaStep &s,
     const CudaBuffer &b = art.buffers[op.buffer];
     DType want = memrefs[i]->isF32 ? DType::F32 : DType::I64;
     if (b.dtype != want)
-      return bad(operand + " is a view of buffers[" + std::to_string(op.buffer) +
-                 "] (" + dtypeName(b.dtype) + "), the routine takes " +
-                 dtypeName(want));
+      return bad(operand + " is a view of buffers[" +
+                 std::to_string(op.buffer) + "] (" + dtypeName(b.dtype) +
+                 "), the routine takes " + dtypeName(want));
     // The last element the view addresses, in 128 bits (no overflow for
     // any int64 sizes and strides of rank <= 4).
     __int128 last = op.offset;
@@ -168,8 +170,8 @@ Status readLibraryStep(const std::string &path, const fb::CudaStep &s,
       return bad(operand + " (offset " + std::to_string(op.offset) +
                  ", sizes " + listText(op.sizes) + ", strides " +
                  listText(op.strides) + ") lies outside buffers[" +
-                 std::to_string(op.buffer) + "] of " + std::to_string(elements) +
-                 " elements");
+                 std::to_string(op.buffer) + "] of " +
+                 std::to_string(elements) + " elements");
     step.operands.push_back(std::move(op));
   }
   std::vector<unsigned> distinct;
@@ -192,7 +194,9 @@ Status readLibraryStep(const std::string &path, const fb::CudaStep &s,
   for (size_t i : {size_t(0), size_t(1), size_t(2)})
     if (ops[i].empty())
       return bad("operand " + std::to_string(i) + " (" +
-                 (i == 0 ? "output" : i == 1 ? "input" : "weight") +
+                 (i == 0   ? "output"
+                  : i == 1 ? "input"
+                           : "weight") +
                  ") must not be empty");
   // Weights are packed (row-major, dense).
   {
@@ -249,8 +253,8 @@ Status readLibraryStep(const std::string &path, const fb::CudaStep &s,
     // In 128 bits: a dilation below 2^31 times a kernel extent below 2^40.
     auto extent = [](int64_t size, int64_t pad, int64_t dil, int64_t k,
                      int64_t stride) -> int64_t {
-      __int128 span = __int128(size) + 2 * __int128(pad) -
-                      __int128(dil) * (k - 1) - 1;
+      __int128 span =
+          __int128(size) + 2 * __int128(pad) - __int128(dil) * (k - 1) - 1;
       return span < 0 ? 0 : int64_t(span / stride + 1);
     };
     int64_t oh = extent(in[2], padH, dilH, w[2], strideH);
@@ -593,8 +597,8 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
     return s;
   if (program->precision() != fb::Precision::FP32 &&
       program->precision() != fb::Precision::TF32)
-    return fail(path, "unknown precision " +
-                          std::to_string(static_cast<int>(program->precision())));
+    return fail(path, "unknown precision " + std::to_string(static_cast<int>(
+                                                 program->precision())));
   art.precision = program->precision() == fb::Precision::TF32
                       ? CudaPrecision::TF32
                       : CudaPrecision::FP32;
@@ -605,8 +609,9 @@ std::string gpuopt::runtime::describeCudaStep(const CudaArtifact &art,
                                               const char *plan, size_t index) {
   const CudaStep &s = (plan[0] == 'i' ? art.init : art.run)[index];
   std::string at = locationText(s.sources, s.loc);
-  std::string what = s.isLibrary ? "library '" + s.library + "'"
-                                 : "kernel '" + art.kernels[s.kernel].name + "'";
+  std::string what = s.isLibrary
+                         ? "library '" + s.library + "'"
+                         : "kernel '" + art.kernels[s.kernel].name + "'";
   return std::string(plan) + "[" + std::to_string(index) + "] (" + what +
          (at.empty() ? "" : " " + at) + ")";
 }

@@ -381,10 +381,9 @@ struct CudaEmulator::Impl {
         offW = view<int64_t, 1>(art, ops[6]);
         offT = view<int64_t, 1>(art, ops[7]);
         call = [&] {
-          _mlir_ciface_gpuopt_cpu_conv2d(&out4, &in4, &w4, &bias, &res4, &offH,
-                                         &offW, &offT, sc[0], sc[1], sc[2],
-                                         sc[3], sc[4], sc[5], sc[6], sc[7],
-                                         sc[8], sc[9]);
+          _mlir_ciface_gpuopt_cpu_conv2d(
+              &out4, &in4, &w4, &bias, &res4, &offH, &offW, &offT, sc[0], sc[1],
+              sc[2], sc[3], sc[4], sc[5], sc[6], sc[7], sc[8], sc[9]);
         };
       } else {
         call = [&] {

@@ -249,8 +249,8 @@ private:
           CudaKernelArg a;
           a.writes = id == step.operands[0].buffer;
           for (size_t o = 1; o < step.operands.size(); ++o)
-            a.reads |= !step.operands[o].empty() &&
-                       step.operands[o].buffer == id;
+            a.reads |=
+                !step.operands[o].empty() && step.operands[o].buffer == id;
           a.inPlace = a.reads && a.writes;
           access.push_back(a);
         }

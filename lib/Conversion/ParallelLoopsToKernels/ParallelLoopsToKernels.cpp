@@ -75,8 +75,9 @@ LogicalResult collectAccesses(scf::ParallelOp loop,
                               SmallVectorImpl<Access> &out) {
   WalkResult r = loop.getBody()->walk([&](Operation *op) {
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      out.push_back({mlir::gpuopt::getMemRefRoot(load.getMemRef()), load.getMemRef(),
-                     llvm::to_vector(load.getIndices()), false});
+      out.push_back({mlir::gpuopt::getMemRefRoot(load.getMemRef()),
+                     load.getMemRef(), llvm::to_vector(load.getIndices()),
+                     false});
       return WalkResult::advance();
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
@@ -436,7 +437,8 @@ void elideCopies(Block &block) {
         if (isPure(inner) || isa<memref::AllocOp>(inner))
           return;
         for (Value v : inner->getOperands())
-          if (isa<MemRefType>(v.getType()) && mlir::gpuopt::getMemRefRoot(v) == dst &&
+          if (isa<MemRefType>(v.getType()) &&
+              mlir::gpuopt::getMemRefRoot(v) == dst &&
               !areDisjoint(getBox(v, dst), box))
             usable = false;
       });
@@ -867,7 +869,8 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       if (warpRows && blockSize % 32 == 0 &&
           succeeded(mlir::gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
         ++numWarpRows;
-      else if (succeeded(mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))
+      else if (succeeded(
+                   mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))
         ++numRegisterTiled;
     }
     SmallVector<SmallVector<memref::CopyOp>> groups =

@@ -306,7 +306,8 @@ LogicalResult lowerLinear(ModuleOp module, seg::LinearOp op,
   }
   auto [alloc, out] = kb.output(out2dType);
   SmallVector<Value> args = {
-      out, kb.buffer(in2d), kb.buffer(op.getWeight(), options.contiguousWeights),
+      out, kb.buffer(in2d),
+      kb.buffer(op.getWeight(), options.contiguousWeights),
       op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer(),
       kb.i64(op.getBias() ? 1 : 0)};
   kb.call(CpuKernel::linear, args);
@@ -373,8 +374,9 @@ LogicalResult mlir::gpuopt::checkReservedKernelSymbols(ModuleOp module) {
   return success();
 }
 
-LogicalResult mlir::gpuopt::lowerToKernelCall(ModuleOp module, seg::Conv2dOp op,
-                                              const KernelCallOptions &options) {
+LogicalResult
+mlir::gpuopt::lowerToKernelCall(ModuleOp module, seg::Conv2dOp op,
+                                const KernelCallOptions &options) {
   return lowerConv(module, op, Value(), {}, {}, seg::ShiftMode::Cyclic,
                    seg::Activation::None, seg::FrameShiftAttr(), options);
 }
@@ -393,8 +395,9 @@ mlir::gpuopt::lowerToKernelCall(ModuleOp module, seg::ConvTranspose2dOp op,
   return lowerConvTranspose(module, op, options);
 }
 
-LogicalResult mlir::gpuopt::lowerToKernelCall(ModuleOp module, seg::LinearOp op,
-                                              const KernelCallOptions &options) {
+LogicalResult
+mlir::gpuopt::lowerToKernelCall(ModuleOp module, seg::LinearOp op,
+                                const KernelCallOptions &options) {
   return lowerLinear(module, op, options);
 }
 

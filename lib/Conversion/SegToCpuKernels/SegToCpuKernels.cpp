@@ -19,7 +19,6 @@ namespace gpuopt {
 } // namespace gpuopt
 } // namespace mlir
 
-
 using namespace mlir;
 using namespace mlir::gpuopt;
 

@@ -205,7 +205,7 @@ LogicalResult classifyAccess(Value v, DominanceInfo &dom, bool &read,
 /// view's type gives its offset and strides in elements of the root.
 /// Failure, with the reason in `why`, for anything else.
 FailureOr<std::pair<Value, MemRefType>> getStaticView(Value v,
-                                                     std::string &why) {
+                                                      std::string &why) {
   auto isStatic = [](MemRefType t) {
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -737,9 +737,8 @@ fb::ModelT planToArtifact(const Plan &plan, const CudaCompileOptions &options,
   };
   steps(plan.init, program->init);
   steps(plan.run, program->run);
-  program->precision = options.target.precision == "tf32"
-                           ? fb::Precision::TF32
-                           : fb::Precision::FP32;
+  program->precision = options.target.precision == "tf32" ? fb::Precision::TF32
+                                                          : fb::Precision::FP32;
   model.program.Set(std::move(*program));
   return model;
 }

@@ -80,9 +80,8 @@ public:
                     cl::value_desc("file"), cl::cat(category)) {}
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch,     &format,    &toolkit,   &blockSize,
-            &registerTile, &gpuConv, &precision, &hostImage,
-            &writeKernels, &hostKernels};
+    return {&arch,    &format,    &toolkit,   &blockSize,    &registerTile,
+            &gpuConv, &precision, &hostImage, &writeKernels, &hostKernels};
   }
 
   LogicalResult validateFlags(std::string &error) override {

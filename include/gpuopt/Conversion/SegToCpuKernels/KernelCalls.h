@@ -1,4 +1,4 @@
-//===- KernelCalls.h - seg ops as calls of CpuKernelAbi routines -*- C++ -*-===//
+//===- KernelCalls.h - seg ops as CpuKernelAbi calls -----------*- C++ -*-===//
 //
 // Part of the gpuopt project.
 //
