@@ -14,6 +14,7 @@ damaged Library steps (edits of a real artifact through flatc's JSON).
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -317,3 +318,28 @@ def test_precision_is_read(zoo: Callable[[str], dict], tmp_path: Path) -> None:
     got = emulated(edited, e["dir"], "forward")
     want = emulated(e["artifacts"]["fp32"], e["dir"], "forward")
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_plan_summary_counts_library_steps(zoo: Callable[[str], dict], tmp_path: Path) -> None:
+    """utils/cuda_plan_summary.py gives each routine's Library steps a row."""
+    spec = importlib.util.spec_from_file_location(
+        "cuda_plan_summary", Path(__file__).resolve().parents[2] / "utils" / "cuda_plan_summary.py"
+    )
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    d = zoo("unet")["dir"]
+    kernels, artifact = tmp_path / "k.mlir", tmp_path / "k.gpuopt"
+    proc = subprocess.run(
+        [COMPILE, d / "m.mlir", "--target=cuda", "--cuda-format=ptx", "--pipeline=gpuopt-optimize"]
+        + ["--gpu-conv=library", f"--cuda-write-kernels={kernels}", "-o", artifact],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    plan = summary.read_plan(artifact)
+    rows = {kind: n for kind, n, _ in summary.summarize(plan, summary.kernel_bodies(kernels), "run", None)}
+    for routine in ("conv2d", "conv_transpose2d"):
+        want = sum(1 for s in plan["run"] if s["kind"] == "Library" and s["library"] == routine)
+        assert want and rows.get(f"library {routine}") == want, rows
+    assert sum(rows.values()) == len(plan["run"])
