@@ -24,6 +24,7 @@ import pytest
 import torch
 from conftest import rel_l2
 from cuda_artifact import describe_step, from_json, location_text, program, to_json
+from torch import nn
 
 import gpuopt
 from gpuopt import models
@@ -101,6 +102,58 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], dict]:
         return cache[name]
 
     return get
+
+
+class Routines(nn.Module):
+    """Every routine of the route: a Conv-BN-ReLU, a convolution plus
+    residual, a transposed convolution (kernel == stride) and a linear along
+    the width; a GELU convolution that stays generated."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.res = nn.Conv2d(8, 8, 3, padding=1)
+        self.up = nn.ConvTranspose2d(8, 4, 2, stride=2)
+        self.fc = nn.Linear(20, 20)
+        self.gelu = nn.Conv2d(4, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)))
+        y = self.res(y) + y
+        y = self.up(y)
+        y = self.fc(y)  # along W: a linear, not a token linear (1x1 conv)
+        return nn.functional.gelu(self.gelu(y))
+
+
+@pytest.fixture(scope="module")
+def routines(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    d = tmp_path_factory.mktemp("routines")
+    model = randomize(Routines().eval(), seed=31)
+    x = torch.randn(1, 3, 12, 10, generator=torch.Generator().manual_seed(32))
+    gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
+    np.save(d / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    return {"dir": d, "expected": expected}
+
+
+def test_routines_emulated(routines: dict) -> None:
+    """conv2d (with ReLU, with residual), conv_transpose2d and linear as
+    Library steps, in both precisions, against PyTorch."""
+    d = routines["dir"]
+    results = {}
+    for precision, tolerance in TOLERANCE.items():
+        artifact = compile_library(d / "m.mlir", d / f"r-{precision}.gpuopt", precision)
+        used = sorted({s["library"] for s in library_steps(to_json(artifact))})
+        assert used == ["conv2d", "conv_transpose2d", "linear"], used
+        outputs = [emulated(artifact, d, order) for order in ORDERS]
+        for got in outputs[1:]:
+            assert np.array_equal(got.view(np.uint32), outputs[0].view(np.uint32))
+        err = rel_l2(outputs[0], routines["expected"])
+        assert err <= tolerance, f"{precision}: relative L2 error {err:.3e}"
+        results[precision] = outputs[0]
+    assert not np.array_equal(results["fp32"], results["tf32"])
 
 
 def library_steps(model: dict, plan: str = "run") -> list[dict]:
