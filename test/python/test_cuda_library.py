@@ -182,6 +182,7 @@ def test_zoo_library_emulated(name: str, zoo: Callable[[str], dict]) -> None:
         first = outputs[ORDERS[0]]
         assert not np.isnan(first).any(), f"{name} {precision}: NaN in the emulated output"
         err = rel_l2(first, expected)
+        print(f"{name} {precision}: relative L2 error {err:.3e} vs PyTorch")
         assert err <= TOLERANCE[precision], f"{name} {precision}: relative L2 error {err:.3e} vs PyTorch"
         for order, got in outputs.items():
             assert np.array_equal(got.view(np.uint32), first.view(np.uint32)), (
@@ -396,3 +397,37 @@ def test_plan_summary_counts_library_steps(zoo: Callable[[str], dict], tmp_path:
         want = sum(1 for s in plan["run"] if s["kind"] == "Library" and s["library"] == routine)
         assert want and rows.get(f"library {routine}") == want, rows
     assert sum(rows.values()) == len(plan["run"])
+
+
+def tf32(a: np.ndarray) -> np.ndarray:
+    """`a` (float32) rounded to TF32: 10 mantissa bits, nearest, ties to even."""
+    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x0FFF + ((u >> 13) & 1)) & 0xFFFFE000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def test_tf32_rounds_input_and_weight(tmp_path: Path) -> None:
+    """The emulated TF32 convolution is the FP64 convolution of the input and
+    weight rounded to nearest-even TF32, bias unrounded (to FP32 accuracy),
+    and measurably not the unrounded one."""
+    conv = randomize(nn.Conv2d(3, 4, 3, padding=1).eval(), seed=41)
+    x = torch.randn(1, 3, 9, 7, generator=torch.Generator().manual_seed(42))
+    gpuopt.export(conv, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    artifact = compile_library(tmp_path / "m.mlir", tmp_path / "tf32.gpuopt", "tf32")
+    assert [s["library"] for s in library_steps(to_json(artifact))] == ["conv2d"]
+    got = emulated(artifact, tmp_path, "forward")
+
+    def reference(xs: np.ndarray, ws: np.ndarray) -> np.ndarray:
+        return torch.nn.functional.conv2d(
+            torch.from_numpy(xs).double(),
+            torch.from_numpy(ws).double(),
+            conv.bias.detach().double(),
+            padding=1,
+        ).numpy()
+
+    w = conv.weight.detach().numpy()
+    rounded = reference(tf32(x.numpy()), tf32(w))
+    exact = reference(x.numpy(), w)
+    assert rel_l2(got, rounded) <= 1e-6, rel_l2(got, rounded)
+    assert rel_l2(got, exact) > 1e-5, rel_l2(got, exact)
