@@ -17,7 +17,8 @@ next launch reading it reads without writing, when that launch is a
 conv/matmul, is "conv padding/gather" (an operand of a convolution; a
 batched copy, a concat, is not). With --source (the MLIR compiled, whose
 locations the plan records), each row also names the seg ops the launches
-came from; --steps prints each launch.
+came from; --steps prints each launch. A Library step of --gpu-conv=library
+(a cuDNN/cuBLASLt call, no kernel) is its own row, "library ROUTINE".
 """
 
 from __future__ import annotations
@@ -112,12 +113,21 @@ def summarize(
     kernels = plan["kernels"]
     kinds = []
     for step in steps:
+        if step["kind"] == "Library":
+            kinds.append(f"library {step['library']}")
+            continue
         name = kernels[step["kernel"]]["name"]
         if name not in bodies:
             sys.exit(f"cuda_plan_summary: error: kernel '{name}' is not in the kernels file")
         kinds.append(body_kind(bodies[name]))
 
     def touches(step: dict, buf: int) -> tuple[bool, bool] | None:
+        if step["kind"] == "Library":
+            # Operand 0 is written, the others are read (empty ones name no buffer).
+            ops = [o for o in step["operands"] if 0 not in o["sizes"]]
+            reads = any(o["buffer"] == buf for o in ops[1:])
+            writes = bool(ops) and ops[0]["buffer"] == buf
+            return (reads, writes) if reads or writes else None
         params = kernels[step["kernel"]]["args"]
         rw = [(p["reads"], p["writes"]) for a, p in zip(step["args"], params) if a == buf]
         if not rw:
@@ -135,14 +145,14 @@ def summarize(
                     t = touches(steps[j], buf)
                     if t is None or not t[0]:
                         continue
-                    if t == (True, False) and kinds[j] == "conv/matmul":
+                    if t == (True, False) and (kinds[j] == "conv/matmul" or kinds[j].startswith("library")):
                         kind = "conv padding/gather"
                     break
                 if kind == "conv padding/gather":
                     break
         rows[kind][op_at(source_lines, step["loc"])] += 1
         if show_steps:
-            name = kernels[step["kernel"]]["name"]
+            name = step["library"] if step["kind"] == "Library" else kernels[step["kernel"]]["name"]
             print(f"{which}[{i}] {name} {kind} {op_at(source_lines, step['loc'])} {step['loc']}")
     return [
         (k, sum(c.values()), ", ".join(f"{op} {n}" for op, n in c.most_common() if op))
@@ -166,8 +176,8 @@ def main() -> None:
         print(json.dumps({"total": total, "rows": {k: n for k, n, _ in rows}}))
         return
     for kind, n, ops in rows:
-        print(f"{kind:22} {n:4}  {ops}")
-    print(f"{'total':22} {total:4}")
+        print(f"{kind:24} {n:4}  {ops}")
+    print(f"{'total':24} {total:4}")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,25 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.blockSize = blockSize;
   options.registerTile = registerTile;
   options.optLevel = optLevel;
+  options.gpuConv = gpuConv;
+  options.precision = precision;
   return options;
+}
+
+LogicalResult
+mlir::gpuopt::checkGpuConvOptions(const CudaTargetOptions &options,
+                                  std::string &error) {
+  auto check = [&](const char *name, StringRef value,
+                   ArrayRef<const char *> known) {
+    if (llvm::is_contained(known, value))
+      return true;
+    error = (Twine(name) + " must be " + known[0] + " or " + known[1] +
+             ", got '" + value + "'")
+                .str();
+    return false;
+  };
+  return success(check("gpu-conv", options.gpuConv, kGpuConvModes) &&
+                 check("gpu-precision", options.precision, kGpuPrecisions));
 }
 
 LogicalResult
@@ -63,8 +81,14 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   // First: bufferization recurses on call cycles, and sizes must fit int64.
   // Then no calls: the kernel outlining and the CUDA launch plan take one
   // host function.
+  std::string error;
+  if (failed(checkGpuConvOptions(options, error)))
+    return failure();
   pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
+  // Library calls are made on tensors, before anything else lowers them.
+  if (options.gpuConv == "library")
+    pm.addPass(createConvertSegToCudaLibraryPass());
   // Padding and shifts in the convolutions' operand loads: no padded or
   // gathered copies, so no fill, copy or gather kernels for them.
   ConvertSegToLinalgPassOptions toLinalg;
@@ -186,6 +210,8 @@ void mlir::gpuopt::registerGpuPipelines() {
          PipelineErrorHandler errorHandler) -> LogicalResult {
         CudaTargetOptions target = options.getTargetOptions();
         std::string error;
+        if (failed(checkGpuConvOptions(target, error)))
+          return errorHandler(error);
         if (failed(buildGpuKernelPipeline(pm, target)))
           return errorHandler("gpuopt-gpu-lowering: cannot build the kernel "
                               "pipeline");

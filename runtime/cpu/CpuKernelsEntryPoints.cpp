@@ -140,7 +140,10 @@ void _mlir_ciface_gpuopt_cpu_deform_conv2d(
   });
 }
 
-const char *gpuopt_cpu_kernel_isa(void) { return getCpuIsaName(); }
+// Weak, as gpuopt_set_num_threads (ThreadPool.cpp).
+__attribute__((weak)) const char *gpuopt_cpu_kernel_isa(void) {
+  return getCpuIsaName();
+}
 
 } // extern "C"
 

@@ -212,9 +212,12 @@ void parallelFor(int64_t numTasks, const std::function<void(int64_t)> &body) {
 
 } // namespace gpuopt::runtime
 
-extern "C" void gpuopt_set_num_threads(int numThreads) {
+// Weak: libgpuopt_runtime.so, which links these kernels for the CUDA
+// emulator's Library steps, defines the ModelAbi.h names itself (for any
+// artifact); a model library has only these.
+extern "C" __attribute__((weak)) void gpuopt_set_num_threads(int numThreads) {
   gpuopt::runtime::setNumThreads(numThreads);
 }
-extern "C" int gpuopt_get_num_threads(void) {
+extern "C" __attribute__((weak)) int gpuopt_get_num_threads(void) {
   return gpuopt::runtime::getNumThreads();
 }

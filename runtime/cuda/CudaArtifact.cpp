@@ -14,6 +14,7 @@
 
 #include "gpuopt/Runtime/CudaArtifact.h"
 #include "gpuopt/Runtime/Artifact.h"
+#include "gpuopt/Runtime/CpuKernelAbi.h"
 #include "gpuopt/Runtime/CudaModel.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
@@ -75,6 +76,225 @@ std::string locationText(const std::vector<std::string> &sources,
   return text;
 }
 
+/// The routines a Library step may call (the subset of CpuKernelAbi.def
+/// the CUDA runtime's libraries compute).
+bool isLibraryRoutine(const std::string &name) {
+  return name == "conv2d" || name == "conv_transpose2d" || name == "linear";
+}
+
+std::string listText(const std::vector<int64_t> &v) {
+  std::string text = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(v[i]);
+  return text + "]";
+}
+
+/// Reads and checks the Library step `s` into `step`: the routine, its
+/// operands against its CpuKernelAbi.def signature and their buffers, its
+/// `args`, and the subset of the routine the CUDA library route computes
+/// (CudaArtifact.h). `where` is "run[3]", `at` its locations.
+Status readLibraryStep(const std::string &path, const fb::CudaStep &s,
+                       const std::string &where, const std::string &at,
+                       const CudaArtifact &art, CudaStep &step) {
+  step.isLibrary = true;
+  step.library = s.library() ? s.library()->str() : "";
+  std::string located = where + (at.empty() ? "" : " (" + at + ")");
+  const CpuKernelSignature *sig = nullptr;
+  for (const CpuKernelSignature &k : kCpuKernelSignatures)
+    if (std::string(k.name) == "gpuopt_cpu_" + step.library)
+      sig = &k;
+  if (!sig || !isLibraryRoutine(step.library))
+    return fail(path, located + ": unknown library routine '" + step.library +
+                          "' (expected conv2d, conv_transpose2d or linear)");
+  std::string lib = where + " (library '" + step.library + "'" +
+                    (at.empty() ? "" : " " + at) + ")";
+  auto bad = [&](const std::string &what) {
+    return fail(path, lib + ": " + what);
+  };
+  std::vector<const CpuKernelArg *> memrefs;
+  size_t numScalars = 0;
+  for (int a = 0; a < sig->numArgs; ++a) {
+    if (sig->args[a].rank)
+      memrefs.push_back(&sig->args[a]);
+    else
+      ++numScalars;
+  }
+  size_t numOperands = s.operands() ? s.operands()->size() : 0;
+  size_t givenScalars = s.scalars() ? s.scalars()->size() : 0;
+  if (numOperands != memrefs.size() || givenScalars != numScalars)
+    return bad(std::to_string(numOperands) + " operands and " +
+               std::to_string(givenScalars) + " scalars, '" + step.library +
+               "' takes " + std::to_string(memrefs.size()) + " and " +
+               std::to_string(numScalars));
+  if (s.scalars())
+    step.scalars.assign(s.scalars()->begin(), s.scalars()->end());
+  for (size_t i = 0; i < numOperands; ++i) {
+    const fb::CudaOperand &o = *s.operands()->Get(i);
+    std::string operand = "operand " + std::to_string(i);
+    CudaOperand op;
+    op.buffer = o.buffer();
+    op.offset = o.offset();
+    op.sizes.assign(o.sizes()->begin(), o.sizes()->end());
+    op.strides.assign(o.strides()->begin(), o.strides()->end());
+    int rank = memrefs[i]->rank;
+    if (op.sizes.size() != size_t(rank) || op.strides.size() != size_t(rank))
+      return bad(operand + " must have " + std::to_string(rank) +
+                 " sizes and strides");
+    for (int64_t v : op.sizes)
+      if (v < 0)
+        return bad(operand + " has a negative size");
+    if (op.empty()) {
+      step.operands.push_back(std::move(op));
+      continue;
+    }
+    if (op.buffer >= art.buffers.size())
+      return bad(operand + ": 'buffer' must index 'buffers'");
+    const CudaBuffer &b = art.buffers[op.buffer];
+    DType want = memrefs[i]->isF32 ? DType::F32 : DType::I64;
+    if (b.dtype != want)
+      return bad(operand + " is a view of buffers[" +
+                 std::to_string(op.buffer) + "] (" + dtypeName(b.dtype) +
+                 "), the routine takes " + dtypeName(want));
+    // The last element the view addresses, in 128 bits (no overflow for
+    // any int64 sizes and strides of rank <= 4).
+    __int128 last = op.offset;
+    bool negative = op.offset < 0;
+    for (int d = 0; d < rank; ++d) {
+      negative |= op.strides[d] < 0;
+      last += __int128(op.sizes[d] - 1) * op.strides[d];
+    }
+    uint64_t elements = b.bytes / dtypeSize(b.dtype);
+    if (negative)
+      return bad(operand + " has a negative offset or stride");
+    if (last >= __int128(elements))
+      return bad(operand + " (offset " + std::to_string(op.offset) +
+                 ", sizes " + listText(op.sizes) + ", strides " +
+                 listText(op.strides) + ") lies outside buffers[" +
+                 std::to_string(op.buffer) + "] of " +
+                 std::to_string(elements) + " elements");
+    step.operands.push_back(std::move(op));
+  }
+  std::vector<unsigned> distinct;
+  for (const CudaOperand &o : step.operands)
+    if (!o.empty() &&
+        std::find(distinct.begin(), distinct.end(), o.buffer) == distinct.end())
+      distinct.push_back(o.buffer);
+  std::vector<unsigned> args(s.args()->begin(), s.args()->end());
+  if (args != distinct)
+    return bad("'args' must be the distinct buffers of its operands, operand "
+               "0's first");
+  step.args = args;
+
+  const std::vector<CudaOperand> &ops = step.operands;
+  const std::vector<int64_t> &sc = step.scalars;
+  auto unsupported = [&](const std::string &what) {
+    return bad(what + " is not supported by the CUDA library route");
+  };
+  auto shape = [&](size_t i) { return listText(ops[i].sizes); };
+  for (size_t i : {size_t(0), size_t(1), size_t(2)})
+    if (ops[i].empty())
+      return bad("operand " + std::to_string(i) + " (" +
+                 (i == 0   ? "output"
+                  : i == 1 ? "input"
+                           : "weight") +
+                 ") must not be empty");
+  // Weights are packed (row-major, dense).
+  {
+    int64_t expect = 1;
+    for (size_t d = ops[2].sizes.size(); d-- > 0;) {
+      if (ops[2].sizes[d] != 1 && ops[2].strides[d] != expect)
+        return unsupported("a weight of strides " + listText(ops[2].strides) +
+                           " (not contiguous)");
+      expect *= ops[2].sizes[d];
+    }
+  }
+  auto checkBias = [&](bool has, int64_t channels) -> Status {
+    if (!has) {
+      if (!ops[3].empty())
+        return bad("operand 3 (bias) must be empty without a bias");
+      return Status::ok();
+    }
+    if (ops[3].sizes[0] != channels)
+      return bad("operand 3 (bias) has shape " + shape(3) + ", expected [" +
+                 std::to_string(channels) + "]");
+    return Status::ok();
+  };
+  auto mismatch = [&](size_t i, const std::vector<int64_t> &want) {
+    return bad("operand " + std::to_string(i) + " has shape " + shape(i) +
+               ", expected " + listText(want));
+  };
+  if (step.library == "conv2d") {
+    const std::vector<int64_t> &out = ops[0].sizes, &in = ops[1].sizes,
+                               &w = ops[2].sizes;
+    int64_t strideH = sc[0], strideW = sc[1], padH = sc[2], padW = sc[3],
+            dilH = sc[4], dilW = sc[5], groups = sc[6], frames = sc[7],
+            flags = sc[8], act = sc[9];
+    if (!ops[5].empty() || !ops[6].empty() || !ops[7].empty() || frames != 0)
+      return unsupported("a shifted conv2d (non-empty shift operands or "
+                         "frames)");
+    if (act != kActNone && act != kActRelu)
+      return unsupported("activation " + std::to_string(act) +
+                         " (only none and relu)");
+    if (flags & ~(kConvHasBias | kConvHasResidual | kConvZeroMode))
+      return bad("unknown flags " + std::to_string(flags));
+    bool residual = flags & kConvHasResidual;
+    if (act == kActRelu && residual)
+      return unsupported("relu with a residual");
+    constexpr int64_t kLimit = int64_t(1) << 31;
+    for (int64_t v : {strideH, strideW, dilH, dilW, groups})
+      if (v < 1 || v >= kLimit)
+        return bad("strides, dilations and groups must be in [1, 2^31)");
+    for (int64_t v : {padH, padW})
+      if (v < 0 || v >= kLimit)
+        return bad("paddings must be in [0, 2^31)");
+    if (in[1] % groups || w[0] % groups || w[1] * groups != in[1])
+      return bad("input " + shape(1) + " and weight " + shape(2) +
+                 " do not match groups " + std::to_string(groups));
+    // In 128 bits: a dilation below 2^31 times a kernel extent below 2^40.
+    auto extent = [](int64_t size, int64_t pad, int64_t dil, int64_t k,
+                     int64_t stride) -> int64_t {
+      __int128 span =
+          __int128(size) + 2 * __int128(pad) - __int128(dil) * (k - 1) - 1;
+      return span < 0 ? 0 : int64_t(span / stride + 1);
+    };
+    int64_t oh = extent(in[2], padH, dilH, w[2], strideH);
+    int64_t ow = extent(in[3], padW, dilW, w[3], strideW);
+    if (oh == 0 || ow == 0 || out != std::vector<int64_t>{in[0], w[0], oh, ow})
+      return mismatch(0, {in[0], w[0], oh, ow});
+    if (Status st = checkBias(flags & kConvHasBias, w[0]); !st)
+      return st;
+    if (residual && ops[4].sizes != out)
+      return mismatch(4, out);
+  } else if (step.library == "conv_transpose2d") {
+    const std::vector<int64_t> &in = ops[1].sizes, &w = ops[2].sizes;
+    if (sc[0] != 0 && sc[0] != 1)
+      return bad("hasBias must be 0 or 1");
+    if (w[0] != in[1])
+      return bad("weight " + shape(2) + " does not match input " + shape(1));
+    std::vector<int64_t> want = {in[0], w[1], in[2] * w[2], in[3] * w[3]};
+    if (ops[0].sizes != want)
+      return mismatch(0, want);
+    if (Status st = checkBias(sc[0], w[1]); !st)
+      return st;
+  } else {
+    const std::vector<int64_t> &in = ops[1].sizes, &w = ops[2].sizes;
+    if (sc[0] != 0 && sc[0] != 1)
+      return bad("hasBias must be 0 or 1");
+    if (w[1] != in[1])
+      return bad("weight " + shape(2) + " does not match input " + shape(1));
+    if (ops[0].sizes != std::vector<int64_t>{in[0], w[0]})
+      return mismatch(0, {in[0], w[0]});
+    for (size_t i : {size_t(0), size_t(1)})
+      if (ops[i].sizes[1] != 1 && ops[i].strides[1] != 1)
+        return unsupported("operand " + std::to_string(i) +
+                           " with rows of stride " +
+                           std::to_string(ops[i].strides[1]));
+    if (Status st = checkBias(sc[0], w[0]); !st)
+      return st;
+  }
+  return Status::ok();
+}
+
 Status
 readSteps(const std::string &path,
           const flatbuffers::Vector<flatbuffers::Offset<fb::CudaStep>> &steps,
@@ -92,12 +312,12 @@ readSteps(const std::string &path,
     // Until the kernel is known: the step and where it came from.
     std::string at = locationText(step.sources, step.loc);
     std::string located = where + (at.empty() ? "" : " (" + at + ")");
-    if (s.kind() == fb::StepKind::Library)
-      return fail(path, located +
-                            ": library steps are not supported by this "
-                            "runtime" +
-                            (s.library() ? " ('" + s.library()->str() + "')"
-                                         : std::string()));
+    if (s.kind() == fb::StepKind::Library) {
+      if (Status st = readLibraryStep(path, s, where, at, art, step); !st)
+        return st;
+      out.push_back(std::move(step));
+      continue;
+    }
     if (s.kind() != fb::StepKind::Kernel)
       return fail(path, located + ": unknown step kind " +
                             std::to_string(static_cast<int>(s.kind())));
@@ -203,11 +423,14 @@ std::string firstUse(const fb::CudaProgram &program, uint32_t id) {
             locationText(sources, s.loc() ? s.loc()->str() : std::string());
         const auto &kernels = *program.kernels();
         std::string kernel =
-            s.kernel() < kernels.size()
-                ? "'" + kernels.Get(s.kernel())->name()->str() + "'"
-                : std::to_string(s.kernel());
+            s.kind() == fb::StepKind::Library
+                ? "library '" +
+                      (s.library() ? s.library()->str() : std::string()) + "'"
+            : s.kernel() < kernels.size()
+                ? "kernel '" + kernels.Get(s.kernel())->name()->str() + "'"
+                : "kernel " + std::to_string(s.kernel());
         return " (argument " + std::to_string(a) + " of " + field + "[" +
-               std::to_string(i) + "], kernel " + kernel +
+               std::to_string(i) + "], " + kernel +
                (at.empty() ? "" : " " + at) + ")";
       }
     }
@@ -372,6 +595,13 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
     return s;
   if (Status s = readSteps(path, *program->run(), "run", art, art.run); !s)
     return s;
+  if (program->precision() != fb::Precision::FP32 &&
+      program->precision() != fb::Precision::TF32)
+    return fail(path, "unknown precision " + std::to_string(static_cast<int>(
+                                                 program->precision())));
+  art.precision = program->precision() == fb::Precision::TF32
+                      ? CudaPrecision::TF32
+                      : CudaPrecision::FP32;
   return planChecks ? checkCudaPlan(art, path) : Status::ok();
 }
 
@@ -379,8 +609,11 @@ std::string gpuopt::runtime::describeCudaStep(const CudaArtifact &art,
                                               const char *plan, size_t index) {
   const CudaStep &s = (plan[0] == 'i' ? art.init : art.run)[index];
   std::string at = locationText(s.sources, s.loc);
-  return std::string(plan) + "[" + std::to_string(index) + "] (kernel '" +
-         art.kernels[s.kernel].name + "'" + (at.empty() ? "" : " " + at) + ")";
+  std::string what = s.isLibrary
+                         ? "library '" + s.library + "'"
+                         : "kernel '" + art.kernels[s.kernel].name + "'";
+  return std::string(plan) + "[" + std::to_string(index) + "] (" + what +
+         (at.empty() ? "" : " " + at) + ")";
 }
 
 std::string gpuopt::runtime::describeCudaBuffer(const CudaArtifact &art,

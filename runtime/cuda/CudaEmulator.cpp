@@ -24,10 +24,22 @@
 // places) is the barrier divergence CUDA leaves undefined, an error naming
 // the step, the block and the threads. Other kernels keep the plain loop.
 //
+// A Library step (cuDNN/cuBLASLt on a GPU) runs the CPU kernel of its
+// routine (runtime/cpu, the same semantics) on descriptors of its operands'
+// views of the arena. With precision TF32 its input and weight are first
+// copied, each element rounded to TF32 (10 mantissa bits, round to nearest,
+// ties to even, into scratch, never in place). A GPU may round differently
+// (PTX's cvt.rna.tf32.f32 rounds ties away from zero; tensor cores fed raw
+// FP32 bits ignore the low 13): at most one TF32 unit of each operand apart,
+// well inside the TF32 tolerance. Products and sums stay FP32, and bias and
+// residual are not rounded.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/CudaEmulator.h"
 
+#include "gpuopt/Runtime/Allocator.h"
+#include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
 #include "gpuopt/Runtime/FileIO.h"
 #include "gpuopt/Runtime/Safetensors.h"
@@ -38,6 +50,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 #include <random>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -125,6 +138,49 @@ Status writePrivateFile(const std::vector<uint8_t> &bytes, std::string &path) {
     return Status::error("cannot write the host image to " + path);
   }
   return Status::ok();
+}
+
+/// `x` rounded to TF32: the 10 high mantissa bits kept, rounded to nearest,
+/// ties to even (infinities and NaNs as they are; a value that rounds past
+/// the largest finite one becomes infinity, as in IEEE rounding).
+float roundToTf32(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u)
+    return x;
+  u += 0x0fffu + ((u >> 13) & 1u);
+  u &= 0xffffe000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+/// A dense copy of the view `src` into `scratch`, each element rounded to
+/// TF32, as a descriptor.
+template <int Rank>
+MemRefDesc<float, Rank> roundedCopy(const MemRefDesc<float, Rank> &src,
+                                    std::vector<float> &scratch) {
+  MemRefDesc<float, Rank> d = src;
+  int64_t n = 1;
+  for (int r = 0; r < Rank; ++r)
+    n *= src.sizes[r];
+  scratch.resize(static_cast<size_t>(n));
+  int64_t stride = 1;
+  for (int r = Rank - 1; r >= 0; --r) {
+    d.strides[r] = stride;
+    stride *= src.sizes[r];
+  }
+  int64_t index[Rank] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at = src.offset;
+    for (int r = 0; r < Rank; ++r)
+      at += index[r] * src.strides[r];
+    scratch[i] = roundToTf32(src.aligned[at]);
+    for (int r = Rank - 1; r >= 0 && ++index[r] == src.sizes[r]; --r)
+      index[r] = 0;
+  }
+  d.allocated = d.aligned = scratch.data();
+  d.offset = 0;
+  return d;
 }
 
 } // namespace
@@ -270,10 +326,89 @@ struct CudaEmulator::Impl {
         std::swap(out[i - 1], out[rng() % i]);
   }
 
+  /// The descriptor of a Library step's operand over the arena (an empty
+  /// one points at a dummy element).
+  template <typename T, int Rank>
+  MemRefDesc<T, Rank> view(const CudaArtifact &art, const CudaOperand &o) {
+    static T dummy[1];
+    MemRefDesc<T, Rank> d{};
+    d.allocated = d.aligned =
+        o.empty() ? dummy
+                  : reinterpret_cast<T *>(arena + art.buffers[o.buffer].offset);
+    d.offset = o.empty() ? 0 : o.offset;
+    for (int r = 0; r < Rank; ++r) {
+      d.sizes[r] = o.sizes[r];
+      d.strides[r] = o.strides[r];
+    }
+    return d;
+  }
+
+  /// Runs a Library step: the CPU kernel of its routine on the arena, with
+  /// TF32 the input and weight rounded first (into scratch copies).
+  Status runLibrary(const CudaArtifact &art, const char *plan, size_t index,
+                    const CudaStep &step) {
+    const std::vector<CudaOperand> &ops = step.operands;
+    const std::vector<int64_t> &sc = step.scalars;
+    bool tf32 = art.precision == CudaPrecision::TF32;
+    std::vector<float> inScratch, wScratch;
+    std::function<void()> call;
+    MemRef4F out4, in4, w4, res4;
+    MemRef2F out2, in2, w2;
+    MemRef1F bias = view<float, 1>(art, ops[3]);
+    MemRef1I offH, offW, offT;
+    if (step.library == "linear") {
+      out2 = view<float, 2>(art, ops[0]);
+      in2 = view<float, 2>(art, ops[1]);
+      w2 = view<float, 2>(art, ops[2]);
+      if (tf32) {
+        in2 = roundedCopy(in2, inScratch);
+        w2 = roundedCopy(w2, wScratch);
+      }
+      call = [&] {
+        _mlir_ciface_gpuopt_cpu_linear(&out2, &in2, &w2, &bias, sc[0]);
+      };
+    } else {
+      out4 = view<float, 4>(art, ops[0]);
+      in4 = view<float, 4>(art, ops[1]);
+      w4 = view<float, 4>(art, ops[2]);
+      if (tf32) {
+        in4 = roundedCopy(in4, inScratch);
+        w4 = roundedCopy(w4, wScratch);
+      }
+      if (step.library == "conv2d") {
+        res4 = view<float, 4>(art, ops[4]);
+        offH = view<int64_t, 1>(art, ops[5]);
+        offW = view<int64_t, 1>(art, ops[6]);
+        offT = view<int64_t, 1>(art, ops[7]);
+        call = [&] {
+          _mlir_ciface_gpuopt_cpu_conv2d(
+              &out4, &in4, &w4, &bias, &res4, &offH, &offW, &offT, sc[0], sc[1],
+              sc[2], sc[3], sc[4], sc[5], sc[6], sc[7], sc[8], sc[9]);
+        };
+      } else {
+        call = [&] {
+          _mlir_ciface_gpuopt_cpu_conv_transpose2d(&out4, &in4, &w4, &bias,
+                                                   sc[0]);
+        };
+      }
+    }
+    // A kernel failure (an allocation, an unsupported CPU) is an error, not
+    // an abort.
+    void *args[] = {&call};
+    std::string error;
+    if (!callGenerated(
+            [](void **a) { (*static_cast<std::function<void()> *>(a[0]))(); },
+            args, error))
+      return Status::error(describeCudaStep(art, plan, index) + ": " + error);
+    return Status::ok();
+  }
+
   /// Runs step `index` of plan `plan` ("init" or "run"); an out-of-bounds
   /// access of a thread is an error after the launch.
   Status run(const CudaArtifact &art, const char *plan, size_t index) {
     const CudaStep &step = (plan[0] == 'i' ? art.init : art.run)[index];
+    if (step.isLibrary)
+      return runLibrary(art, plan, index, step);
     const uint64_t gx = step.grid[0], gy = step.grid[1], gz = step.grid[2];
     const uint64_t bx = step.block[0], by = step.block[1], bz = step.block[2];
     const uint64_t wgBytes = workgroupBytes[step.kernel];

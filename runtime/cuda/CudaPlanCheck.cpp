@@ -12,7 +12,9 @@
 // merely written ones. Each argument a kernel reads or writes (the plan's
 // KernelArg.reads/.writes) is taken to be read or written whole: what a
 // kernel does to part of an argument is invisible here (the emulator's NaN
-// fill shows a read of an unwritten part).
+// fill shows a read of an unwritten part). A Library step writes the buffer
+// of its operand 0 and reads those of the others (each whole, as above); its
+// output view must not overlap any of its input views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,18 +202,68 @@ private:
     return " were last written through " + what(w.buffer) + " by " + by;
   }
 
+  /// The arena bytes [begin, end) a Library step's operand spans (from its
+  /// first to its last element; the reader checked it inside its buffer).
+  std::pair<uint64_t, uint64_t> span(const CudaOperand &o) const {
+    const CudaBuffer &b = art.buffers[o.buffer];
+    uint64_t size = dtypeSize(b.dtype);
+    uint64_t last = uint64_t(o.offset);
+    for (size_t d = 0; d < o.sizes.size(); ++d)
+      last += uint64_t(o.sizes[d] - 1) * uint64_t(o.strides[d]);
+    return {b.offset + uint64_t(o.offset) * size, b.offset + (last + 1) * size};
+  }
+
+  /// A Library step's output view overlapping one of its input views: the
+  /// libraries read and write them concurrently.
+  Status checkLibraryViews(const char *plan, size_t i,
+                           const CudaStep &step) const {
+    const CudaOperand &out = step.operands[0];
+    auto [ob, oe] = span(out);
+    for (size_t o = 1; o < step.operands.size(); ++o) {
+      const CudaOperand &in = step.operands[o];
+      if (in.empty())
+        continue;
+      auto [ib, ie] = span(in);
+      uint64_t from = std::max(ob, ib), to = std::min(oe, ie);
+      if (from < to)
+        return fail(describeCudaStep(art, plan, i) +
+                    ": operand 0 (the output, a view of " + what(out.buffer) +
+                    ") overlaps operand " + std::to_string(o) + " (a view of " +
+                    what(in.buffer) + ") at arena bytes [" +
+                    std::to_string(from) + ", " + std::to_string(to) + ")");
+    }
+    return Status::ok();
+  }
+
   Status walk(const char *plan, const std::vector<CudaStep> &steps) {
     bool forward = plan[0] == 'r';
     for (size_t i = 0; i < steps.size(); ++i) {
       const CudaStep &step = steps[i];
-      const CudaKernel &k = art.kernels[step.kernel];
+      // What the step does to each argument: a kernel's signature says; a
+      // Library step writes operand 0's buffer and reads the others'.
+      std::vector<CudaKernelArg> access;
+      if (step.isLibrary) {
+        if (Status s = checkLibraryViews(plan, i, step); !s)
+          return s;
+        for (unsigned id : step.args) {
+          CudaKernelArg a;
+          a.writes = id == step.operands[0].buffer;
+          for (size_t o = 1; o < step.operands.size(); ++o)
+            a.reads |=
+                !step.operands[o].empty() && step.operands[o].buffer == id;
+          a.inPlace = a.reads && a.writes;
+          access.push_back(a);
+        }
+      } else {
+        access = art.kernels[step.kernel].args;
+      }
       auto bad = [&](size_t a, const std::string &why) {
         return fail(describeCudaStep(art, plan, i) + ": argument " +
                     std::to_string(a) + " " + why);
       };
       // A written argument shares no byte with another argument.
       for (size_t a = 0; a < step.args.size(); ++a) {
-        if (!k.args[a].writes)
+        if (!access[a].writes)
           continue;
         unsigned id = step.args[a];
         for (size_t o = 0; o < step.args.size(); ++o) {
@@ -221,7 +273,7 @@ private:
           if (o == a || from >= to)
             continue;
           if (other == id) {
-            if (k.args[a].inPlace && k.args[o].inPlace)
+            if (access[a].inPlace && access[o].inPlace)
               continue;
             return bad(a, "writes " + what(id) + ", which is also argument " +
                               std::to_string(o) +
@@ -234,7 +286,7 @@ private:
         }
       }
       for (size_t a = 0; a < step.args.size(); ++a) {
-        if (!k.args[a].reads)
+        if (!access[a].reads)
           continue;
         unsigned id = step.args[a];
         BadRange r = findBad(state, begin(id), end(id), [&](const Writer *w) {
@@ -247,7 +299,7 @@ private:
                             "arena bytes " + range(r) + cause(r));
       }
       for (size_t a = 0; a < step.args.size(); ++a) {
-        if (!k.args[a].writes)
+        if (!access[a].writes)
           continue;
         unsigned id = step.args[a];
         const std::string &kind = art.buffers[id].kind;
@@ -276,7 +328,7 @@ private:
                             " of " + what(r.writer.buffer));
       }
       for (size_t a = 0; a < step.args.size(); ++a)
-        if (k.args[a].writes)
+        if (access[a].writes)
           state.write(begin(step.args[a]), end(step.args[a]),
                       Writer{step.args[a], plan, i});
     }

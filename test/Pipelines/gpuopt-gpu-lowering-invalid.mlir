@@ -6,6 +6,10 @@
 // RUN: gpuopt-opt %t/too-old.mlir --gpuopt-gpu-lowering="chip=sm_90,sm_49" -verify-diagnostics
 // RUN: gpuopt-opt %t/empty-chip.mlir --gpuopt-gpu-lowering="chip=sm_90," -verify-diagnostics
 // RUN: gpuopt-opt %t/not-a-number.mlir --gpuopt-gpu-lowering="chip=sm_9a" -verify-diagnostics
+// The convolution route and the library precision are checked the same way
+// (gpuopt-compile --gpu-conv/--gpu-precision: test/Target/Cuda/invalid.mlir).
+// RUN: gpuopt-opt %t/gpu-conv.mlir --gpuopt-gpu-lowering="gpu-conv=cublas" -verify-diagnostics
+// RUN: gpuopt-opt %t/gpu-precision.mlir --gpuopt-gpu-lowering="gpu-precision=bf16" -verify-diagnostics
 
 //--- no-underscore.mlir
 // expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm90'}}
@@ -21,4 +25,12 @@ module {}
 
 //--- not-a-number.mlir
 // expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm_9a'}}
+module {}
+
+//--- gpu-conv.mlir
+// expected-error@unknown {{gpu-conv must be generated or library, got 'cublas'}}
+module {}
+
+//--- gpu-precision.mlir
+// expected-error@unknown {{gpu-precision must be fp32 or tf32, got 'bf16'}}
 module {}

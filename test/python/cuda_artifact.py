@@ -77,9 +77,13 @@ def location_text(sources: list[str], loc: str) -> str:
 
 def describe_step(model: dict, plan: str, index: int) -> str:
     """How the runtime names step `index` of `plan` ("init", "run") in its
-    messages: "run[3] (kernel 'k' at a.py:1:2)" (describeCudaStep)."""
+    messages: "run[3] (kernel 'k' at a.py:1:2)", "run[4] (library 'conv2d'
+    at a.py:5:6)" (describeCudaStep)."""
     prog = program(model)
     step = prog[plan][index]
     at = location_text(step.get("sources") or [], step.get("loc") or "")
-    name = prog["kernels"][step["kernel"]]["name"]
-    return f"{plan}[{index}] (kernel '{name}'{' ' + at if at else ''})"
+    if step.get("kind") == "Library":
+        what = f"library '{step['library']}'"
+    else:
+        what = f"kernel '{prog['kernels'][step['kernel']]['name']}'"
+    return f"{plan}[{index}] ({what}{' ' + at if at else ''})"

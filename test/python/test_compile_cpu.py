@@ -160,7 +160,10 @@ def abi_functions() -> set[str]:
 
 def exported_functions(lib: Path) -> set[str]:
     nm = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
-    return {line.split()[-1] for line in nm.stdout.splitlines() if " T " in line}
+    # T, or W: the CPU kernels' definitions of the ModelAbi.h thread and ISA
+    # functions are weak (libgpuopt_runtime.so links the kernels for the CUDA
+    # emulator and defines those names itself).
+    return {line.split()[-1] for line in nm.stdout.splitlines() if " T " in line or " W " in line}
 
 
 def test_library_exports_only_the_abi_and_needs_no_mlir(tiny: dict) -> None:

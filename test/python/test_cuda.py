@@ -551,7 +551,7 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
         ),
         "library": (
             set_step("kind", "Library"),
-            f"run[{step}] ({at}): library steps are not supported by this runtime",
+            f"run[{step}] ({at}): unknown library routine '' (expected conv2d, conv_transpose2d or linear)",
         ),
         "misaligned": (
             set_buffer("offset", plan["buffers"][arg]["offset"] + 16),

@@ -284,6 +284,61 @@ def ConvertSegToCpuKernelsPass
   ];
 }
 
+def ConvertSegToCudaLibraryPass
+    : Pass<"convert-seg-to-cuda-library", "::mlir::ModuleOp"> {
+  let summary = "Lower the seg convolutions and linear layers the CUDA "
+                "libraries compute to calls that become Library steps";
+  let description = [{
+    The `--gpu-conv=library` route of the CUDA target (docs/CUDABackend.md):
+    the ops that cuDNN (convolution + bias + activation) and cuBLASLt
+    (GEMM + bias) compute become calls of the CpuKernelAbi.def routine of the
+    same semantics, built on tensors-made-buffers by the call builder
+    `--convert-seg-to-cpu-kernels` uses (KernelCalls.h). After bufferization
+    `--convert-parallel-loops-to-kernels` leaves each call on the host, and
+    the CUDA target emits it as a Library step of the launch plan (the
+    routine's name, its memref operands as strided views of plan buffers,
+    its integer arguments), which the GPU runtime runs with cuDNN/cuBLASLt
+    and the emulator with the CPU kernel.
+
+    ```mlir
+    %y = seg.fused_conv2d %x, %w, %b {activation = relu, ...}
+    // becomes
+    %out = memref.alloc() {alignment = 64 : i64} : memref<1x8x16x16xf32>
+    call @gpuopt_cpu_conv2d(%outc, %xc, %wc, %bc, %xc, %none, %none, %none,
+                            %c1, %c1, %c1, %c1, %c1, %c1, %c1, %c0, %c1, %c1)
+    %y = bufferization.to_tensor %out restrict writable : ...
+    ```
+
+    Eligible (the subset the CUDA runtime executes, Artifact.fbs):
+    - `seg.conv2d`; `seg.fused_conv2d` without a shift (empty or all-zero
+      offsets, no frame shift) whose activation is none (a residual allowed)
+      or relu without a residual. Weights are passed dense (a strided view is
+      copied by bufferization): the libraries take packed OIHW filters.
+    - `seg.conv_transpose2d` in the CPU kernel's domain: kernel equal to the
+      stride, no padding, output padding or dilation, one group.
+    - `seg.linear` (on its input collapsed to [rows, K]).
+    Each must be static and f32, as for the CPU kernels.
+
+    Ineligible ops stay for `--convert-seg-to-linalg` (generated kernels):
+    a shifted `seg.fused_conv2d` (the libraries have no per-channel shift;
+    the generated convolution applies it in its operand loads), GELU (no
+    GELU epilogue in the cuDNN convolution subset used), ReLU with a
+    residual (cuDNN's fused form adds the residual before the activation,
+    seg after it), and everything else.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numLibraryCalls", "library-calls",
+              "Ops rewritten into library calls">,
+    Statistic<"numGenerated", "generated",
+              "Convolutions and linear layers left to the generated kernels">
+  ];
+}
+
 def FreeBuffersAfterLastUsePass
     : Pass<"free-buffers-after-last-use", "::mlir::func::FuncOp"> {
   let summary = "Free every heap buffer of a bufferized function right after "

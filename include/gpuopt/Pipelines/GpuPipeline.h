@@ -44,7 +44,24 @@ struct CudaTargetOptions {
   int64_t registerTile = 4;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
+  /// How convolutions and linear layers are computed: "generated" (kernels
+  /// of the gpu.module) or "library" (--convert-seg-to-cuda-library: the
+  /// eligible ones as Library steps, cuDNN/cuBLASLt on the GPU).
+  std::string gpuConv = "generated";
+  /// The arithmetic of the Library steps (CudaProgram.precision): "fp32"
+  /// (strict) or "tf32" (tensor cores; 10-bit mantissa operands).
+  std::string precision = "fp32";
 };
+
+/// The values of CudaTargetOptions::gpuConv and ::precision.
+inline constexpr const char *kGpuConvModes[] = {"generated", "library"};
+inline constexpr const char *kGpuPrecisions[] = {"fp32", "tf32"};
+
+/// Whether `options`' gpuConv and precision are known; failure otherwise,
+/// with "gpu-conv must be generated or library, got 'x'" (or the same of
+/// gpu-precision) in `error` (the caller names the option's spelling).
+LogicalResult checkGpuConvOptions(const CudaTargetOptions &options,
+                                  std::string &error);
 
 /// The chips of `sm_NN[,sm_MM...]` with every NN >= 50; failure otherwise,
 /// with "must be sm_NN[,sm_MM...] with NN >= 50, got '<chips>'" in `error`
@@ -100,12 +117,23 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
   Option<int> optLevel{*this, "opt-level",
                        llvm::cl::desc("LLVM optimization level of the kernels"),
                        llvm::cl::init(CudaTargetOptions().optLevel)};
+  Option<std::string> gpuConv{
+      *this, "gpu-conv",
+      llvm::cl::desc("Convolutions and linear layers: generated (kernels) or "
+                     "library (the eligible ones as library calls, "
+                     "--convert-seg-to-cuda-library)"),
+      llvm::cl::init(CudaTargetOptions().gpuConv)};
+  Option<std::string> precision{
+      *this, "gpu-precision",
+      llvm::cl::desc("Arithmetic of the library calls: fp32 or tf32"),
+      llvm::cl::init(CudaTargetOptions().precision)};
 
   /// The target options these give.
   CudaTargetOptions getTargetOptions() const;
 };
 
 /// Adds the first half of the NVPTX lowering to a module-level `pm`:
+/// with options.gpuConv "library" --convert-seg-to-cuda-library, then
 /// --convert-seg-to-linalg, elementwise fusion, bufferization (results become
 /// out-parameters), linalg to parallel loops and
 /// --convert-parallel-loops-to-kernels. The host functions then only allocate

@@ -15,6 +15,7 @@
 #include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
 #include "gpuopt/Conversion/Passes.h"
+#include "gpuopt/Conversion/SegToCpuKernels/KernelCallRoutine.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -74,12 +75,13 @@ LogicalResult collectAccesses(scf::ParallelOp loop,
                               SmallVectorImpl<Access> &out) {
   WalkResult r = loop.getBody()->walk([&](Operation *op) {
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      out.push_back({gpuopt::getMemRefRoot(load.getMemRef()), load.getMemRef(),
-                     llvm::to_vector(load.getIndices()), false});
+      out.push_back({mlir::gpuopt::getMemRefRoot(load.getMemRef()),
+                     load.getMemRef(), llvm::to_vector(load.getIndices()),
+                     false});
       return WalkResult::advance();
     }
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      out.push_back({gpuopt::getMemRefRoot(store.getMemRef()),
+      out.push_back({mlir::gpuopt::getMemRefRoot(store.getMemRef()),
                      store.getMemRef(), llvm::to_vector(store.getIndices()),
                      true});
       return WalkResult::advance();
@@ -371,8 +373,8 @@ struct CopyInfo {
 };
 
 CopyInfo getCopyInfo(memref::CopyOp copy) {
-  Value dstRoot = gpuopt::getMemRefRoot(copy.getTarget());
-  return {copy, gpuopt::getMemRefRoot(copy.getSource()), dstRoot,
+  Value dstRoot = mlir::gpuopt::getMemRefRoot(copy.getTarget());
+  return {copy, mlir::gpuopt::getMemRefRoot(copy.getSource()), dstRoot,
           getBox(copy.getTarget(), dstRoot)};
 }
 
@@ -397,7 +399,7 @@ void elideCopies(Block &block) {
         !alloc.getType().getLayout().isIdentity())
       continue;
     Value target = copy.getTarget();
-    Value dst = gpuopt::getMemRefRoot(target);
+    Value dst = mlir::gpuopt::getMemRefRoot(target);
     std::optional<Box> box = getBox(target, dst);
     if (!(box || target == dst) || dst == alloc.getResult())
       continue;
@@ -435,7 +437,8 @@ void elideCopies(Block &block) {
         if (isPure(inner) || isa<memref::AllocOp>(inner))
           return;
         for (Value v : inner->getOperands())
-          if (isa<MemRefType>(v.getType()) && gpuopt::getMemRefRoot(v) == dst &&
+          if (isa<MemRefType>(v.getType()) &&
+              mlir::gpuopt::getMemRefRoot(v) == dst &&
               !areDisjoint(getBox(v, dst), box))
             usable = false;
       });
@@ -544,7 +547,7 @@ bool prefersNextLoop(scf::ParallelOp first, scf::ParallelOp second,
 }
 
 struct ConvertParallelLoopsToKernelsPass
-    : public gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
+    : public mlir::gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
           ConvertParallelLoopsToKernelsPass> {
   using Base::Base;
 
@@ -894,9 +897,10 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
     for (auto loop :
          llvm::make_early_inc_range(body.getOps<scf::ParallelOp>())) {
       if (warpRows && blockSize % 32 == 0 &&
-          succeeded(gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
+          succeeded(mlir::gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
         ++numWarpRows;
-      else if (succeeded(gpuopt::tileReductionInRegisters(loop, registerTile)))
+      else if (succeeded(
+                   mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))
         ++numRegisterTiled;
     }
     SmallVector<SmallVector<memref::CopyOp>> groups =
@@ -938,6 +942,11 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
           continue;
         result = outlineCopies(*group->second, func);
       } else if (isHostOp(op)) {
+        continue;
+      } else if (auto call = dyn_cast<func::CallOp>(op);
+                 call && mlir::gpuopt::getKernelCallRoutine(call)) {
+        // A library routine (--convert-seg-to-cuda-library): the host
+        // calls it (a Library step of the CUDA plan).
         continue;
       } else {
         if (op->getNumResults() != 0) {

@@ -3,19 +3,14 @@
 // Part of the gpuopt project.
 //
 // Rewrites convolutions and linear layers into calls of the kernels of
-// runtime/cpu/CpuKernels.cpp. Their names, argument lists and codes are
-// runtime/include/gpuopt/Runtime/CpuKernelAbi.{def,h}, which the kernels
-// include too; every call built here is checked against that table.
+// runtime/cpu/CpuKernels.cpp, through the call builder of KernelCalls.h.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Conversion/Passes.h"
-#include "gpuopt/Dialect/Seg/IR/SegOps.h"
-#include "gpuopt/Runtime/CpuKernelAbi.h"
+#include "gpuopt/Conversion/SegToCpuKernels/KernelCalls.h"
 
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace gpuopt {
@@ -25,375 +20,30 @@ namespace gpuopt {
 } // namespace mlir
 
 using namespace mlir;
-namespace seg = mlir::gpuopt::seg;
-namespace rt = ::gpuopt::runtime;
-using rt::CpuKernel;
+using namespace mlir::gpuopt;
 
 namespace {
-
-/// Marks the declarations this pass creates.
-constexpr StringLiteral kKernelAttr = "gpuopt.cpu_kernel";
-
-/// The kernel code of a seg activation (CpuKernelAbi.h).
-int64_t activationCode(seg::Activation act) {
-  switch (act) {
-  case seg::Activation::None:
-    return rt::kActNone;
-  case seg::Activation::Relu:
-    return rt::kActRelu;
-  case seg::Activation::Gelu:
-    return rt::kActGelu;
-  case seg::Activation::GeluTanh:
-    return rt::kActGeluTanh;
-  }
-  llvm_unreachable("unknown seg::Activation");
-}
-
-/// Whether `v`'s type is what argument `arg` of a kernel takes: a strided
-/// memref of its rank and element type, or an i64.
-[[maybe_unused]] bool matchesKernelArg(Value v, const rt::CpuKernelArg &arg) {
-  if (arg.rank == 0)
-    return v.getType().isInteger(64);
-  auto m = dyn_cast<MemRefType>(v.getType());
-  return m && m.getRank() == arg.rank &&
-         (arg.isF32 ? m.getElementType().isF32()
-                    : m.getElementType().isInteger(64));
-}
-
-/// Static f32 tensor of the given rank (any when -1) with no empty
-/// dimension (the kernels index planes and rows; empty tensors stay with the
-/// linalg lowering).
-bool isStaticF32(Value v, int64_t rank = -1) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  return t && t.hasStaticShape() && t.getElementType().isF32() &&
-         (rank < 0 || t.getRank() == rank) && t.getNumElements() > 0;
-}
-
-/// memref<?x...xT, strided<[?, ...], offset: ?>>: what every kernel takes.
-MemRefType anyStridedType(MLIRContext *ctx, int64_t rank, Type elt) {
-  SmallVector<int64_t> dyn(rank, ShapedType::kDynamic);
-  return MemRefType::get(
-      dyn, elt, StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn));
-}
-
-class KernelCallBuilder {
-public:
-  KernelCallBuilder(ModuleOp module, Operation *op)
-      : module(module), b(op), loc(op->getLoc()), ctx(op->getContext()) {}
-
-  /// The buffer of tensor `v` as a fully strided, dynamically sized memref.
-  Value buffer(Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> dyn(t.getRank(), ShapedType::kDynamic);
-    auto staticStrided =
-        MemRefType::get(t.getShape(), t.getElementType(),
-                        StridedLayoutAttr::get(ctx, ShapedType::kDynamic, dyn));
-    Value m = bufferization::ToBufferOp::create(b, loc, staticStrided, v,
-                                                /*read_only=*/true);
-    return memref::CastOp::create(
-        b, loc, anyStridedType(ctx, t.getRank(), t.getElementType()), m);
-  }
-
-  /// A constant 1-D tensor's buffer (possibly empty).
-  Value i64Buffer(ArrayRef<int64_t> values) {
-    auto t = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
-    Value c =
-        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(t, values));
-    return buffer(c);
-  }
-  Value emptyF32Buffer() {
-    auto t = RankedTensorType::get({0}, b.getF32Type());
-    Value c = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(t, ArrayRef<float>{}));
-    return buffer(c);
-  }
-  Value i64(int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(v));
-  }
-
-  /// A fresh output buffer for a tensor of type `t`; returns it and its
-  /// strided view.
-  std::pair<Value, Value> output(RankedTensorType t) {
-    auto type = MemRefType::get(t.getShape(), t.getElementType());
-    Value alloc = memref::AllocOp::create(b, loc, type, ValueRange{},
-                                          b.getI64IntegerAttr(64));
-    Value view = memref::CastOp::create(
-        b, loc, anyStridedType(ctx, t.getRank(), t.getElementType()), alloc);
-    return {alloc, view};
-  }
-
-  Value result(Value alloc, RankedTensorType t) {
-    return bufferization::ToTensorOp::create(b, loc, t, alloc,
-                                             /*restrict=*/true,
-                                             /*writable=*/true);
-  }
-
-  void call(CpuKernel kernel, ValueRange args) {
-    const rt::CpuKernelSignature &sig = rt::getCpuKernelSignature(kernel);
-    assert(int(args.size()) == sig.numArgs &&
-           llvm::all_of(
-               llvm::seq(sig.numArgs),
-               [&](int i) { return matchesKernelArg(args[i], sig.args[i]); }) &&
-           "call does not match CpuKernelAbi.def");
-    StringRef name = sig.name;
-    auto fn = module.lookupSymbol<func::FuncOp>(name);
-    auto type = FunctionType::get(ctx, TypeRange(args), {});
-    if (!fn) {
-      OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-      fn = func::FuncOp::create(mb, module.getLoc(), name, type);
-      fn.setPrivate();
-      fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-      fn->setAttr(kKernelAttr, UnitAttr::get(ctx));
-    }
-    func::CallOp::create(b, loc, fn, args);
-  }
-
-  OpBuilder &builder() { return b; }
-  Location location() { return loc; }
-
-private:
-  ModuleOp module;
-  OpBuilder b;
-  Location loc;
-  MLIRContext *ctx;
-};
-
-/// Whether the scratch buffers a convolution kernel allocates fit the
-/// per-tensor limit: the padded input planes (conv2d: c planes of the input
-/// grown to cover the output grid; see makePadded in runtime/
-/// CpuKernels.cpp) and the im2col columns (strided conv2d, deform_conv2d:
-/// c * kh * kw rows of oh * ow columns plus a micro-tile). The kernels size
-/// them in int64 from the operand shapes and attributes, which may be huge
-/// where the operands are not (a padding of 2^40 with a stride of 2^41):
-/// such convolutions stay with the linalg lowering. In 128 bits, where
-/// products of three int64 values below 2^42 cannot overflow.
-bool convScratchFits(RankedTensorType in, RankedTensorType w,
-                     RankedTensorType out, ArrayRef<int64_t> stride,
-                     ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                     bool padded, bool im2col) {
-  using Wide = __int128;
-  // The kernels' column slack: a micro-tile (kNR = 32) and 16 more floats.
-  constexpr Wide kSlack = 32 + 16;
-  constexpr Wide kMaxFloats = seg::kMaxTensorBytes / 4;
-  auto fits = [&](Wide v) { return v >= 0 && v <= kMaxFloats; };
-  Wide c = in.getDimSize(1);
-  Wide cols = 1, padPlane = 1;
-  for (int i = 0; i < 2; ++i) {
-    Wide inDim = in.getDimSize(2 + i), k = w.getDimSize(2 + i),
-         o = out.getDimSize(2 + i);
-    Wide s = stride[i], p = padding[i], d = dilation[i];
-    if (!fits(s) || !fits(p) || !fits(d))
-      return false;
-    Wide dim = std::max(inDim + p, (o - 1) * s + (k - 1) * d + 1);
-    if (!fits(dim))
-      return false;
-    padPlane *= dim;
-    cols *= o;
-  }
-  Wide taps = c * w.getDimSize(2) * w.getDimSize(3);
-  Wide planeSlack = (w.getDimSize(3) - 1) * Wide(dilation[1]) + kSlack;
-  if (padded && !fits(c * padPlane + planeSlack))
-    return false;
-  return !im2col || (fits(taps) && fits(taps * (cols + kSlack)));
-}
-
-/// Lowers a (fused) convolution. Returns failure (op untouched) when the
-/// kernel does not cover it.
-template <typename ConvOp>
-LogicalResult lowerConv(ModuleOp module, ConvOp op, Value residual,
-                        ArrayRef<int64_t> offH, ArrayRef<int64_t> offW,
-                        seg::ShiftMode mode, seg::Activation activation,
-                        seg::FrameShiftAttr frameShift) {
-  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
-      !isStaticF32(op.getResult(), 4) ||
-      (op.getBias() && !isStaticF32(op.getBias(), 1)) ||
-      (residual && !isStaticF32(residual, 4)))
-    return failure();
-  int64_t act = activationCode(activation);
-  ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
-                    dilation = op.getDilation();
-  if (!convScratchFits(cast<RankedTensorType>(op.getInput().getType()),
-                       cast<RankedTensorType>(op.getWeight().getType()),
-                       cast<RankedTensorType>(op.getResult().getType()), stride,
-                       padding, dilation, /*padded=*/true,
-                       /*im2col=*/stride[0] != 1 || stride[1] != 1))
-    return failure();
-  KernelCallBuilder kb(module, op);
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto [alloc, out] = kb.output(resultType);
-  Value in = kb.buffer(op.getInput());
-  int64_t flags = (op.getBias() ? rt::kConvHasBias : 0) |
-                  (residual ? rt::kConvHasResidual : 0) |
-                  (mode == seg::ShiftMode::Zero ? rt::kConvZeroMode : 0);
-  SmallVector<Value> args = {
-      out,
-      in,
-      kb.buffer(op.getWeight()),
-      op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer(),
-      residual ? kb.buffer(residual) : in,
-      kb.i64Buffer(offH),
-      kb.i64Buffer(offW),
-      kb.i64Buffer(frameShift ? frameShift.getOffsets() : ArrayRef<int64_t>{})};
-  int64_t frames = frameShift ? frameShift.getFrames() : 0;
-  for (int64_t v : {stride[0], stride[1], padding[0], padding[1], dilation[0],
-                    dilation[1], int64_t(op.getGroups()), frames, flags, act})
-    args.push_back(kb.i64(v));
-  kb.call(CpuKernel::conv2d, args);
-  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
-  op.erase();
-  return success();
-}
-
-LogicalResult lowerConvTranspose(ModuleOp module, seg::ConvTranspose2dOp op) {
-  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getWeight(), 4) ||
-      !isStaticF32(op.getResult(), 4) ||
-      (op.getBias() && !isStaticF32(op.getBias(), 1)))
-    return failure();
-  auto wType = cast<RankedTensorType>(op.getWeight().getType());
-  ArrayRef<int64_t> stride = op.getStride();
-  auto isZero = [](ArrayRef<int64_t> a) {
-    return llvm::all_of(a, [](int64_t v) { return v == 0; });
-  };
-  if (op.getGroups() != 1 || stride[0] != wType.getDimSize(2) ||
-      stride[1] != wType.getDimSize(3) || !isZero(op.getPadding()) ||
-      !isZero(op.getOutputPadding()) ||
-      !llvm::all_of(op.getDilation(), [](int64_t v) { return v == 1; }))
-    return failure();
-  KernelCallBuilder kb(module, op);
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto [alloc, out] = kb.output(resultType);
-  SmallVector<Value> args = {
-      out, kb.buffer(op.getInput()), kb.buffer(op.getWeight()),
-      op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer(),
-      kb.i64(op.getBias() ? 1 : 0)};
-  kb.call(CpuKernel::conv_transpose2d, args);
-  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
-  op.erase();
-  return success();
-}
-
-LogicalResult lowerLinear(ModuleOp module, seg::LinearOp op) {
-  auto inType = dyn_cast<RankedTensorType>(op.getInput().getType());
-  if (!inType || inType.getRank() < 2 || !isStaticF32(op.getInput()) ||
-      !isStaticF32(op.getWeight(), 2) || !isStaticF32(op.getResult()) ||
-      (op.getBias() && !isStaticF32(op.getBias(), 1)))
-    return failure();
-  KernelCallBuilder kb(module, op);
-  OpBuilder &b = kb.builder();
-  Location loc = kb.location();
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  int64_t rank = inType.getRank();
-  // [d0, ..., dk, K] -> [d0 * ... * dk, K].
-  SmallVector<ReassociationIndices> reassoc(2);
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    reassoc[0].push_back(d);
-  reassoc[1].push_back(rank - 1);
-  Value in2d = op.getInput();
-  RankedTensorType out2dType = resultType;
-  if (rank != 2) {
-    in2d = tensor::CollapseShapeOp::create(b, loc, op.getInput(), reassoc);
-    int64_t rows = 1;
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      rows *= inType.getDimSize(d);
-    out2dType = RankedTensorType::get({rows, resultType.getDimSize(rank - 1)},
-                                      resultType.getElementType());
-  }
-  auto [alloc, out] = kb.output(out2dType);
-  SmallVector<Value> args = {out, kb.buffer(in2d), kb.buffer(op.getWeight()),
-                             op.getBias() ? kb.buffer(op.getBias())
-                                          : kb.emptyF32Buffer(),
-                             kb.i64(op.getBias() ? 1 : 0)};
-  kb.call(CpuKernel::linear, args);
-  Value result = kb.result(alloc, out2dType);
-  if (rank != 2)
-    result = tensor::ExpandShapeOp::create(b, loc, resultType, result, reassoc);
-  op.getResult().replaceAllUsesWith(result);
-  op.erase();
-  return success();
-}
-
-LogicalResult lowerUpsample(ModuleOp module, seg::UpsampleBilinearOp op) {
-  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getResult(), 4))
-    return failure();
-  KernelCallBuilder kb(module, op);
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto [alloc, out] = kb.output(resultType);
-  kb.call(CpuKernel::upsample_bilinear,
-          {out, kb.buffer(op.getInput()), kb.i64(op.getAlignCorners())});
-  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
-  op.erase();
-  return success();
-}
-
-LogicalResult lowerDeformConv(ModuleOp module, seg::DeformConv2dOp op) {
-  if (!isStaticF32(op.getInput(), 4) || !isStaticF32(op.getOffset(), 4) ||
-      !isStaticF32(op.getWeight(), 4) || !isStaticF32(op.getResult(), 4) ||
-      (op.getBias() && !isStaticF32(op.getBias(), 1)))
-    return failure();
-  if (!convScratchFits(cast<RankedTensorType>(op.getInput().getType()),
-                       cast<RankedTensorType>(op.getWeight().getType()),
-                       cast<RankedTensorType>(op.getResult().getType()),
-                       op.getStride(), op.getPadding(), op.getDilation(),
-                       /*padded=*/false, /*im2col=*/true))
-    return failure();
-  KernelCallBuilder kb(module, op);
-  auto resultType = cast<RankedTensorType>(op.getResult().getType());
-  auto [alloc, out] = kb.output(resultType);
-  SmallVector<Value> args = {
-      out, kb.buffer(op.getInput()), kb.buffer(op.getOffset()),
-      kb.buffer(op.getWeight()),
-      op.getBias() ? kb.buffer(op.getBias()) : kb.emptyF32Buffer()};
-  ArrayRef<int64_t> stride = op.getStride(), padding = op.getPadding(),
-                    dilation = op.getDilation();
-  for (int64_t v :
-       {stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
-        int64_t(op.getGroups()), int64_t(op.getOffsetGroups()),
-        int64_t(op.getBias() ? 1 : 0)})
-    args.push_back(kb.i64(v));
-  kb.call(CpuKernel::deform_conv2d, args);
-  op.getResult().replaceAllUsesWith(kb.result(alloc, resultType));
-  op.erase();
-  return success();
-}
 
 struct ConvertSegToCpuKernelsPass
     : mlir::gpuopt::impl::ConvertSegToCpuKernelsPassBase<
           ConvertSegToCpuKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // A symbol of a kernel's name that this pass did not declare would be
-    // called with the kernel's arguments: refuse it.
-    for (const rt::CpuKernelSignature &sig : rt::kCpuKernelSignatures)
-      if (Operation *sym = module.lookupSymbol(sig.name);
-          sym && !sym->hasAttr(kKernelAttr)) {
-        sym->emitError("symbol '")
-            << sig.name << "' is reserved for gpuopt's CPU kernels";
-        return signalPassFailure();
-      }
+    if (failed(checkReservedKernelSymbols(module)))
+      return signalPassFailure();
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) {
       if (isa<seg::Conv2dOp, seg::FusedConv2dOp, seg::ConvTranspose2dOp,
               seg::LinearOp, seg::UpsampleBilinearOp, seg::DeformConv2dOp>(op))
         ops.push_back(op);
     });
-    for (Operation *op : ops) {
-      // Ops the kernels do not cover stay for --convert-seg-to-linalg.
-      if (auto conv = dyn_cast<seg::Conv2dOp>(op))
-        (void)lowerConv(module, conv, Value(), {}, {}, seg::ShiftMode::Cyclic,
-                        seg::Activation::None, seg::FrameShiftAttr());
-      else if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
-        (void)lowerConv(module, fused, fused.getResidual(), fused.getOffsetsH(),
-                        fused.getOffsetsW(), fused.getMode(),
-                        fused.getActivation(), fused.getFrameShiftAttr());
-      else if (auto convT = dyn_cast<seg::ConvTranspose2dOp>(op))
-        (void)lowerConvTranspose(module, convT);
-      else if (auto lin = dyn_cast<seg::LinearOp>(op))
-        (void)lowerLinear(module, lin);
-      else if (auto up = dyn_cast<seg::UpsampleBilinearOp>(op))
-        (void)lowerUpsample(module, up);
-      else if (auto deform = dyn_cast<seg::DeformConv2dOp>(op))
-        (void)lowerDeformConv(module, deform);
-    }
+    // Ops the kernels do not cover stay for --convert-seg-to-linalg.
+    for (Operation *op : ops)
+      (void)TypeSwitch<Operation *, LogicalResult>(op)
+          .Case<seg::Conv2dOp, seg::FusedConv2dOp, seg::ConvTranspose2dOp,
+                seg::LinearOp, seg::UpsampleBilinearOp, seg::DeformConv2dOp>(
+              [&](auto typed) { return lowerToKernelCall(module, typed); })
+          .Default([](Operation *) { return failure(); });
   }
 };
 

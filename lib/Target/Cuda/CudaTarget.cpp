@@ -17,6 +17,7 @@
 
 #include "gpuopt/Target/Cuda/CudaTarget.h"
 #include "CudaHostImage.h"
+#include "gpuopt/Conversion/SegToCpuKernels/KernelCallRoutine.h"
 #include "gpuopt/Dialect/Seg/IR/SegOps.h"
 #include "gpuopt/Dialect/Seg/Transforms/LoadTime.h"
 
@@ -61,7 +62,20 @@ struct Buffer {
   uint64_t offset = 0;
 };
 
+/// One memref operand of a Library step (CudaOperand of Artifact.fbs).
+struct Operand {
+  unsigned buffer = 0;
+  int64_t offset = 0;
+  SmallVector<int64_t> sizes, strides;
+};
+
 struct Step {
+  /// A Library step calls `library` (a CpuKernelAbi.def routine) with
+  /// `operands` and `scalars`; `kernel`, `grid` and `block` are unused.
+  bool isLibrary = false;
+  std::string library;
+  SmallVector<Operand> operands;
+  SmallVector<int64_t> scalars;
   unsigned kernel = 0;
   int64_t grid[3] = {1, 1, 1};
   int64_t block[3] = {1, 1, 1};
@@ -185,6 +199,41 @@ LogicalResult classifyAccess(Value v, DominanceInfo &dom, bool &read,
   return success();
 }
 
+/// The static strided view `v` is of its root buffer: through casts (to
+/// the first type with a static layout) and the views bufferization makes
+/// (subviews, reshapes, transposes), which keep the root's base, so the
+/// view's type gives its offset and strides in elements of the root.
+/// Failure, with the reason in `why`, for anything else.
+FailureOr<std::pair<Value, MemRefType>> getStaticView(Value v,
+                                                      std::string &why) {
+  auto isStatic = [](MemRefType t) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return t.hasStaticShape() &&
+           succeeded(t.getStridesAndOffset(strides, offset)) &&
+           !ShapedType::isDynamic(offset) &&
+           llvm::none_of(strides, ShapedType::isDynamic);
+  };
+  while (auto c = v.getDefiningOp<memref::CastOp>()) {
+    if (isStatic(cast<MemRefType>(v.getType())))
+      break;
+    v = c.getSource();
+  }
+  auto type = cast<MemRefType>(v.getType());
+  if (!isStatic(type)) {
+    why = "has no static shape, offset and strides";
+    return failure();
+  }
+  Value root = v;
+  while (Operation *def = root.getDefiningOp()) {
+    if (!isa<memref::CastOp, memref::SubViewOp, memref::CollapseShapeOp,
+             memref::ExpandShapeOp, memref::TransposeOp>(def))
+      break;
+    root = def->getOperand(0);
+  }
+  return std::make_pair(root, type);
+}
+
 /// Builds the plan from the bufferized host functions of the split
 /// (LoadTime.h): the launches of @<entry>_init are the load-time steps, those
 /// of @<entry> the per-inference steps. `init` takes the parameters and its
@@ -295,6 +344,90 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
       failed(addArguments(func, numInputs, numOutputs)))
     return failure();
 
+  // A call of a CpuKernelAbi.def routine: each memref operand a static view
+  // of a plan buffer (none for an empty one), each integer a constant.
+  auto getLibraryStep = [&](func::CallOp call,
+                            rt::CpuKernel routine) -> FailureOr<Step> {
+    const rt::CpuKernelSignature &sig = rt::getCpuKernelSignature(routine);
+    StringRef name = StringRef(sig.name).drop_front(strlen("gpuopt_cpu_"));
+    if (routine != rt::CpuKernel::conv2d &&
+        routine != rt::CpuKernel::conv_transpose2d &&
+        routine != rt::CpuKernel::linear)
+      return call.emitOpError("calls '")
+             << name
+             << "', which the CUDA runtime's libraries do not provide "
+                "(conv2d, conv_transpose2d and linear)";
+    if (call.getNumOperands() != unsigned(sig.numArgs))
+      return call.emitOpError("calls '")
+             << name << "' with " << call.getNumOperands()
+             << " arguments; the routine takes " << sig.numArgs;
+    Step step;
+    step.isLibrary = true;
+    step.library = name.str();
+    for (auto [index, value] : llvm::enumerate(call.getOperands())) {
+      const rt::CpuKernelArg &arg = sig.args[index];
+      auto bad = [&, index = index]() {
+        return call.emitOpError("passes operand ")
+               << index << " of library routine '" << name << "' as ";
+      };
+      if (arg.rank == 0) {
+        std::optional<int64_t> c = getConstantIntValue(value);
+        if (!c)
+          return bad() << "a value the CUDA launch plan cannot express "
+                          "(not a constant)";
+        step.scalars.push_back(*c);
+        continue;
+      }
+      std::string why;
+      FailureOr<std::pair<Value, MemRefType>> view = getStaticView(value, why);
+      if (failed(view))
+        return bad() << "a view the CUDA launch plan cannot express: it "
+                     << why;
+      auto [root, type] = *view;
+      Operand operand;
+      operand.sizes.assign(type.getShape().begin(), type.getShape().end());
+      if (type.getNumElements() == 0) {
+        // Absent (an empty bias or shift): no buffer.
+        operand.strides.assign(type.getRank(), 1);
+        step.operands.push_back(std::move(operand));
+        continue;
+      }
+      (void)type.getStridesAndOffset(operand.strides, operand.offset);
+      auto found = ids.find(root);
+      if (found == ids.end())
+        return bad() << "a view the CUDA launch plan cannot express: it is "
+                        "not a view of an argument or allocation of the "
+                        "host function";
+      operand.buffer = found->second;
+      // The contract of Library steps (Artifact.fbs): packed weights, and
+      // rows of unit stride for the matrix product.
+      int64_t rank = type.getRank();
+      if (index == 2) {
+        int64_t expect = 1;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (operand.sizes[d] != 1 && operand.strides[d] != expect)
+            return bad() << "a view the CUDA launch plan cannot express: a "
+                            "weight must be contiguous, got "
+                         << type;
+          expect *= operand.sizes[d];
+        }
+      } else if (name == "linear" && operand.sizes[rank - 1] != 1 &&
+                 operand.strides[rank - 1] != 1) {
+        return bad() << "a view the CUDA launch plan cannot express: its "
+                        "rows must have unit stride, got "
+                     << type;
+      }
+      step.operands.push_back(std::move(operand));
+    }
+    for (const Operand &o : step.operands)
+      if (!llvm::is_contained(o.sizes, 0) &&
+          !llvm::is_contained(step.args, o.buffer))
+        step.args.push_back(o.buffer);
+    step.loc = formatLoc(call.getLoc());
+    step.sources = formatLocs(call.getLoc());
+    return step;
+  };
+
   llvm::StringMap<unsigned> kernelIds;
   auto addSteps = [&](func::FuncOp host,
                       std::vector<Step> &steps) -> LogicalResult {
@@ -312,11 +445,26 @@ LogicalResult extractPlan(func::FuncOp init, func::FuncOp func,
                                  "results as out-parameters");
         continue;
       }
+      // Views and constants of library calls' operands: read there.
+      if (isa<memref::CastOp, ViewLikeOpInterface, memref::GetGlobalOp>(op))
+        continue;
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        std::optional<rt::CpuKernel> routine = getKernelCallRoutine(call);
+        if (!routine)
+          return op.emitOpError("cannot be expressed in the CUDA launch plan "
+                                "(only buffer allocations, kernel launches "
+                                "and library calls run on the host)");
+        FailureOr<Step> step = getLibraryStep(call, *routine);
+        if (failed(step))
+          return failure();
+        steps.push_back(std::move(*step));
+        continue;
+      }
       auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
       if (!launch)
         return op.emitOpError("cannot be expressed in the CUDA launch plan "
-                              "(only buffer allocations and kernel launches "
-                              "run on the host)");
+                              "(only buffer allocations, kernel launches "
+                              "and library calls run on the host)");
       Step step;
       gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
       gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
@@ -556,6 +704,26 @@ fb::ModelT planToArtifact(const Plan &plan, const CudaCompileOptions &options,
                   std::vector<std::unique_ptr<fb::CudaStepT>> &out) {
     for (const Step &s : list) {
       auto step = std::make_unique<fb::CudaStepT>();
+      if (s.isLibrary) {
+        step->kind = fb::StepKind::Library;
+        step->library = s.library;
+        for (const Operand &o : s.operands) {
+          auto operand = std::make_unique<fb::CudaOperandT>();
+          operand->buffer = o.buffer;
+          operand->offset = o.offset;
+          operand->sizes.assign(o.sizes.begin(), o.sizes.end());
+          operand->strides.assign(o.strides.begin(), o.strides.end());
+          step->operands.push_back(std::move(operand));
+        }
+        step->scalars.assign(s.scalars.begin(), s.scalars.end());
+        step->grid = std::make_unique<fb::Dim3>(1, 1, 1);
+        step->block = std::make_unique<fb::Dim3>(1, 1, 1);
+        step->args.assign(s.args.begin(), s.args.end());
+        step->loc = s.loc;
+        step->sources.assign(s.sources.begin(), s.sources.end());
+        out.push_back(std::move(step));
+        continue;
+      }
       step->kind = fb::StepKind::Kernel;
       step->kernel = s.kernel;
       step->grid = std::make_unique<fb::Dim3>(s.grid[0], s.grid[1], s.grid[2]);
@@ -569,6 +737,8 @@ fb::ModelT planToArtifact(const Plan &plan, const CudaCompileOptions &options,
   };
   steps(plan.init, program->init);
   steps(plan.run, program->run);
+  program->precision = options.target.precision == "tf32" ? fb::Precision::TF32
+                                                          : fb::Precision::FP32;
   model.program.Set(std::move(*program));
   return model;
 }
@@ -588,6 +758,8 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
            << target.format << "' (expected bin, isa or fatbin)";
   if (std::string error; failed(parseCudaChips(target.chip, error)))
     return module.emitError("CUDA chip ") << error;
+  if (std::string error; failed(checkGpuConvOptions(target, error)))
+    return module.emitError("CUDA ") << error;
   if (target.blockSize < 1 || target.blockSize > 1024)
     return module.emitError("CUDA block size must be in [1, 1024], got ")
            << target.blockSize;
@@ -732,7 +904,10 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     estimate += 64 + name.size() + 48 * signature.size();
   for (const std::vector<Step> *steps : {&plan.init, &plan.run})
     for (const Step &s : *steps) {
-      estimate += 96 + 4 * s.args.size() + s.loc.size();
+      estimate += 96 + 4 * s.args.size() + s.loc.size() + s.library.size() +
+                  8 * s.scalars.size();
+      for (const Operand &o : s.operands)
+        estimate += 48 + 16 * o.sizes.size();
       for (const std::string &source : s.sources)
         estimate += 8 + source.size();
     }

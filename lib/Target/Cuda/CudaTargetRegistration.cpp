@@ -55,6 +55,15 @@ public:
                      "and linear kernels, sharing their input loads (1: one "
                      "output per thread)"),
             cl::init(CudaTargetOptions().registerTile), cl::cat(category)),
+        gpuConv("gpu-conv",
+                cl::desc("--target=cuda: convolutions and linear layers as "
+                         "generated kernels (generated) or, where eligible, "
+                         "as cuDNN/cuBLASLt calls (library)"),
+                cl::init(CudaTargetOptions().gpuConv), cl::cat(category)),
+        precision("gpu-precision",
+                  cl::desc("--target=cuda: arithmetic of the library calls, "
+                           "fp32 (strict) or tf32 (tensor cores)"),
+                  cl::init(CudaTargetOptions().precision), cl::cat(category)),
         hostImage("cuda-host-image",
                   cl::desc("--target=cuda: also embed the kernels built for "
                            "the host CPU, which gpuopt-cuda-run --emulate "
@@ -71,8 +80,8 @@ public:
                     cl::value_desc("file"), cl::cat(category)) {}
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch,         &format,    &toolkit,      &blockSize,
-            &registerTile, &hostImage, &writeKernels, &hostKernels};
+    return {&arch,    &format,    &toolkit,   &blockSize,    &registerTile,
+            &gpuConv, &precision, &hostImage, &writeKernels, &hostKernels};
   }
 
   LogicalResult validateFlags(std::string &error) override {
@@ -83,6 +92,13 @@ public:
     if (registerTile < 1) {
       error = "--cuda-register-tile must be at least 1, got " +
               std::to_string(registerTile);
+      return failure();
+    }
+    CudaTargetOptions conv;
+    conv.gpuConv = gpuConv;
+    conv.precision = precision;
+    if (failed(checkGpuConvOptions(conv, error))) {
+      error = "--" + error;
       return failure();
     }
     if (!findFormat()) {
@@ -109,6 +125,8 @@ public:
     options.target.toolkit = toolkit;
     options.target.blockSize = blockSize;
     options.target.registerTile = registerTile;
+    options.target.gpuConv = gpuConv;
+    options.target.precision = precision;
     options.hostImage = hostImage;
     options.writeKernels = writeKernels;
     options.hostKernels = hostKernels;
@@ -129,6 +147,8 @@ private:
   cl::opt<std::string> toolkit;
   cl::opt<int64_t> blockSize;
   cl::opt<int64_t> registerTile;
+  cl::opt<std::string> gpuConv;
+  cl::opt<std::string> precision;
   cl::opt<bool> hostImage;
   cl::opt<std::string> writeKernels;
   cl::opt<std::string> hostKernels;

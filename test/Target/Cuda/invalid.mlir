@@ -5,6 +5,9 @@
 // RUN: not gpuopt-compile %s --target=cuda --cuda-block-size=2048 -o %t 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not gpuopt-compile %s --target=cuda --cuda-register-tile=0 -o %t 2>&1 | FileCheck %s --check-prefix=TILE
 // RUN: not gpuopt-compile %s --target=cuda --cuda-register-tile=-3 -o %t 2>&1 | FileCheck %s --check-prefix=TILE3
+// RUN: not gpuopt-compile %s --target=cuda --gpu-conv=cudnn -o %t 2>&1 | FileCheck %s --check-prefix=CONV
+// RUN: not gpuopt-compile %s --target=cuda --gpu-precision=fp16 -o %t 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not gpuopt-compile %s --target=cpu --gpu-conv=library -o %t 2>&1 | FileCheck %s --check-prefix=CROSS-CONV
 // RUN: not gpuopt-compile %s --target=cuda --entry=nope -o %t 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not gpuopt-compile %s --target=cuda --pipeline=no-such-pass -o %t 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not gpuopt-compile %s --target=cuda -o %t.dir/missing/x.gpuopt 2>&1 | FileCheck %s --check-prefix=WRITE
@@ -16,6 +19,9 @@
 // BLOCK: error: CUDA block size must be in [1, 1024], got 2048
 // TILE: gpuopt-compile: error: --cuda-register-tile must be at least 1, got 0
 // TILE3: gpuopt-compile: error: --cuda-register-tile must be at least 1, got -3
+// CONV: gpuopt-compile: error: --gpu-conv must be generated or library, got 'cudnn'
+// PRECISION: gpuopt-compile: error: --gpu-precision must be fp32 or tf32, got 'fp16'
+// CROSS-CONV: gpuopt-compile: error: --gpu-conv applies to --target=cuda, not --target=cpu
 // ENTRY: error: no function 'nope' with a body to compile
 // PIPE: error: invalid pipeline 'no-such-pass'
 // WRITE: error: {{.*}}x.gpuopt: cannot create

@@ -26,6 +26,11 @@
 //     init, run    steps: kernel index, grid and block (Dim3), args (buffer
 //                  indices), loc (source location of the op), sources (the
 //                  distinct locations of the launch and its kernel's ops)
+//                  or, kind Library, a call of a CpuKernelAbi.def routine
+//                  (library: conv2d, conv_transpose2d or linear) with
+//                  operands (strided views of buffers, operand 0 written)
+//                  and scalars; args then are the operands' distinct buffers
+//     precision    FP32 | TF32: the arithmetic of the Library steps
 //
 // The runtime loads the image built for the device's compute capability,
 // else one whose PTX the driver can compile for it (a fatbin or PTX of an
@@ -41,8 +46,11 @@
 // schema, then checks every index, offset and size of the plan and each
 // step's argument count, dtypes and sizes against its kernel's signature,
 // then the plan's data flow (checkCudaPlan, CudaModel.h), so a damaged plan
-// is refused before any launch. Library steps (calls into
-// vendor libraries) are room in the schema, refused by this runtime.
+// is refused before any launch. A Library step is checked against its
+// routine's signature, its views against their buffers, and against the
+// subset of the routine the CUDA libraries compute (no shift; activation
+// none, or relu without residual; packed weights; linear rows of unit
+// stride), each refusal naming the step.
 //
 //===----------------------------------------------------------------------===//
 
