@@ -45,8 +45,6 @@ START = time.monotonic()
 
 # Relative L2 error against PyTorch in strict FP32, by precision mode.
 TOLERANCE = {"FP32": 1e-5, "TF32": 5e-3}
-# gpuopt computes FP32 on the CUDA cores; it has no TF32 mode yet.
-GPUOPT_PRECISION = "FP32"
 # Stage caps (seconds), each also bounded by what is left of the budget.
 STAGE_CAPS = {"correctness": 75.0, "rolling_unet_s": 150.0, "unet": 60.0, "rest": 1e9}
 STAGES = list(STAGE_CAPS)
@@ -183,8 +181,10 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
         "",
         (
             "Precision: FP32 = strict (torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 "
-            "both False); TF32 = both True. gpuopt computes FP32 on the CUDA cores: its rows are FP32 (a TF32 gpuopt "
-            f"mode does not exist yet). Tolerance of the relative L2 error against strict-FP32 PyTorch: FP32 "
+            "both False); TF32 = both True. gpuopt's generated kernels compute FP32 on the CUDA cores; the graph "
+            "'optimized, cuDNN/cuBLASLt' rows run their convolutions and linears through those libraries in the "
+            "row's precision (gpuopt-compile --gpu-conv=library --gpu-precision). "
+            f"Tolerance of the relative L2 error against strict-FP32 PyTorch: FP32 "
             f"{TOLERANCE['FP32']:g}, TF32 {TOLERANCE['TF32']:g}; a row over it is FAILED."
         ),
         (
@@ -645,12 +645,14 @@ class Bench:
             "shape": e["shape"],
             "graph": e["graph"],
             "system": system,
-            "precision": GPUOPT_PRECISION,
+            # The generated kernels are FP32; an artifact's cuDNN/cuBLASLt steps
+            # compute in its precision (prepare.sh: --gpu-precision).
+            "precision": e.get("gpuopt_precision", "FP32"),
             "measure": measure,
             "device": "emulator (dry run)" if self.dry else "cuda",
             "launches": e["launches_per_forward"],
             "predicted_h200_ms": e["predicted_h200_s"] * 1e3,
-        } | self.counts(e, e["model"], e["shape"], GPUOPT_PRECISION)
+        } | self.counts(e, e["model"], e["shape"], e.get("gpuopt_precision", "FP32"))
         if measure == "timing" and graph and self.dry:
             self.row(base | {"status": "skipped", "reason": "dry run: CUDA graphs need a GPU"})
             return
@@ -685,7 +687,7 @@ class Bench:
                 return
             out = np.load(y)
             err_l2 = rel_l2(out, p["ref"])
-            status, tol = verdict(err_l2, GPUOPT_PRECISION)
+            status, tol = verdict(err_l2, base["precision"])
             r = base | {
                 "status": status,
                 "rel_l2": err_l2,
@@ -910,7 +912,17 @@ class Bench:
             gp(opt.get("rolling_unet_s", ""))
             + torch_rows("rolling_unet_s", (("max-autotune", autotune), ("default", compile_cap))),
         )
-        self.stage("unet", gp(opt.get("unet", "")) + torch_rows("unet", (("default", compile_cap),)))
+        # The library rows of a model right after its generated one (FP32, then TF32).
+        lib = {m["model"]: [] for m in base}
+        for m in self.manifest:
+            if m["shape"] == size and m.get("gpu_conv") == "library":
+                lib.setdefault(m["model"], []).append(m["row"])
+        self.stage(
+            "unet",
+            gp(opt.get("unet", ""))
+            + [s for n in lib.get("unet", []) for s in gp(n)]
+            + torch_rows("unet", (("default", compile_cap),)),
+        )
         rest: list[Callable[[], None]] = []
         for model in ("unext", "unext_stripe"):
             rest += gp(opt.get(model, "")) + torch_rows(model, ())

@@ -66,11 +66,18 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 # row name | zoo model | input shape | graph | gpuopt-compile --pipeline
-# (empty: none). In order of importance (run.sh checks them in this order).
+# (empty: none) | more gpuopt-compile flags (empty: none; the library rows:
+# --gpu-conv=library, convolutions and linears through cuDNN/cuBLASLt, and
+# --gpu-precision). In order of importance (run.sh checks them in this order).
 S=$SIZE
+LIB="optimized, cuDNN/cuBLASLt"
 ROWS="
-rolling_unet_s-opt|rolling_unet_s|1,3,$S,$S|optimized|gpuopt-optimize
-unet-opt|unet|1,3,$S,$S|optimized|gpuopt-optimize
+rolling_unet_s-opt|rolling_unet_s|1,3,$S,$S|optimized|gpuopt-optimize|
+unet-opt|unet|1,3,$S,$S|optimized|gpuopt-optimize|
+unet-opt-lib|unet|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library
+unet-opt-lib-tf32|unet|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library --gpu-precision=tf32
+rolling_unet_s-opt-lib|rolling_unet_s|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library
+rolling_unet_s-opt-lib-tf32|rolling_unet_s|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library --gpu-precision=tf32
 rolling_unet_s|rolling_unet_s|1,3,$S,$S|exported|
 unet|unet|1,3,$S,$S|exported|
 unext-opt|unext|1,3,$S,$S|optimized|gpuopt-optimize
@@ -86,7 +93,7 @@ rolling_unet_s-opt-b8|rolling_unet_s|8,3,$S,$S|optimized|gpuopt-optimize
 "
 echo '[' > "$ART/manifest.json"
 first=1
-while IFS='|' read -r row model shape graph pipeline; do
+while IFS='|' read -r row model shape graph pipeline flags; do
   [ -n "$row" ] || continue
   if [ -n "${ROWS_ONLY:-}" ] && [[ " $ROWS_ONLY " != *" $row "* ]]; then
     continue
@@ -99,6 +106,8 @@ while IFS='|' read -r row model shape graph pipeline; do
   start=$(date +%s.%N)
   args=("$src" --target=cuda "--cuda-arch=$ARCH" -o "$ART/$row.gpuopt")
   [ -z "$pipeline" ] || args+=("--pipeline=$pipeline")
+  # shellcheck disable=SC2206 # the flags are words without spaces
+  [ -z "$flags" ] || args+=($flags)
   "$COMPILE" "${args[@]}"
   secs=$(echo "$(date +%s.%N) - $start" | bc)
   # The cost model's counts of the graph the row runs.
@@ -110,9 +119,9 @@ while IFS='|' read -r row model shape graph pipeline; do
   # The plan's launch counts ("launches: N at load time, M per forward").
   inspect=$("$RUN" "$ART/$row.gpuopt" --inspect)
   "$PY" - "$row" "$model" "$shape" "$graph" "$pipeline" "$secs" "$cost" "$ART/$row.gpuopt" "$inspect" \
-    "$DRY" >> "$ART/manifest.json" <<'PYEOF'
+    "$DRY" "$flags" >> "$ART/manifest.json" <<'PYEOF'
 import json, os, re, sys
-row, model, shape, graph, pipeline, secs, cost, art, inspect, dry = sys.argv[1:]
+row, model, shape, graph, pipeline, secs, cost, art, inspect, dry, flags = sys.argv[1:]
 report = json.load(open(cost))
 f, dev = report["functions"][0], report["device"]
 m = re.search(r"launches: (\d+) at load time, (\d+) per forward", inspect)
@@ -127,7 +136,12 @@ floor_ops = [
 ]
 print(json.dumps({
     "row": row, "model": model, "shape": [int(s) for s in shape.split(",")],
-    "graph": graph, "pipeline": pipeline, "dry_run": dry == "1", "compile_s": round(float(secs), 2),
+    "graph": graph, "pipeline": pipeline, "compile_flags": flags,
+    "gpu_conv": "library" if "--gpu-conv=library" in flags.split() else "generated",
+    # The arithmetic of the artifact's library steps (its generated kernels are FP32).
+    "gpuopt_precision": "TF32" if "--gpu-precision=tf32" in flags.split() else "FP32",
+    "library_steps": int(ls.group(1)) if (ls := re.search(r"(\d+) library", inspect)) else 0,
+    "dry_run": dry == "1", "compile_s": round(float(secs), 2),
     "artifact": os.path.basename(art), "artifact_bytes": os.path.getsize(art),
     "launches_at_load": int(m.group(1)), "launches_per_forward": int(m.group(2)),
     "params": f["params"], "macs": f["macs"], "thop_macs": f["thop_macs"], "flops": f["flops"],
