@@ -140,7 +140,10 @@ print(json.dumps({
     "gpu_conv": "library" if "--gpu-conv=library" in flags.split() else "generated",
     # The arithmetic of the artifact's library steps (its generated kernels are FP32).
     "gpuopt_precision": "TF32" if "--gpu-precision=tf32" in flags.split() else "FP32",
-    "library_steps": int(ls.group(1)) if (ls := re.search(r"(\d+) library", inspect)) else 0,
+    # Of the steps per forward, those that call cuDNN/cuBLASLt (the rest launch kernels).
+    "library_steps": int(ls.group(1))
+    if (ls := re.search(r"library steps: \d+ at load time, (\d+) per forward", inspect))
+    else 0,
     "dry_run": dry == "1", "compile_s": round(float(secs), 2),
     "artifact": os.path.basename(art), "artifact_bytes": os.path.getsize(art),
     "launches_at_load": int(m.group(1)), "launches_per_forward": int(m.group(2)),
