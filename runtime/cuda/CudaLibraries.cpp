@@ -173,75 +173,85 @@ Status cublasLtFailure(const std::string &where, const char *call,
       return cublasLtFailure(where, #name, ltStatus);                          \
   } while (0)
 
-Status gpuopt::runtime::openCudnn(const std::string &neededBy) {
-  std::call_once(cudnnLib.once, [] {
+namespace {
+
+/// Resolves `fn` as `name` of `lib` unless an earlier symbol was missing.
+template <typename Fn>
+void resolveSymbol(void *lib, const char *name, Fn &fn,
+                   const std::string &library, std::string &error) {
+  if (!error.empty())
+    return;
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (!fn)
+    error =
+        std::string(kVendorLibraryMissing) + " " + library + " lacks " + name;
+}
+
+/// Opens `what` (the first of `env`'s path or `names` that loads) once;
+/// `resolveAll(lib, library)` then resolves its functions; the version
+/// check comes after. On failure `state.error` says what was tried and
+/// `hint` how to help it.
+template <typename State, typename Resolve>
+void openVendorLibrary(State &state, const char *what, const char *env,
+                       std::vector<std::string> names, const char *hint,
+                       Resolve resolveAll) {
+  std::call_once(state.once, [&] {
     std::string tried;
-    std::vector<std::string> names =
-        candidates("GPUOPT_CUDNN_LIBRARY", {"libcudnn.so.9"});
+    names = candidates(env, std::move(names));
     void *lib = openFirst(names, tried);
     if (!lib) {
-      cudnnLib.error =
-          std::string(kVendorLibraryMissing) + " cuDNN 9 (tried " + tried +
-          "); set GPUOPT_CUDNN_LIBRARY to libcudnn.so.9 (PyTorch's "
-          "wheel ships it under site-packages/nvidia/cudnn/lib) "
-          "or add its directory to LD_LIBRARY_PATH";
+      state.error = std::string(kVendorLibraryMissing) + " " + what +
+                    " (tried " + tried + "); set " + env + " to " + hint +
+                    " or add its directory to LD_LIBRARY_PATH";
       return;
     }
-    CudnnApi &api = cudnnLib.api;
-#define GPUOPT_LIB_LOAD(name)                                                  \
-  if (cudnnLib.error.empty()) {                                                \
-    api.name =                                                                 \
-        reinterpret_cast<decltype(&::name)>(dlsym(lib, GPUOPT_LIB_STR(name))); \
-    if (!api.name)                                                             \
-      cudnnLib.error = std::string(kVendorLibraryMissing) +                    \
-                       " cuDNN: " + names.front() +                            \
-                       " lacks " GPUOPT_LIB_STR(name);                         \
-  }
-    GPUOPT_CUDNN_FUNCTIONS(GPUOPT_LIB_LOAD)
-#undef GPUOPT_LIB_LOAD
-    if (cudnnLib.error.empty() && api.cudnnGetVersion() / 10000 != 9)
-      cudnnLib.error = std::string(kVendorLibraryMissing) +
-                       " cuDNN 9: the library loaded is version " +
-                       std::to_string(api.cudnnGetVersion());
-    cudnnLib.ok = cudnnLib.error.empty();
+    resolveAll(lib, std::string(what) + ": " + names.front());
+    state.ok = state.error.empty();
   });
+}
+
+} // namespace
+
+Status gpuopt::runtime::openCudnn(const std::string &neededBy) {
+  openVendorLibrary(
+      cudnnLib, "cuDNN 9", "GPUOPT_CUDNN_LIBRARY", {"libcudnn.so.9"},
+      "libcudnn.so.9 (PyTorch's wheel ships it under "
+      "site-packages/nvidia/cudnn/lib)",
+      [](void *lib, const std::string &library) {
+        CudnnApi &api = cudnnLib.api;
+#define GPUOPT_LIB_LOAD(name)                                                  \
+  resolveSymbol(lib, GPUOPT_LIB_STR(name), api.name, library, cudnnLib.error);
+        GPUOPT_CUDNN_FUNCTIONS(GPUOPT_LIB_LOAD)
+#undef GPUOPT_LIB_LOAD
+        if (cudnnLib.error.empty() && api.cudnnGetVersion() / 10000 != 9)
+          cudnnLib.error = std::string(kVendorLibraryMissing) +
+                           " cuDNN 9: the library loaded is version " +
+                           std::to_string(api.cudnnGetVersion());
+      });
   if (!cudnnLib.ok)
     return Status::error(neededBy + " needs cuDNN: " + cudnnLib.error);
   return Status::ok();
 }
 
 Status gpuopt::runtime::openCublasLt(const std::string &neededBy) {
-  std::call_once(cublasLtLib.once, [] {
-    std::string tried;
-    std::vector<std::string> names = candidates(
-        "GPUOPT_CUBLASLT_LIBRARY", {"libcublasLt.so.13", "libcublasLt.so.12"});
-    void *lib = openFirst(names, tried);
-    if (!lib) {
-      cublasLtLib.error =
-          std::string(kVendorLibraryMissing) + " cuBLASLt (tried " + tried +
-          "); set GPUOPT_CUBLASLT_LIBRARY to libcublasLt.so.* (PyTorch's "
-          "wheel ships it under site-packages/nvidia/cublas/lib or "
-          "nvidia/cu13/lib) or add its directory to LD_LIBRARY_PATH";
-      return;
-    }
-    CublasLtApi &api = cublasLtLib.api;
+  openVendorLibrary(
+      cublasLtLib, "cuBLASLt", "GPUOPT_CUBLASLT_LIBRARY",
+      {"libcublasLt.so.13", "libcublasLt.so.12"},
+      "libcublasLt.so.* (PyTorch's wheel ships it under "
+      "site-packages/nvidia/cublas/lib or nvidia/cu13/lib)",
+      [](void *lib, const std::string &library) {
+        CublasLtApi &api = cublasLtLib.api;
 #define GPUOPT_LIB_LOAD(name)                                                  \
-  if (cublasLtLib.error.empty()) {                                             \
-    api.name =                                                                 \
-        reinterpret_cast<decltype(&::name)>(dlsym(lib, GPUOPT_LIB_STR(name))); \
-    if (!api.name)                                                             \
-      cublasLtLib.error =                                                      \
-          std::string(kVendorLibraryMissing) +                                 \
-          " cuBLASLt: the library lacks " GPUOPT_LIB_STR(name);                \
-  }
-    GPUOPT_CUBLASLT_FUNCTIONS(GPUOPT_LIB_LOAD)
+  resolveSymbol(lib, GPUOPT_LIB_STR(name), api.name, library,                  \
+                cublasLtLib.error);
+        GPUOPT_CUBLASLT_FUNCTIONS(GPUOPT_LIB_LOAD)
 #undef GPUOPT_LIB_LOAD
-    if (cublasLtLib.error.empty() && api.cublasLtGetVersion() < 120000)
-      cublasLtLib.error = std::string(kVendorLibraryMissing) +
-                          " cuBLASLt 12 or 13: the library loaded is version " +
-                          std::to_string(api.cublasLtGetVersion());
-    cublasLtLib.ok = cublasLtLib.error.empty();
-  });
+        if (cublasLtLib.error.empty() && api.cublasLtGetVersion() < 120000)
+          cublasLtLib.error =
+              std::string(kVendorLibraryMissing) +
+              " cuBLASLt 12 or 13: the library loaded is version " +
+              std::to_string(api.cublasLtGetVersion());
+      });
   if (!cublasLtLib.ok)
     return Status::error(neededBy + " needs cuBLASLt: " + cublasLtLib.error);
   return Status::ok();
