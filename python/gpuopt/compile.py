@@ -72,14 +72,19 @@ from gpuopt.tools import ToolError, build_dir, tool
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["CompiledCallable", "compile", "default_cache_dir", "dynamo_backend"]
+__all__ = ["CompiledCallable", "CudaOptions", "compile", "default_cache_dir", "dynamo_backend"]
 
 log = logging.getLogger("gpuopt")
 
 TARGETS = ("cpu", "cuda")
+#: ``gpu_conv``: gpuopt-compile's --gpu-conv modes (docs/CUDABackend.md).
+GPU_CONV_MODES = ("generated", "library")
+#: ``gpu_precision``: the arithmetic of the library steps.
+GPU_PRECISIONS = ("fp32", "tf32")
+_CUDA_ARCH = re.compile(r"sm_[0-9]+(,sm_[0-9]+)*")
 _ARTIFACT_NAME = {"cpu": "model.so", "cuda": "model.gpuopt"}
 # Bumped when what a cache entry holds, or how its key is made, changes.
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 # The model runtime archives gpuopt-compile links into a CPU library
 # (GPUOPT_MODEL_RUNTIME_ARCHIVES of lib/Target/Cpu/CMakeLists.txt).
 _RUNTIME_ARCHIVES = ("libGpuoptModelRuntime.a", "libGpuoptCpuKernels.a", "libGpuoptRuntime.a")
@@ -153,7 +158,13 @@ def weights_layout(params: dict[str, torch.Tensor]) -> list[list[Any]]:
     return [[name, list(t.shape), str(t.dtype).removeprefix("torch.")] for name, t in sorted(params.items())]
 
 
-def cache_key(mlir: str, layout: list[list[Any]], pipeline: str | None, target: str) -> tuple[str, dict]:
+def cache_key(
+    mlir: str,
+    layout: list[list[Any]],
+    pipeline: str | None,
+    target: str,
+    cuda: CudaOptions | None = None,
+) -> tuple[str, dict]:
     """The artifact's key (hex SHA-256) and the record it is the hash of."""
     record: dict[str, Any] = {
         "format": _CACHE_FORMAT,
@@ -163,6 +174,9 @@ def cache_key(mlir: str, layout: list[list[Any]], pipeline: str | None, target: 
         "target": target,
         "gpuopt_version": gpuopt.__version__,
         "toolchain": _toolchain_identity(target),
+        # The flags the artifact is compiled with (the device it is loaded on
+        # is not: only whether it carries the emulator's host image).
+        "compile_flags": cuda.compile_flags() if cuda is not None else [],
     }
     if target == "cpu":
         record["host_cpu"] = _host_cpu_identity()
@@ -173,6 +187,67 @@ def cache_key(mlir: str, layout: list[list[Any]], pipeline: str | None, target: 
 # ---------------------------------------------------------------------------
 # Argument checks
 # ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CudaOptions:
+    """The ``target="cuda"`` settings of :func:`compile` (checked).
+
+    ``device``: the GPU ordinal the artifact runs on (None: 0), or
+    ``"emulate"``: the host emulator (docs/CUDABackend.md, "Emulation on the
+    host"; the artifact then also carries the kernels built for this CPU).
+    ``cuda_arch``: gpuopt-compile's ``--cuda-arch`` (None: its default).
+    ``gpu_conv`` / ``gpu_precision``: ``--gpu-conv`` / ``--gpu-precision``.
+    """
+
+    device: int | str | None = None
+    cuda_arch: str | None = None
+    gpu_conv: str = "generated"
+    gpu_precision: str = "fp32"
+
+    def compile_flags(self) -> list[str]:
+        """The gpuopt-compile flags of these settings."""
+        flags = [f"--gpu-conv={self.gpu_conv}", f"--gpu-precision={self.gpu_precision}"]
+        if self.cuda_arch is not None:
+            flags.insert(0, f"--cuda-arch={self.cuda_arch}")
+        if self.device == "emulate":
+            flags.append("--cuda-host-image")
+        return flags
+
+
+def _check_cuda_options(
+    target: str, device: Any, cuda_arch: Any, gpu_conv: Any, gpu_precision: Any
+) -> CudaOptions | None:
+    """The checked CUDA settings, None for target="cpu" (where setting any of
+    them is an error: they would silently do nothing)."""
+    if target != "cuda":
+        given = [
+            name
+            for name, value, default in (
+                ("device", device, None),
+                ("cuda_arch", cuda_arch, None),
+                ("gpu_conv", gpu_conv, "generated"),
+                ("gpu_precision", gpu_precision, "fp32"),
+            )
+            if value != default
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to target='cuda', not target={target!r}")
+        return None
+    if isinstance(device, str):
+        if device != "emulate":
+            raise ValueError(f'device must be a GPU ordinal (>= 0), "emulate" or None, got {device!r}')
+    elif device is not None and (isinstance(device, bool) or not isinstance(device, int) or device < 0):
+        raise ValueError(f'device must be a GPU ordinal (>= 0), "emulate" or None, got {device!r}')
+    if cuda_arch is not None and (not isinstance(cuda_arch, str) or not _CUDA_ARCH.fullmatch(cuda_arch)):
+        raise ValueError(f"cuda_arch must be sm_NN[,sm_MM...] (e.g. 'sm_90') or None, got {cuda_arch!r}")
+    if gpu_conv not in GPU_CONV_MODES:
+        raise ValueError(f"gpu_conv must be one of {', '.join(map(repr, GPU_CONV_MODES))}, got {gpu_conv!r}")
+    if gpu_precision not in GPU_PRECISIONS:
+        raise ValueError(
+            f"gpu_precision must be one of {', '.join(map(repr, GPU_PRECISIONS))}, got {gpu_precision!r}"
+        )
+    return CudaOptions(device, cuda_arch, gpu_conv, gpu_precision)
 
 
 def _check_options(
@@ -299,8 +374,16 @@ class _Variant:
 class _Engine:
     """Compiles, caches and loads artifacts; owns the weights files."""
 
-    def __init__(self, target: str, pipeline: str | None, cache_dir: Path, threads: int | None) -> None:
+    def __init__(
+        self,
+        target: str,
+        pipeline: str | None,
+        cache_dir: Path,
+        threads: int | None,
+        cuda: CudaOptions | None = None,
+    ) -> None:
         self.target = target
+        self.cuda = cuda
         self.pipeline = pipeline
         self.cache_dir = cache_dir
         self.threads = threads
@@ -314,7 +397,7 @@ class _Engine:
     def artifact(self, mlir: str, layout: list[list[Any]]) -> tuple[Path, bool]:
         """The compiled artifact of ``mlir``: from the cache, or compiled into it.
         Returns its path and whether it was cached."""
-        key, record = cache_key(mlir, layout, self.pipeline, self.target)
+        key, record = cache_key(mlir, layout, self.pipeline, self.target, self.cuda)
         entry = self.cache_dir / key[:2] / key
         path = entry / _ARTIFACT_NAME[self.target]
         if path.is_file():
@@ -335,7 +418,13 @@ class _Engine:
             self.pipeline or "none",
         )
         with atomic_output(path) as tmp:
-            compile_model(entry / "model.mlir", tmp, pipeline=self.pipeline, target=self.target)
+            compile_model(
+                entry / "model.mlir",
+                tmp,
+                pipeline=self.pipeline,
+                target=self.target,
+                cuda_flags=self.cuda.compile_flags() if self.cuda is not None else (),
+            )
         return path, False
 
     def weights_file(self, params: dict[str, torch.Tensor], fresh: bool = False) -> Path:
@@ -356,7 +445,7 @@ class _Engine:
         return path
 
     def load(self, artifact: Path, weights: Path | None) -> CompiledModel:
-        model = CompiledModel(artifact, weights)
+        model = CompiledModel(artifact, weights, device=self.cuda.device if self.cuda is not None else None)
         if self.threads is not None:
             # The model's own library (a private copy per load for the CPU).
             model._lib.gpuopt_set_num_threads(self.threads)
@@ -407,14 +496,17 @@ class CompiledCallable:
         pipeline: str | None,
         cache_dir: Path,
         threads: int | None,
+        cuda: CudaOptions | None = None,
     ) -> None:
         self.module = module
         self.target = target
+        #: The target="cuda" settings (None for target="cpu").
+        self.cuda = cuda
         self.pipeline = pipeline
         self.cache_dir = cache_dir
         self.example_shapes = [tuple(x.shape) for x in example_inputs]
         self._what = type(module).__name__
-        self._engine = _Engine(target, pipeline, cache_dir, threads)
+        self._engine = _Engine(target, pipeline, cache_dir, threads, cuda)
         self._compile(example_inputs)
 
     @property
@@ -473,8 +565,9 @@ class CompiledCallable:
         self.close()
 
     def __repr__(self) -> str:
+        cuda = f", {self.cuda}" if self.cuda is not None else ""
         return (
-            f"CompiledCallable({self._what}, target={self.target!r}, pipeline={self.pipeline!r}, "
+            f"CompiledCallable({self._what}, target={self.target!r}, pipeline={self.pipeline!r}{cuda}, "
             f"shapes={[_shapes_text(k) for k in self._engine.variants]})"
         )
 
@@ -486,10 +579,23 @@ def compile(
     pipeline: str | None = "gpuopt-optimize",
     cache_dir: str | os.PathLike | None = None,
     threads: int | None = None,
+    *,
+    device: int | str | None = None,
+    cuda_arch: str | None = None,
+    gpu_conv: str = "generated",
+    gpu_precision: str = "fp32",
 ) -> CompiledCallable:
     """Exports ``module`` on ``example_inputs``, compiles it for ``target``
     ("cpu" or "cuda") after ``pipeline`` (gpuopt-compile's ``--pipeline``;
     None: the graph as exported) and returns it, loaded, as a callable.
+
+    For ``target="cuda"`` (see :class:`CudaOptions`): ``device`` is the GPU
+    ordinal (None: 0) or ``"emulate"`` (the host emulator, no GPU needed);
+    ``cuda_arch`` the kernel images (``"sm_90"``, ``"sm_86,sm_90"``; None:
+    gpuopt-compile's default); ``gpu_conv`` ``"generated"`` (gpuopt's kernels)
+    or ``"library"`` (cuDNN/cuBLASLt where eligible); ``gpu_precision``
+    ``"fp32"`` or ``"tf32"`` (the library steps' arithmetic). Setting them for
+    target="cpu" is a ValueError.
 
     ``threads`` sets the kernels' thread count of this model's library
     (default: the runtime's, GPUOPT_NUM_THREADS or all cores). Raises
@@ -500,6 +606,7 @@ def compile(
     ValueError (bad arguments).
     """
     target, pipeline, cache, threads = _check_options(target, pipeline, cache_dir, threads)
+    cuda = _check_cuda_options(target, device, cuda_arch, gpu_conv, gpu_precision)
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     if isinstance(example_inputs, torch.Tensor):
@@ -514,7 +621,7 @@ def compile(
             type(module).__name__,
         )
         module.eval()
-    return CompiledCallable(module, examples, target, pipeline, cache, threads)
+    return CompiledCallable(module, examples, target, pipeline, cache, threads, cuda)
 
 
 # ---------------------------------------------------------------------------
@@ -744,7 +851,9 @@ def dynamo_backend(
     mode: str | None = None,
 ) -> Callable[..., Any]:
     """The torch.compile backend "gpuopt": ``torch.compile(m, backend="gpuopt",
-    options={"target": "cpu", "pipeline": ..., "cache_dir": ..., "threads": ...})``.
+    options={"target": "cpu", "pipeline": ..., "cache_dir": ..., "threads": ...})``;
+    for ``"target": "cuda"`` also ``"device"``, ``"cuda_arch"``, ``"gpu_conv"``
+    and ``"gpu_precision"`` (as :func:`compile`).
 
     Returns the compiled graph, or ``gm.forward`` (eager) with the reason
     logged when gpuopt cannot capture or compile the graph.
@@ -752,7 +861,7 @@ def dynamo_backend(
     if mode not in (None, "default"):
         raise ValueError(f"the gpuopt backend has no mode {mode!r}; pass options={{...}} instead")
     opts = dict(options or {})
-    known = {"target", "pipeline", "cache_dir", "threads"}
+    known = {"target", "pipeline", "cache_dir", "threads", "device", "cuda_arch", "gpu_conv", "gpu_precision"}
     if set(opts) - known:
         raise ValueError(
             f"unknown gpuopt backend option(s) {', '.join(sorted(set(opts) - known))}; "
@@ -764,6 +873,13 @@ def dynamo_backend(
         opts.get("cache_dir"),
         opts.get("threads"),
     )
+    cuda = _check_cuda_options(
+        target,
+        opts.get("device"),
+        opts.get("cuda_arch"),
+        opts.get("gpu_conv", "generated"),
+        opts.get("gpu_precision", "fp32"),
+    )
     if torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs
     ):
@@ -774,7 +890,7 @@ def dynamo_backend(
         )
         return gm.forward
     try:
-        return _DynamoGraph(gm, example_inputs, _Engine(target, pipeline, cache, threads))
+        return _DynamoGraph(gm, example_inputs, _Engine(target, pipeline, cache, threads, cuda))
     except _Unsupported as e:
         log.warning("torch.compile backend 'gpuopt': running the graph eagerly: %s", e)
         return gm.forward

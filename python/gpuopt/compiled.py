@@ -38,6 +38,7 @@ import struct
 import tempfile
 import threading
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -315,17 +316,24 @@ def compile_model(
     pipeline: str | None = None,
     target: str = "cpu",
     cpu: str | None = None,
+    cuda_flags: Sequence[str] = (),
 ) -> Path:
     """Runs ``gpuopt-compile`` (from the build directory, see gpuopt.tools) and
     returns the library's path; raises gpuopt.tools.ToolError on failure.
     ``cpu`` is the ``--cpu=`` level of ``--target=cpu`` (native, x86-64,
     x86-64-v2, x86-64-v3, x86-64-v4; None: gpuopt-compile's default, native):
-    a library built for a level runs on every CPU of that level."""
+    a library built for a level runs on every CPU of that level.
+    ``cuda_flags`` are further ``--target=cuda`` flags of gpuopt-compile
+    (``--cuda-arch=sm_90``, ``--gpu-conv=library``, ``--cuda-host-image``...)."""
     args: list[str | Path] = ["gpuopt-compile", mlir_path, f"--target={target}", "-o", out_so]
     if pipeline:
         args.append(f"--pipeline={pipeline}")
     if cpu is not None:
         args.append(f"--cpu={cpu}")
+    if cuda_flags:
+        if target != "cuda":
+            raise ValueError(f"cuda_flags apply to target='cuda', not {target!r}")
+        args.extend(cuda_flags)
     run_tool([str(a) for a in args])
     return Path(out_so)
 

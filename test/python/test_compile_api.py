@@ -315,6 +315,39 @@ def test_bad_arguments_of_compile(cache: Path) -> None:
         with pytest.raises(kind) as info:
             gpuopt.compile(model, x, cache_dir=kwargs.pop("cache_dir", cache), **kwargs)
         assert str(info.value) == message
+    # The CUDA settings: checked, and refused for the CPU target (they would do nothing).
+    cuda_cases: list[tuple[dict, str]] = [
+        ({"device": 0}, "device apply to target='cuda', not target='cpu'"),
+        (
+            {"gpu_conv": "library", "gpu_precision": "tf32"},
+            "gpu_conv, gpu_precision apply to target='cuda', not target='cpu'",
+        ),
+        (
+            {"target": "cuda", "device": "gpu"},
+            "device must be a GPU ordinal (>= 0), \"emulate\" or None, got 'gpu'",
+        ),
+        ({"target": "cuda", "device": -1}, 'device must be a GPU ordinal (>= 0), "emulate" or None, got -1'),
+        (
+            {"target": "cuda", "device": True},
+            'device must be a GPU ordinal (>= 0), "emulate" or None, got True',
+        ),
+        (
+            {"target": "cuda", "cuda_arch": "90"},
+            "cuda_arch must be sm_NN[,sm_MM...] (e.g. 'sm_90') or None, got '90'",
+        ),
+        (
+            {"target": "cuda", "gpu_conv": "cudnn"},
+            "gpu_conv must be one of 'generated', 'library', got 'cudnn'",
+        ),
+        (
+            {"target": "cuda", "gpu_precision": "fp16"},
+            "gpu_precision must be one of 'fp32', 'tf32', got 'fp16'",
+        ),
+    ]
+    for kwargs, message in cuda_cases:
+        with pytest.raises(ValueError) as info:
+            gpuopt.compile(model, x, cache_dir=cache, **kwargs)
+        assert str(info.value) == message
     with pytest.raises(TypeError, match="^module must be a torch.nn.Module, got function$"):
         gpuopt.compile(lambda t: t, x, cache_dir=cache)
     with pytest.raises(
@@ -366,6 +399,84 @@ def test_cuda_target(cache: Path) -> None:
         ValueError, match="^example input 0 is on device meta; a gpuopt cuda model takes CPU tensors"
     ):
         gpuopt.compile(model, x.to("meta"), target="cuda", cache_dir=cache)
+
+
+class ConvLinear(nn.Module):
+    """A convolution (BatchNorm, ReLU) and a linear over the channels: both
+    kinds of library call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)))
+        return self.fc(y.permute(0, 2, 3, 1))
+
+
+@pytest.mark.skipif(
+    not (build_dir() / "bin" / "gpuopt-cuda-run").exists(), reason="the runtime was built without CUDA"
+)
+def test_cuda_target_emulated(tmp_path: Path, compiler_calls: list[Path]) -> None:
+    """target="cuda" with device="emulate": the whole gpuopt.compile path of a
+    CUDA artifact, run by the host emulator, in each --gpu-conv mode and
+    precision; each setting is its own artifact."""
+    cache = tmp_path / "cache"
+    model = randomize(ConvLinear().eval(), seed=31)
+    x = randn(1, 3, 8, 8, seed=32)
+    want = eager(model, x)
+    artifacts = set()
+    outputs: dict[tuple[str, str], torch.Tensor] = {}
+    for gpu_conv, precision, tolerance in (
+        ("generated", "fp32", 1e-5),
+        ("library", "fp32", 1e-5),
+        ("library", "tf32", 5e-3),
+    ):
+        fast = gpuopt.compile(
+            model,
+            x,
+            target="cuda",
+            cache_dir=cache,
+            device="emulate",
+            cuda_arch="sm_90",
+            gpu_conv=gpu_conv,
+            gpu_precision=precision,
+        )
+        what = f"emulated, {gpu_conv}, {precision}"
+        assert fast.cuda == gpc.CudaOptions("emulate", "sm_90", gpu_conv, precision), what
+        assert f"gpu_conv='{gpu_conv}'" in repr(fast)
+        got = fast(x)
+        err = rel_l2(got.numpy(), want.numpy())
+        assert err <= tolerance, f"{what}: relative L2 error {err:.3e}"
+        (artifact,) = fast.artifacts.values()
+        artifacts.add(artifact)
+        inspect = subprocess.run(
+            [str(build_dir() / "bin" / "gpuopt-cuda-run"), str(artifact), "--inspect"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "host-x86_64" in inspect, inspect  # the emulator's image
+        assert ("library steps:" in inspect) == (gpu_conv == "library"), (what, inspect)
+        outputs[gpu_conv, precision] = got
+    # TF32 rounds the library steps' operands: not the FP32 answer.
+    assert not torch.equal(outputs["library", "tf32"], outputs["library", "fp32"])
+    assert len(artifacts) == 3 and len(compiler_calls) == 3
+    # The same settings again: the cached artifact.
+    again = gpuopt.compile(model, x, target="cuda", cache_dir=cache, device="emulate", cuda_arch="sm_90")
+    assert len(compiler_calls) == 3 and list(again.cached.values()) == [True]
+
+    # torch.compile(backend="gpuopt") takes the same settings.
+    torch._dynamo.reset()
+    fast = torch.compile(
+        model,
+        backend="gpuopt",
+        options={"cache_dir": str(cache), "target": "cuda", "device": "emulate", "gpu_conv": "library"},
+    )
+    with torch.no_grad():
+        check_close(fast(x), want, "torch.compile, emulated, library")
 
 
 # ---------------------------------------------------------------------------
@@ -463,9 +574,15 @@ def test_backend_bad_options(cache: Path) -> None:
     torch._dynamo.reset()
     with pytest.raises(Exception) as info, torch.no_grad():
         fast(torch.zeros(1, 3, 4, 4))
-    assert "unknown gpuopt backend option(s) colour; known: cache_dir, pipeline, target, threads" in str(
-        info.value
+    known = "cache_dir, cuda_arch, device, gpu_conv, gpu_precision, pipeline, target, threads"
+    assert f"unknown gpuopt backend option(s) colour; known: {known}" in str(info.value)
+    fast = torch.compile(
+        ConvBnRelu().eval(), backend="gpuopt", options={"cache_dir": str(cache), "gpu_conv": "library"}
     )
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info, torch.no_grad():
+        fast(torch.zeros(1, 3, 4, 4))
+    assert "gpu_conv apply to target='cuda', not target='cpu'" in str(info.value)
 
 
 ZOO = [name for name in models.names() if SLOW or name not in ("rolling_unet_m", "rolling_unet_l")]
