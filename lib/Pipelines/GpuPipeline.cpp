@@ -157,6 +157,10 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     // Sound only with the runtime's plan checks (Passes.td); after the host
     // image was built from the kernels, which never see it.
     kernels.addPass(createMarkKernelArgumentsNoAliasPass());
+    // Warp-level matrix multiplies (nvgpu.mma.sync) to nvvm.mma.sync and
+    // their fragments (vectors) to LLVM; kernels without them are unchanged.
+    kernels.addPass(createConvertNVGPUToNVVMPass());
+    kernels.addPass(createConvertVectorToLLVMPass());
     kernels.addPass(memref::createExpandStridedMetadataPass());
     kernels.addPass(createLowerAffinePass());
     kernels.addPass(createSCFToControlFlowPass());
@@ -187,6 +191,8 @@ void mlir::gpuopt::buildGpuHostPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // The mma fragments (vectors) of the kernels.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // Bare pointers, as for NVVM: a kernel's arguments are the plan's buffer

@@ -170,7 +170,13 @@ struct FiberContext {
 #endif
 
 /// Where a fiber (a thread of a synchronizing kernel) stands.
-enum class FiberState : uint8_t { Runnable, AtBarrier, AtShuffle, Returned };
+enum class FiberState : uint8_t {
+  Runnable,
+  AtBarrier,
+  AtShuffle,
+  AtMma,
+  Returned
+};
 
 /// One thread of a block of a synchronizing kernel.
 struct Fiber {
@@ -182,6 +188,9 @@ struct Fiber {
   uint32_t bits = 0;
   /// A shuffle's result (CudaHostHooks::shuffle).
   int64_t result = 0;
+  /// At an mma: its fragments (on the fiber's stack; c receives D).
+  const float *mmaA = nullptr, *mmaB = nullptr;
+  float *mmaC = nullptr;
 };
 
 /// "(x,y,z)".
@@ -393,6 +402,23 @@ struct CudaEmulator::Impl {
     f->width = width;
     f->context.switchTo(I->scheduler);
     return f->result;
+  }
+
+  static void mmaHook(void *ctx, int64_t site, int64_t shape, const float *a,
+                      const float *b, float *c) {
+    auto *I = static_cast<Impl *>(ctx);
+    Fiber *f = I->current;
+    if (!f) {
+      I->misuse = true;
+      return;
+    }
+    f->state = FiberState::AtMma;
+    f->site = site;
+    f->mode = shape;
+    f->mmaA = a;
+    f->mmaB = b;
+    f->mmaC = c;
+    f->context.switchTo(I->scheduler);
   }
 
   /// Fibers and stacks for `n` threads.
@@ -622,6 +648,9 @@ struct CudaEmulator::Impl {
       for (uint64_t base = 0; base < n; base += kWarpSize)
         if (Status s = shuffleWarp(base, n, where, progressed); !s)
           return s;
+      for (uint64_t base = 0; base < n; base += kWarpSize)
+        if (Status s = mmaWarp(base, n, where, progressed); !s)
+          return s;
       if (progressed)
         continue;
       // Or the block's barrier.
@@ -762,6 +791,91 @@ struct CudaEmulator::Impl {
     return Status::ok();
   }
 
+  /// Completes the nvgpu.mma.sync of the warp at `base` when all its 32
+  /// lanes wait at the same one (CudaArtifact.h, kCudaMma*: D = A·B + C, a
+  /// 16x8 tile). The A and B elements are TF32: an FP32 operand's low 13
+  /// mantissa bits are ignored, as the tensor cores ignore them in raw FP32
+  /// registers; the products (exact in FP32) are added to C in K order, one
+  /// rounding each (the hardware's order and internal precision are
+  /// unspecified: it may differ in the last FP32 bits). Anything else — a
+  /// partial warp, lanes elsewhere or returned, another site or shape — is
+  /// undefined in CUDA and an error.
+  template <typename Where>
+  Status mmaWarp(uint64_t base, uint64_t n, const Where &where,
+                 bool &progressed) {
+    const uint32_t lanes = uint32_t(std::min<uint64_t>(kWarpSize, n - base));
+    const Fiber *lead = nullptr;
+    for (uint32_t l = 0; l < lanes && !lead; ++l)
+      if (fibers[base + l].state == FiberState::AtMma)
+        lead = &fibers[base + l];
+    if (!lead)
+      return Status::ok();
+    const std::string warp = "warp " + std::to_string(base / kWarpSize);
+    const std::string mma = "nvgpu.mma.sync #" + std::to_string(lead->site);
+    if (lanes < kWarpSize)
+      return Status::error(where() + warp + " has " + std::to_string(lanes) +
+                           " lanes at " + mma +
+                           ", which needs a whole warp of 32 (the block's "
+                           "size is not a multiple of 32)");
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const Fiber &f = fibers[base + l];
+      if (f.state == FiberState::AtMma && f.site == lead->site &&
+          f.mode == lead->mode)
+        continue;
+      std::string at =
+          f.state == FiberState::Returned ? "has returned"
+          : f.state == FiberState::AtMma
+              ? "waits at nvgpu.mma.sync #" + std::to_string(f.site)
+          : f.state == FiberState::AtShuffle
+              ? "waits at gpu.shuffle #" + std::to_string(f.site)
+              : "waits at gpu.barrier #" + std::to_string(f.site);
+      return Status::error(where() + warp + ": lane " + std::to_string(l) +
+                           " (thread " + triple(f.ids + 3) + ") " + at +
+                           " while lanes of its warp wait at " + mma +
+                           " (undefined in CUDA: every lane must run it)");
+    }
+    const int kK = lead->mode == rt::kCudaMmaM16N8K4Tf32 ? 4 : 8;
+    float a[16][8], b[8][8], c[16][8];
+    auto tf32 = [](float v) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      bits &= 0xffffe000u;
+      std::memcpy(&v, &bits, 4);
+      return v;
+    };
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const Fiber &f = fibers[base + l];
+      const int g = int(l / 4), t = int(l % 4);
+      a[g][t] = tf32(f.mmaA[0]);
+      a[g + 8][t] = tf32(f.mmaA[1]);
+      b[t][g] = tf32(f.mmaB[0]);
+      if (kK == 8) {
+        a[g][t + 4] = tf32(f.mmaA[2]);
+        a[g + 8][t + 4] = tf32(f.mmaA[3]);
+        b[t + 4][g] = tf32(f.mmaB[1]);
+      }
+      c[g][2 * t] = f.mmaC[0];
+      c[g][2 * t + 1] = f.mmaC[1];
+      c[g + 8][2 * t] = f.mmaC[2];
+      c[g + 8][2 * t + 1] = f.mmaC[3];
+    }
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < kK; ++k)
+          c[i][j] += a[i][k] * b[k][j];
+    for (uint32_t l = 0; l < lanes; ++l) {
+      Fiber &f = fibers[base + l];
+      const int g = int(l / 4), t = int(l % 4);
+      f.mmaC[0] = c[g][2 * t];
+      f.mmaC[1] = c[g][2 * t + 1];
+      f.mmaC[2] = c[g + 8][2 * t];
+      f.mmaC[3] = c[g + 8][2 * t + 1];
+      f.state = FiberState::Runnable;
+    }
+    progressed = true;
+    return Status::ok();
+  }
+
   /// "run[7] (kernel 'k' at m.py:4:9): thread (0,0,0) of block (3,0,0)
   /// stores out of bounds of argument 2, buffers[5] (temp): element 1024 of
   /// 1024 (index [1024] of shape [1024])".
@@ -872,20 +986,21 @@ Status CudaEmulator::create(const std::string &artifactPath,
     const auto *abi =
         static_cast<const int32_t *>(dlsym(I.handle, kCudaHostAbiSymbol));
     if (!abi || *abi != kCudaHostAbiVersion)
-      return Status::error(
-          artifactPath + ": its host image has " +
-          (abi ? "ABI version " + std::to_string(*abi)
-               : std::string("no ") + kCudaHostAbiSymbol) +
-          "; this emulator runs version " +
-          std::to_string(kCudaHostAbiVersion) +
-          " (bounds-checked kernels with barriers, shuffles and workgroup "
-          "memory): recompile it with this gpuopt");
+      return Status::error(artifactPath + ": its host image has " +
+                           (abi ? "ABI version " + std::to_string(*abi)
+                                : std::string("no ") + kCudaHostAbiSymbol) +
+                           "; this emulator runs version " +
+                           std::to_string(kCudaHostAbiVersion) +
+                           " (bounds-checked kernels with barriers, shuffles, "
+                           "TF32 mma and workgroup "
+                           "memory): recompile it with this gpuopt");
     auto *hooks =
         static_cast<CudaHostHooks *>(dlsym(I.handle, kCudaHostHooksSymbol));
     if (!hooks)
       return Status::error(artifactPath + ": its host image has no " +
                            kCudaHostHooksSymbol);
-    *hooks = CudaHostHooks{&I, &Impl::barrierHook, &Impl::shuffleHook};
+    *hooks = CudaHostHooks{&I, &Impl::barrierHook, &Impl::shuffleHook,
+                           &Impl::mmaHook};
     uint64_t maxWorkgroup = 0;
     for (const CudaKernel &k : art.kernels) {
       std::string symbol = kCudaHostKernelPrefix + k.name;

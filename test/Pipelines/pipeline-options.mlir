@@ -71,6 +71,8 @@
 // GPU-NEXT: nvvm-attach-target{O=2 chip=sm_90 {{.*}} features=+ptx81 {{.*}}},
 // GPU-NEXT: gpu.module(
 // GPU-NEXT: mark-kernel-arguments-noalias,
+// GPU-NEXT: convert-nvgpu-to-nvvm,
+// GPU-NEXT: convert-vector-to-llvm{
 // GPU-NEXT: expand-strided-metadata,
 // GPU-NEXT: lower-affine,
 // GPU-NEXT: convert-scf-to-cf{

@@ -652,12 +652,13 @@ def test_host_kernels_errors(tmp_path: Path) -> None:
 
 
 @needs_cuda_run
-@pytest.mark.parametrize("version", [None, 2], ids=["unchecked", "v2"])
+@pytest.mark.parametrize("version", [None, 2, 3], ids=["unchecked", "v2", "v3"])
 def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: int | None) -> None:
     """A host image without gpuopt_host_abi_version (not built with the
-    bounds checks, whose kernels take the violation record) or of version 2
+    bounds checks, whose kernels take the violation record), of version 2
     (before barriers, shuffles and workgroup memory: no workgroup pointer
-    after the record, no hooks) is refused before anything runs."""
+    after the record, no hooks) or 3 (before the mma hook: a shorter
+    gpuopt_host_hooks) is refused before anything runs."""
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
@@ -693,6 +694,7 @@ def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: 
     has = "no gpuopt_host_abi_version" if version is None else f"ABI version {version}"
     assert proc.stderr.splitlines()[-1] == (
         f"gpuopt-cuda-run: error: {bad}: its host image has {has}; this emulator runs "
-        "version 3 (bounds-checked kernels with barriers, shuffles and workgroup memory): recompile it with "
+        "version 4 (bounds-checked kernels with barriers, shuffles, TF32 mma and workgroup memory): recompile "
+        "it with "
         "this gpuopt"
     )

@@ -14,7 +14,9 @@ mutation that a GPU would get wrong must be caught: a missing barrier (its
 reads of the workgroup tile come out NaN), a barrier only some threads reach
 (a divergence error naming them), a wrong lane mask of a shuffle (a
 mismatch), a shuffle only some lanes reach (an error), a read past the tile
-(the out-of-bounds report names the workgroup attribution).
+(the out-of-bounds report names the workgroup attribution), a TF32 mma.sync
+fed the wrong fragment layout (a mismatch) or run by part of a warp (an
+error).
 """
 
 from __future__ import annotations
@@ -160,6 +162,91 @@ SHUFFLE_KERNEL = """gpu.module @kernels {
       %bv = memref.load %bias[%j] : memref<20xf32>
       %y = arith.addf %res, %bv : f32
       memref.store %y, %out[%i, %j] : memref<16x20xf32>
+    }
+    gpu.return
+  }
+}
+"""
+
+
+# Tensor cores: warps 0..2 of block 0 each compute an 8-column tile of the
+# 16 x 20 output (the third one's last 4 columns masked) with three TF32
+# nvgpu.mma.sync m16n8k8 over K = 24, lane l (g = l / 4, t = l % 4) loading
+# its fragments in PTX's layout (CudaArtifact.h, kCudaMma*): A = x (row
+# major) at [g][t], [g+8][t], [g][t+4], [g+8][t+4]; B = w^T at [t][g],
+# [t+4][g] (w[n0+g][k0+t], w[n0+g][k0+t+4]); D at [g][2t], [g][2t+1],
+# [g+8][2t], [g+8][2t+1]. The other warps do nothing.
+MMA_KERNEL = """gpu.module @kernels {
+  gpu.func @NAME(%x: memref<16x24xf32>, %w: memref<20x24xf32>,
+                 %bias: memref<20xf32>, %out: memref<16x20xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c20 = arith.constant 20 : index
+    %c24 = arith.constant 24 : index
+    %zero = arith.constant 0.0 : f32
+    %b = gpu.block_id x
+    %tid = gpu.thread_id x
+    %c32 = arith.constant 32 : index
+    %warp = arith.divui %tid, %c32 : index
+    %lane = arith.remui %tid, %c32 : index
+    %isb0 = arith.cmpi eq, %b, %c0 : index
+    %few = arith.cmpi ult, %warp, %c3 : index
+    %mine = arith.andi %isb0, %few : i1
+    scf.if %mine {
+      %g = arith.divui %lane, %c4 : index
+      %t = arith.remui %lane, %c4 : index
+      %g8 = arith.addi %g, %c8 : index
+      %n0 = arith.muli %warp, %c8 : index
+      %ng = arith.addi %n0, %g : index
+      %nin = arith.cmpi ult, %ng, %c20 : index
+      %acc0 = vector.broadcast %zero : f32 to vector<2x2xf32>
+      %acc = scf.for %k0 = %c0 to %c24 step %c8 iter_args(%c = %acc0) -> (vector<2x2xf32>) {
+        %kt = arith.addi %k0, %t : index
+        %kt4 = arith.addi %kt, %c4 : index
+        %a0 = memref.load %x[%g, %kt] : memref<16x24xf32>
+        %a1 = memref.load %x[%g8, %kt] : memref<16x24xf32>
+        %a2 = memref.load %x[%g, %kt4] : memref<16x24xf32>
+        %a3 = memref.load %x[%g8, %kt4] : memref<16x24xf32>
+        %av = vector.from_elements %a0, %a1, %a2, %a3 : vector<4x1xf32>
+        %bv = scf.if %nin -> (vector<2x1xf32>) {
+          %b0 = memref.load %w[%ng, %kt] : memref<20x24xf32>
+          %b1 = memref.load %w[%ng, %kt4] : memref<20x24xf32>
+          %v = vector.from_elements %b0, %b1 : vector<2x1xf32>
+          scf.yield %v : vector<2x1xf32>
+        } else {
+          %v = vector.broadcast %zero : f32 to vector<2x1xf32>
+          scf.yield %v : vector<2x1xf32>
+        }
+        %d = nvgpu.mma.sync (%av, %bv, %c) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+        scf.yield %d : vector<2x2xf32>
+      }
+      %t2 = arith.muli %t, %c2 : index
+      %col0 = arith.addi %n0, %t2 : index
+      %col1 = arith.addi %col0, %c1 : index
+      %in0 = arith.cmpi ult, %col0, %c20 : index
+      %in1 = arith.cmpi ult, %col1, %c20 : index
+      %d00 = vector.extract %acc[0, 0] : f32 from vector<2x2xf32>
+      %d01 = vector.extract %acc[0, 1] : f32 from vector<2x2xf32>
+      %d10 = vector.extract %acc[1, 0] : f32 from vector<2x2xf32>
+      %d11 = vector.extract %acc[1, 1] : f32 from vector<2x2xf32>
+      scf.if %in0 {
+        %bb = memref.load %bias[%col0] : memref<20xf32>
+        %y0 = arith.addf %d00, %bb : f32
+        memref.store %y0, %out[%g, %col0] : memref<16x20xf32>
+        %y1 = arith.addf %d10, %bb : f32
+        memref.store %y1, %out[%g8, %col0] : memref<16x20xf32>
+      }
+      scf.if %in1 {
+        %bb = memref.load %bias[%col1] : memref<20xf32>
+        %y0 = arith.addf %d01, %bb : f32
+        memref.store %y0, %out[%g, %col1] : memref<16x20xf32>
+        %y1 = arith.addf %d11, %bb : f32
+        memref.store %y1, %out[%g8, %col1] : memref<16x20xf32>
+      }
     }
     gpu.return
   }
@@ -405,3 +492,104 @@ def test_divergent_shuffle_is_an_error(linear: dict) -> None:
             r"while lanes of its warp wait at gpu.shuffle #0 of width 32 \(undefined in CUDA\)$",
             line,
         ), line
+
+
+# ---------------------------------------------------------------------------
+# nvgpu.mma.sync (TF32 tensor cores)
+# ---------------------------------------------------------------------------
+
+TF32_REL_L2 = 5e-3  # the TF32 tolerance of issue 17 (and test_cuda_library.py)
+
+
+def tf32(a: np.ndarray) -> np.ndarray:
+    """FP32 values with the low 13 mantissa bits cleared: what the tensor
+    cores read of an FP32 register in a .tf32 mma."""
+    return (a.astype(np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def mma_k4_kernel() -> str:
+    """MMA_KERNEL with m16n8k4 (6 steps of K = 4; A fragments [g][t],
+    [g+8][t], B [t][g])."""
+    text = MMA_KERNEL
+    for old, new in (
+        ("step %c8 iter_args", "step %c4 iter_args"),
+        ("        %a2 = memref.load %x[%g, %kt4] : memref<16x24xf32>\n", ""),
+        ("        %a3 = memref.load %x[%g8, %kt4] : memref<16x24xf32>\n", ""),
+        ("          %b1 = memref.load %w[%ng, %kt4] : memref<20x24xf32>\n", ""),
+        ("%a0, %a1, %a2, %a3 : vector<4x1xf32>", "%a0, %a1 : vector<2x1xf32>"),
+        ("%b0, %b1 : vector<2x1xf32>", "%b0 : vector<1x1xf32>"),
+        ("mmaShape = [16, 8, 8]", "mmaShape = [16, 8, 4]"),
+        (
+            "(vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>)",
+            "(vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>)",
+        ),
+    ):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    # B's branch types (the if's result, its yields and the zero fill).
+    return (
+        text.replace("vector<2x1xf32>) {", "vector<1x1xf32>) {")
+        .replace("scf.yield %v : vector<2x1xf32>", "scf.yield %v : vector<1x1xf32>")
+        .replace("%zero : f32 to vector<2x1xf32>", "%zero : f32 to vector<1x1xf32>")
+    )
+
+
+@pytest.mark.parametrize("shape", ["m16n8k8", "m16n8k4"])
+def test_tf32_mma_sync(linear: dict, shape: str) -> None:
+    kernel = MMA_KERNEL if shape == "m16n8k8" else mma_k4_kernel()
+    artifact = with_kernel(linear, f"mma-{shape}", kernel)
+    d: Path = linear["dir"]
+    outputs = {order: output(linear, artifact, order) for order in ORDERS}
+    first = outputs[ORDERS[0]]
+    for order, got in outputs.items():
+        assert np.array_equal(got.view(np.uint32), first.view(np.uint32)), order
+    err = rel_l2(first, linear["expected"])
+    assert err <= TF32_REL_L2, f"TF32 mma Linear: relative L2 error {err:.3e} vs PyTorch FP32"
+    assert err > 1e-6, "the mma's operands were not rounded to TF32"
+    # Exactly the TF32 product: the operands truncated, the sums in FP32.
+    from safetensors.numpy import load_file
+
+    params = load_file(d / "m.safetensors")
+    w, bias = params["fc.weight"], params["fc.bias"]
+    want = tf32(linear["x"]).astype(np.float64) @ tf32(w).astype(np.float64).T + bias
+    assert rel_l2(first, want.astype(np.float32)) <= 1e-6
+
+
+def test_wrong_fragment_layout_is_a_mismatch(linear: dict) -> None:
+    """A's second and third fragments swapped (rows g+8 and columns t+4
+    mixed up): a GPU computes another product, and so does the emulator."""
+    artifact = with_kernel(
+        linear,
+        "mma-layout",
+        MMA_KERNEL,
+        (
+            "%av = vector.from_elements %a0, %a1, %a2, %a3",
+            "%av = vector.from_elements %a0, %a2, %a1, %a3",
+        ),
+    )
+    y = output(linear, artifact, "forward")
+    assert rel_l2(y, linear["expected"]) > 0.1
+
+
+def test_mma_of_part_of_a_warp_is_an_error(linear: dict) -> None:
+    """Lanes 16..31 skip the mma (undefined in CUDA: .aligned needs every
+    lane of the warp)."""
+    artifact = with_kernel(
+        linear,
+        "mma-half",
+        MMA_KERNEL,
+        (
+            "%mine = arith.andi %isb0, %few : i1",
+            (
+                "%mine0 = arith.andi %isb0, %few : i1\n"
+                "    %c16 = arith.constant 16 : index\n"
+                "    %low = arith.cmpi ult, %lane, %c16 : index\n"
+                "    %mine = arith.andi %mine0, %low : i1"
+            ),
+        ),
+    )
+    line = failure(linear, artifact, "forward")
+    assert line.endswith(
+        ": in block (0,0,0), warp 0: lane 16 (thread (16,0,0)) has returned while lanes of its warp wait "
+        "at nvgpu.mma.sync #0 (undefined in CUDA: every lane must run it)"
+    ), line

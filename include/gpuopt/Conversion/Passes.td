@@ -842,21 +842,32 @@ def ConvertGpuKernelsToHostPass
     `@__gpuopt_host_shuffle(site, mode, bits, offset, width) -> i64` (the
     value read in bits 0..31, `valid` in bit 32), private declarations the
     host image defines as calls of the emulator's hooks (CudaArtifact.h);
-    `site` numbers the kernel's barriers, and separately its shuffles, in
-    the order of its text. A kernel with either gets the `gpuopt.host_syncs`
-    attribute: the emulator runs each thread of its blocks as a fiber that
-    the hooks suspend until the block (for a barrier) or the warp (for a
-    shuffle) has arrived, so the kernel's private memory must be static and
-    at most 64 KiB per thread.
+    `nvgpu.mma.sync` (TF32, `tf32Enabled`, f32 operands; shape 16x8x8 with A
+    `vector<4x1xf32>` and B `vector<2x1xf32>`, or 16x8x4 with A
+    `vector<2x1xf32>` and B `vector<1x1xf32>`; C and D `vector<2x2xf32>`, as
+    PTX's `mma.sync.aligned.m16n8kK.row.col.f32.tf32.tf32.f32`) becomes a
+    call of `@__gpuopt_host_mma(site, shape, a, b, c)` on three
+    `memref.alloca`s holding the lane's fragments (allocated at the
+    function's entry), D read back from `c`: the emulator multiplies the
+    warp's tile once all 32 lanes have arrived (the fragment layout is in
+    CudaArtifact.h, `kCudaMma*`). `site` numbers the kernel's barriers, and
+    separately its shuffles and its mmas, in the order of its text. A kernel
+    with any of them gets the `gpuopt.host_syncs` attribute: the emulator
+    runs each thread of its blocks as a fiber that the hooks suspend until
+    the block (for a barrier) or the warp (for a shuffle or an mma) has
+    arrived, so the kernel's private memory must be static and at most 64
+    KiB per thread.
 
     Input invariant: a copy of the kernels that nothing launches (no
     `gpu.launch_func` in the module). Anything the emulation does not run
     exactly is an error located at it: other GPU ops (`gpu.subgroup_reduce`,
-    mma, async copies, `gpu.dynamic_shared_memory`, ...), shuffles of other
-    types, workgroup memory other than attributions (an alloca, a global, a
+    `gpu.subgroup_mma_*`, async copies, `gpu.dynamic_shared_memory`, ...),
+    other nvgpu ops and other mma shapes or types, shuffles of other types,
+    vector ops that access memory (`vector.load`, `vector.transfer_read`,
+    ...), workgroup memory other than attributions (an alloca, a global, a
     memory space cast), memrefs in the global memory space, functions that
     are not kernels, and ops of dialects other than arith, math, memref,
-    scf, cf, affine, index and ub.
+    scf, cf, affine, index, ub and vector.
 
     With `bounds-checks=true` (what the host image is built with), every
     `memref.load` and `memref.store` of a kernel is guarded: each index must
@@ -885,14 +896,15 @@ def ConvertGpuKernelsToHostPass
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels turned into host functions">,
     Statistic<"numChecked", "checked-accesses",
               "Loads and stores given a bounds check">,
     Statistic<"numSyncPoints", "sync-points",
-              "Barriers and shuffles turned into calls of the emulator's "
-              "hooks">
+              "Barriers, shuffles and mmas turned into calls of the "
+              "emulator's hooks">
   ];
 }
 

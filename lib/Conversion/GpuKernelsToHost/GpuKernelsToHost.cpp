@@ -10,7 +10,9 @@
 // workgroup attributions become arguments (one block's memory, which the
 // emulator provides) and its private attributions allocas; gpu.barrier and
 // gpu.shuffle become calls of the emulator's hooks (CudaArtifact.h), which
-// suspend the thread, run as a fiber, until its block (or warp) has arrived.
+// suspend the thread, run as a fiber, until its block (or warp) has arrived;
+// so does nvgpu.mma.sync (TF32 m16n8k8 and m16n8k4), whose fragments the
+// emulator gathers from the warp's lanes.
 // With bounds-checks, every load and store is guarded and a violation is
 // reported into a trailing record argument instead of happening (the
 // emulator's out-of-bounds error).
@@ -28,8 +30,10 @@
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -82,6 +86,7 @@ constexpr const char *kReportFn = "__gpuopt_report_out_of_bounds";
 /// as calls of the emulator's hooks, CudaHostImage.cpp).
 constexpr const char *kBarrierFn = "__gpuopt_host_barrier";
 constexpr const char *kShuffleFn = "__gpuopt_host_shuffle";
+constexpr const char *kMmaFn = "__gpuopt_host_mma";
 /// The lanes of a warp.
 constexpr int64_t kWarpSize = 32;
 /// Alignment of each workgroup attribution in a block's workgroup memory.
@@ -143,7 +148,30 @@ std::optional<int64_t> staticBytes(Type type) {
 
 /// Whether `op` makes the kernel's threads synchronize (and so run as
 /// fibers).
-bool isSync(Operation *op) { return isa<gpu::BarrierOp, gpu::ShuffleOp>(op); }
+bool isSync(Operation *op) {
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, nvgpu::MmaSyncOp>(op);
+}
+
+/// The kCudaMma* shape of an nvgpu.mma.sync the emulation runs: TF32
+/// (tf32Enabled, f32 operands), 16x8x8 with A vector<4x1xf32>, B
+/// vector<2x1xf32>, or 16x8x4 with A vector<2x1xf32>, B vector<1x1xf32>; C
+/// and D vector<2x2xf32>.
+std::optional<int64_t> emulatedMmaShape(nvgpu::MmaSyncOp mma) {
+  std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+  if (!mma.getTf32Enabled() || shape[0] != 16 || shape[1] != 8 ||
+      (shape[2] != 8 && shape[2] != 4))
+    return std::nullopt;
+  const int64_t k = shape[2];
+  auto is = [](Value v, int64_t rows, int64_t cols) {
+    auto t = dyn_cast<VectorType>(v.getType());
+    return t && t.getElementType().isF32() &&
+           t.getShape() == ArrayRef<int64_t>{rows, cols};
+  };
+  if (!is(mma.getMatrixA(), k / 2, 1) || !is(mma.getMatrixB(), k / 4, 1) ||
+      !is(mma.getMatrixC(), 2, 2) || !is(mma.getRes(), 2, 2))
+    return std::nullopt;
+  return k == 8 ? rt::kCudaMmaM16N8K8Tf32 : rt::kCudaMmaM16N8K4Tf32;
+}
 
 /// Checks that `op`, inside a kernel, runs the same on the host when the
 /// threads run one at a time, each until it returns or reaches a barrier or
@@ -178,6 +206,27 @@ LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
     if (!t.isInteger(32) && !t.isF32())
       return op->emitOpError("shuffles ")
              << t << "; the host emulation shuffles i32 and f32 only";
+    return success();
+  }
+  if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+    if (!emulatedMmaShape(mma))
+      return op->emitOpError(
+          "cannot run on the host emulation: only TF32 mma.sync "
+          "(tf32Enabled) of shape 16x8x8 (A vector<4x1xf32>, B "
+          "vector<2x1xf32>) or 16x8x4 (A vector<2x1xf32>, B vector<1x1xf32>) "
+          "with C and D vector<2x2xf32> is emulated");
+    return success();
+  }
+  if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
+    return op->emitOpError("cannot run on the host emulation: of the nvgpu "
+                           "dialect only nvgpu.mma.sync (TF32) is emulated");
+  if (isa<vector::VectorDialect>(op->getDialect())) {
+    // Register values only: a vector load or store would escape the bounds
+    // checks.
+    if (!isMemoryEffectFree(op))
+      return op->emitOpError(
+          "accesses memory in a way the host emulation does not "
+          "bounds-check (only memref.load and memref.store are checked)");
     return success();
   }
   if (isa<gpu::DynamicSharedMemoryOp>(op))
@@ -402,7 +451,7 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
 /// The host emulation's hook declarations, made on first use.
 struct SyncFunctions {
   ModuleOp module;
-  func::FuncOp barrier, shuffle;
+  func::FuncOp barrier, shuffle, mma;
 
   /// `name`, declared `type` in the module; null (an error emitted at `at`)
   /// if the module has another symbol of that name.
@@ -545,7 +594,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
   };
   SmallVector<Operation *> gpuOps;
   fn.getBody().walk([&](Operation *op) {
-    if (isa<gpu::GPUDialect>(op->getDialect()))
+    if (isa<gpu::GPUDialect>(op->getDialect()) || isa<nvgpu::MmaSyncOp>(op))
       gpuOps.push_back(op);
   });
   // The thread's position in its block, x fastest (warps are made of
@@ -561,7 +610,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
                                      y))
         .getResult();
   };
-  int64_t barriers = 0, shuffles = 0;
+  int64_t barriers = 0, shuffles = 0, mmas = 0;
   for (Operation *op : gpuOps) {
     OpBuilder b(op);
     Location l = op->getLoc();
@@ -653,6 +702,50 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
       shuffle.getValid().replaceAllUsesWith(valid);
       op->erase();
       continue;
+    } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+      // The lane's fragments in private memory (allocated once, at the
+      // function's entry: an alloca in a loop would grow the fiber's stack
+      // every iteration), the hook's in-place D read back.
+      std::optional<int64_t> shape = emulatedMmaShape(mma);
+      if (!shape)
+        return op->emitOpError("is not emulated"); // checkHostOp refused it
+      // The largest shape's sizes (A 4, B 2, C 4 floats) for every shape:
+      // one hook signature; a 16x8x4 mma leaves the tails unused.
+      Type f32 = b.getF32Type();
+      OpBuilder entry = OpBuilder::atBlockBegin(&fn.getBody().front());
+      SmallVector<Value, 3> operands = {mma.getMatrixA(), mma.getMatrixB(),
+                                        mma.getMatrixC()};
+      SmallVector<Value, 3> fragments;
+      for (int64_t size : {4, 2, 4})
+        fragments.push_back(
+            memref::AllocaOp::create(entry, l, MemRefType::get({size}, f32)));
+      auto position = [](VectorType t, int64_t e) {
+        return SmallVector<int64_t, 2>{e / t.getShape()[1],
+                                       e % t.getShape()[1]};
+      };
+      for (auto [v, buffer] : llvm::zip(operands, fragments)) {
+        auto t = cast<VectorType>(v.getType());
+        for (int64_t e = 0; e < t.getNumElements(); ++e) {
+          Value x = vector::ExtractOp::create(b, l, v, position(t, e));
+          memref::StoreOp::create(b, l, x, buffer, ValueRange{index(e)});
+        }
+      }
+      SmallVector<Type> types = {b.getI64Type(), b.getI64Type()};
+      for (Value f : fragments)
+        types.push_back(f.getType());
+      func::FuncOp hook =
+          sync.get(sync.mma, kMmaFn, FunctionType::get(ctx, types, {}), op);
+      if (!hook)
+        return failure();
+      func::CallOp::create(b, l, hook,
+                           ValueRange{i64(mmas++), i64(*shape), fragments[0],
+                                      fragments[1], fragments[2]});
+      auto resultType = cast<VectorType>(mma.getRes().getType());
+      SmallVector<Value, 4> elements;
+      for (int64_t e = 0; e < resultType.getNumElements(); ++e)
+        elements.push_back(
+            memref::LoadOp::create(b, l, fragments[2], ValueRange{index(e)}));
+      replacement = vector::FromElementsOp::create(b, l, resultType, elements);
     } else if (auto ret = dyn_cast<gpu::ReturnOp>(op)) {
       func::ReturnOp::create(b, ret.getLoc(), ret.getOperands());
       ret.erase();
@@ -663,7 +756,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
   }
-  numSyncs += barriers + shuffles;
+  numSyncs += barriers + shuffles + mmas;
   kernel.erase();
   if (!boundsChecks)
     return success();

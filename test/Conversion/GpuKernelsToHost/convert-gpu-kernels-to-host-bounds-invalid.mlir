@@ -73,3 +73,17 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Vector values are emulated, vector memory accesses are not (unchecked).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_vector_load(%a: memref<8xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op accesses memory in a way the host emulation does not bounds-check (only memref.load and memref.store are checked)}}
+      %v = vector.load %a[%c0] : memref<8xf32>, vector<4xf32>
+      gpu.return
+    }
+  }
+}

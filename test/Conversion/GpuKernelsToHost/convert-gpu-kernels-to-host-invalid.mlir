@@ -215,3 +215,53 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Of the tensor-core ops, TF32 mma.sync is emulated; f16 is not.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_mma_f16(%a: memref<4xf32>) kernel {
+      %h = arith.constant 1.0 : f16
+      %f = arith.constant 0.0 : f32
+      %va = vector.broadcast %h : f16 to vector<4x2xf16>
+      %vb = vector.broadcast %h : f16 to vector<2x2xf16>
+      %vc = vector.broadcast %f : f32 to vector<2x2xf32>
+      // expected-error @+1 {{'nvgpu.mma.sync' op cannot run on the host emulation: only TF32 mma.sync (tf32Enabled) of shape 16x8x8 (A vector<4x1xf32>, B vector<2x1xf32>) or 16x8x4 (A vector<2x1xf32>, B vector<1x1xf32>) with C and D vector<2x2xf32> is emulated}}
+      %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// FP32 operands without tf32Enabled: not an instruction the emulator runs.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_mma_not_tf32(%a: memref<4xf32>) kernel {
+      %f = arith.constant 0.0 : f32
+      %va = vector.broadcast %f : f32 to vector<4x1xf32>
+      %vb = vector.broadcast %f : f32 to vector<2x1xf32>
+      %vc = vector.broadcast %f : f32 to vector<2x2xf32>
+      // expected-error @+1 {{'nvgpu.mma.sync' op cannot run on the host emulation: only TF32 mma.sync}}
+      %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 8]} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Other nvgpu ops are not emulated.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_ldmatrix(%a: memref<4xf32>)
+        workgroup(%tile: memref<16x16xf16, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'nvgpu.ldmatrix' op cannot run on the host emulation: of the nvgpu dialect only nvgpu.mma.sync (TF32) is emulated}}
+      %m = nvgpu.ldmatrix %tile[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+      gpu.return
+    }
+  }
+}

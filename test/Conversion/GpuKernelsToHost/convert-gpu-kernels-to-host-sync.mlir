@@ -139,3 +139,49 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A TF32 mma.sync: the lane's fragments go to allocas at the function's
+// entry (not in the loop: the fiber's stack would grow every iteration),
+// row-major, the hook multiplies the warp's tile (site 0, shape 0 =
+// 16x8x8; the second mma is site 1, shape 1 = 16x8x4, whose A and B fill
+// the first 2 and 1 of the same sizes: one hook signature) and D comes back
+// from C's alloca.
+// CHECK-LABEL: func.func @mma(
+// CHECK-SAME: attributes {gpuopt.host_kernel, gpuopt.host_syncs, gpuopt.host_workgroup = array<i64: 0>}
+// CHECK-COUNT-6: memref.alloca() : memref<{{[24]}}xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref.alloca
+// CHECK: %[[E:.*]] = vector.extract %{{.*}}[1, 0] : f32 from vector<4x1xf32>
+// CHECK: memref.store %[[E]], %[[A8:[a-z0-9_]+]][%{{.*}}] : memref<4xf32>
+// CHECK: %[[E2:.*]] = vector.extract %{{.*}}[1, 0] : f32 from vector<2x2xf32>
+// CHECK: memref.store %[[E2]], %[[C8:[a-z0-9_]+]][%{{.*}}] : memref<4xf32>
+// CHECK: call @__gpuopt_host_mma(%c0_i64{{.*}}, %c0_i64{{.*}}, %[[A8]], %{{[a-z0-9_]+}}, %[[C8]]) : (i64, i64, memref<4xf32>, memref<2xf32>, memref<4xf32>) -> ()
+// CHECK-COUNT-4: memref.load %[[C8]]
+// CHECK: vector.from_elements {{.*}} : vector<2x2xf32>
+// CHECK: call @__gpuopt_host_mma(%c1_i64{{.*}}, %c1_i64{{.*}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}})
+// CHECK: func.func private @__gpuopt_host_mma(i64, i64, memref<4xf32>, memref<2xf32>, memref<4xf32>)
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @mma(%out: memref<4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c3 = arith.constant 3 : index
+      %f = arith.constant 1.0 : f32
+      %a = vector.broadcast %f : f32 to vector<4x1xf32>
+      %b = vector.broadcast %f : f32 to vector<2x1xf32>
+      %c = vector.broadcast %f : f32 to vector<2x2xf32>
+      %d = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %c) -> (vector<2x2xf32>) {
+        %n = nvgpu.mma.sync (%a, %b, %acc) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+        scf.yield %n : vector<2x2xf32>
+      }
+      %a4 = vector.broadcast %f : f32 to vector<2x1xf32>
+      %b4 = vector.broadcast %f : f32 to vector<1x1xf32>
+      %e = nvgpu.mma.sync (%a4, %b4, %d) {mmaShape = [16, 8, 4], tf32Enabled} : (vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+      %v = vector.extract %e[0, 1] : f32 from vector<2x2xf32>
+      memref.store %v, %out[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+}

@@ -85,7 +85,7 @@ constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
 /// the record comes the block's workgroup memory (kCudaHostInfoPrefix; null
 /// for a kernel without any).
 constexpr const char *kCudaHostAbiSymbol = "gpuopt_host_abi_version";
-constexpr int32_t kCudaHostAbiVersion = 3;
+constexpr int32_t kCudaHostAbiVersion = 4;
 constexpr unsigned kCudaHostRecordSize = 24;
 
 /// For each kernel K a HostSo image exports `const int64_t
@@ -93,7 +93,8 @@ constexpr unsigned kCudaHostRecordSize = 24;
 /// needs (its gpu.func workgroup attributions, laid out by the image) and
 /// flags (kCudaHostKernelSyncs).
 constexpr const char *kCudaHostInfoPrefix = "gpuopt_hostinfo_";
-/// The kernel's threads synchronize (gpu.barrier, gpu.shuffle): each thread
+/// The kernel's threads synchronize (gpu.barrier, gpu.shuffle,
+/// nvgpu.mma.sync): each thread
 /// of a block must run as a fiber, suspended at the hooks below.
 constexpr int64_t kCudaHostKernelSyncs = 1;
 
@@ -101,18 +102,30 @@ constexpr int64_t kCudaHostKernelSyncs = 1;
 /// the emulator fills it in; a kernel's gpu.barrier calls barrier(ctx,
 /// site) and its gpu.shuffle calls shuffle(ctx, site, mode, bits, offset,
 /// width), whose result holds the 32 bits of the value read in bits 0..31
-/// and the `valid` flag in bit 32. `site` numbers the kernel's barriers
-/// (and, separately, its shuffles) in the order of its text; `mode` is one
-/// of kCudaShuffle*.
+/// and the `valid` flag in bit 32; its nvgpu.mma.sync (a warp's matrix
+/// multiply-accumulate) calls mma(ctx, site, shape, a, b, c) with the lane's
+/// fragments of A, B and C (kCudaMma* gives their sizes and layout), and
+/// finds D in c when it returns. `site` numbers the kernel's barriers (and,
+/// separately, its shuffles and its mmas) in the order of its text; `mode`
+/// is one of kCudaShuffle*.
 constexpr const char *kCudaHostHooksSymbol = "gpuopt_host_hooks";
 struct CudaHostHooks {
   void *ctx;
   void (*barrier)(void *ctx, int64_t site);
   int64_t (*shuffle)(void *ctx, int64_t site, int64_t mode, int64_t bits,
                      int64_t offset, int64_t width);
+  void (*mma)(void *ctx, int64_t site, int64_t shape, const float *a,
+              const float *b, float *c);
 };
 constexpr int64_t kCudaShuffleXor = 0, kCudaShuffleUp = 1, kCudaShuffleDown = 2,
                   kCudaShuffleIdx = 3;
+/// The shapes of nvgpu.mma.sync the emulation runs: PTX's
+/// mma.sync.aligned.m16n8kK.row.col.f32.tf32.tf32.f32, K = 8 (A: 4 floats a
+/// lane, B: 2, C and D: 4) or K = 4 (A: 2, B: 1, C and D: 4). With g = lane
+/// / 4 and t = lane % 4 a lane holds A[g][t], A[g+8][t] (K = 8 also
+/// A[g][t+4], A[g+8][t+4]), B[t][g] (K = 8 also B[t+4][g]) and C[g][2t],
+/// C[g][2t+1], C[g+8][2t], C[g+8][2t+1].
+constexpr int64_t kCudaMmaM16N8K8Tf32 = 0, kCudaMmaM16N8K4Tf32 = 1;
 /// The most bytes of private memory (private attributions and allocas) a
 /// synchronizing kernel's thread may have: its fiber's stack is
 /// kCudaHostFiberStack bytes.
