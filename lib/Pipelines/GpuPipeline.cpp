@@ -156,6 +156,8 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
     // Sound only with the runtime's plan checks (Passes.td); after the host
     // image was built from the kernels, which never see it.
+    // A located error for an op a chip lacks, not the back end's abort.
+    kernels.addPass(createVerifyKernelTargetsPass());
     kernels.addPass(createMarkKernelArgumentsNoAliasPass());
     // Warp-level matrix multiplies (nvgpu.mma.sync) to nvvm.mma.sync and
     // their fragments (vectors) to LLVM; kernels without them are unchanged.

@@ -70,6 +70,7 @@
 // GPU-NEXT: nvvm-attach-target{O=2 chip=sm_80 {{.*}} features=+ptx81 {{.*}}},
 // GPU-NEXT: nvvm-attach-target{O=2 chip=sm_90 {{.*}} features=+ptx81 {{.*}}},
 // GPU-NEXT: gpu.module(
+// GPU-NEXT: verify-kernel-targets,
 // GPU-NEXT: mark-kernel-arguments-noalias,
 // GPU-NEXT: convert-nvgpu-to-nvvm,
 // GPU-NEXT: convert-vector-to-llvm{

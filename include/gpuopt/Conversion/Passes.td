@@ -790,6 +790,21 @@ def MarkKernelArgumentsNoAliasPass
   }];
 }
 
+def VerifyKernelTargetsPass
+    : Pass<"verify-kernel-targets", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Refuse kernel ops that one of the gpu.module's NVVM targets "
+                "does not have";
+  let description = [{
+    Run on a `gpu.module` after `nvvm-attach-target`: an op its kernels use
+    that one of the module's `#nvvm.target` chips cannot run is an error
+    located at the op and naming the chip, where the NVPTX back end would
+    stop the compiler with a fatal "Cannot select" instead. Checked today:
+    `nvgpu.mma.sync` (the TF32 tensor-core m16n8k* shapes need sm_80 or
+    newer). A module without targets, or with targets other than NVVM, is
+    left alone.
+  }];
+}
+
 def ConvertGpuKernelsToHostPass
     : Pass<"convert-gpu-kernels-to-host", "::mlir::ModuleOp"> {
   let summary = "Turn the kernels of each gpu.module into host functions of "
