@@ -53,6 +53,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.toolkit = toolkit;
   options.blockSize = blockSize;
   options.registerTile = registerTile;
+  options.workgroupTile = workgroupTile;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
   options.precision = precision;
@@ -114,6 +115,8 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   ConvertParallelLoopsToKernelsPassOptions kernelOptions;
   kernelOptions.blockSize = options.blockSize;
   kernelOptions.registerTile = options.registerTile;
+  kernelOptions.workgroupTile = options.workgroupTile;
+  kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
   // Canonical kernels first, so that copies compare equal; the back end
   // then compiles each distinct kernel once (docs/Reliability.md, "Compile

@@ -174,6 +174,48 @@ def ConvertParallelLoopsToKernelsPass
         }
       }
       ```
+    - with `workgroup-tile` (tried before `register-tile`), a loop whose
+      body is, besides ops before and after it, one perfect nest of
+      `scf.for` loops with constant bounds accumulating
+      `acc[p] = acc[p] + x * y` (a convolution's or a linear's reduction,
+      the remapped input's shifts and guards included), where `x` depends
+      on parallel indices M (at least 16 iterations) that `y` does not
+      depend on, `y` and `x` are computed by pure ops and loads from buffers
+      the loop does not write, and the reduction has at least 8 steps, runs
+      as a matrix product in thread blocks of 256: each block computes a
+      BM x BN tile of (M) x (the other indices) outputs, each thread RM x RN
+      of them in registers (4 x 4, or 2 x 2 where 4 x 4 tiles would give
+      fewer than `workgroup-tile-min-blocks` blocks); for each 16 reduction
+      steps the block's threads load the x and y tiles into workgroup memory
+      (`memref.alloca`s that become the kernel's workgroup attributions),
+      `gpu.barrier`, and multiply-add from there. The ops before the nest
+      run per output before the first step, those after it after the last;
+      each output adds its terms in the nest's order, so the results equal
+      the untiled kernel's bit for bit:
+      ```mlir
+      scf.parallel (%o, %w) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+        memref.store %zero, %acc[%o, %w]
+        scf.for %k = %c0 to %c32 step %c1 {
+          %a = memref.load %acc[%o, %w]
+          %x = memref.load %wt[%o, %k]             // M = (%o)
+          %y = memref.load %in[%k, %w]             // N = (%w)
+          memref.store (%a + %x * %y), %acc[%o, %w]
+        }
+        memref.store (... memref.load %acc[%o, %w] ...), %out[%o, %w]
+      }
+      // becomes one 64 x 64 block tile
+      scf.parallel (%b, %t) = (%c0, %c0) to (%c1, %c256) step (%c1, %c1) {
+        %xs = memref.alloca() : memref<16x65xf32, #gpu.address_space<workgroup>>
+        %ys = memref.alloca() : memref<16x64xf32, #gpu.address_space<workgroup>>
+        // 16 initial values (scf.if: the fill per output, then its load)
+        %r = scf.for %s = %c0 to %c2 step %c1 iter_args(...) {
+          // 4 + 4 guarded loads per thread into %xs, %ys; gpu.barrier
+          // 16 steps: 4 + 4 loads from %xs, %ys, 16 multiply-adds
+          // gpu.barrier
+        }
+        // 16 x scf.if: store the accumulator, then the ops after the nest
+      } {gpuopt.thread_block}
+      ```
     - each run of independent top-level `memref.copy` ops (with
       `batch-copies`: none reads what another writes, targets in one buffer
       are disjoint static boxes) becomes one elementwise copy kernel whose
@@ -221,6 +263,15 @@ def ConvertParallelLoopsToKernelsPass
     Option<"rowLanes", "row-lanes", "int64_t", /*default=*/"0",
            "Lanes per row with warp-rows: 1, 2, 4, 8, 16 or 32; 0 chooses "
            "by the layout">,
+    Option<"workgroupTile", "workgroup-tile", "bool", /*default=*/"false",
+           "Compute a reduction that is a matrix product (a convolution, a "
+           "linear) in thread blocks whose operand tiles are staged in "
+           "workgroup memory">,
+    Option<"workgroupTileMinBlocks", "workgroup-tile-min-blocks", "int64_t",
+           /*default=*/"1",
+           "Blocks a workgroup-tiled kernel should have at least (the "
+           "device's multiprocessors): smaller tiles where larger ones give "
+           "fewer">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "
@@ -233,6 +284,9 @@ def ConvertParallelLoopsToKernelsPass
               "Copies moved by a kernel shared with other copies">,
     Statistic<"numWarpRows", "warp-row-kernels",
               "Row kernels whose rows share the lanes of a warp">,
+    Statistic<"numWorkgroupTiled", "workgroup-tiled-kernels",
+              "Reduction kernels computing tiles of a matrix product per "
+              "block from workgroup memory">,
     Statistic<"numRegisterTiled", "register-tiled-kernels",
               "Reduction kernels computing several outputs per thread">
   ];

@@ -42,6 +42,14 @@ struct CudaTargetOptions {
   /// kernels' register-tile; 1: one output per thread). 4 from the ld/FMA
   /// ratios and registers measured in docs/CUDABackend.md.
   int64_t registerTile = 4;
+  /// Convolutions and linear layers that are matrix products with at least
+  /// 16 output rows as thread blocks of 256 computing output tiles from
+  /// operand tiles in workgroup memory (--convert-parallel-loops-to-
+  /// kernels' workgroup-tile); the others keep registerTile.
+  bool workgroupTile = true;
+  /// Blocks such a kernel should have at least: H200's 132 multiprocessors
+  /// (smaller tiles where larger ones would leave some idle).
+  int64_t workgroupTileMinBlocks = 132;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
@@ -109,6 +117,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Outputs per thread of the convolution and linear "
                      "kernels (1: one per thread)"),
       llvm::cl::init(CudaTargetOptions().registerTile)};
+  Option<bool> workgroupTile{
+      *this, "workgroup-tile",
+      llvm::cl::desc("Convolutions and linear layers as block tiles staged "
+                     "in workgroup memory (false: register tiles only)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTile)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

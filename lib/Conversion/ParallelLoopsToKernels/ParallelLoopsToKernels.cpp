@@ -14,6 +14,7 @@
 #include "MemRefRoot.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
+#include "gpuopt/Conversion/ParallelLoopsToKernels/WorkgroupTile.h"
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Conversion/SegToCpuKernels/KernelCallRoutine.h"
 
@@ -565,7 +566,8 @@ private:
   /// given the kernel-side mapping and the thread's linear index.
   LogicalResult
   outline(ArrayRef<Operation *> ops, func::FuncOp func, int64_t count,
-          function_ref<void(OpBuilder &, IRMapping &, Value)> emitBody);
+          function_ref<void(OpBuilder &, IRMapping &, Value)> emitBody,
+          int64_t threadsPerBlock = 0);
   /// Replaces a group of independent copies by one kernel.
   LogicalResult outlineCopies(ArrayRef<memref::CopyOp> copies,
                               func::FuncOp func);
@@ -701,7 +703,8 @@ ConvertParallelLoopsToKernelsPass::capture(Value v, Operation *user,
 
 LogicalResult ConvertParallelLoopsToKernelsPass::outline(
     ArrayRef<Operation *> ops, func::FuncOp func, int64_t count,
-    function_ref<void(OpBuilder &, IRMapping &, Value)> emitBody) {
+    function_ref<void(OpBuilder &, IRMapping &, Value)> emitBody,
+    int64_t threadsPerBlock) {
   Operation *op = ops.back();
   Location loc = op->getLoc();
   OpBuilder mb = OpBuilder::atBlockEnd(kernels.getBody());
@@ -729,11 +732,20 @@ LogicalResult ConvertParallelLoopsToKernelsPass::outline(
       kernel.erase();
       return failure();
     }
+  // The arguments are known: workgroup attributions go after them.
+  unsigned numArgs = entry.getNumArguments();
+  kernel.setType(
+      FunctionType::get(&getContext(), entry.getArgumentTypes(), {}));
   int64_t block = std::min<int64_t>(blockSize, llvm::alignTo(count, 32));
   if (count == 1)
     block = 1;
+  if (threadsPerBlock)
+    block = threadsPerBlock;
   Value gid;
-  if (count == 1) {
+  if (threadsPerBlock) {
+    // Whole blocks: every thread runs (and reaches every barrier).
+    emitBody(kb, map, Value());
+  } else if (count == 1) {
     gid = arith::ConstantIndexOp::create(kb, loc, 0);
     emitBody(kb, map, gid);
   } else {
@@ -750,8 +762,9 @@ LogicalResult ConvertParallelLoopsToKernelsPass::outline(
     emitBody(tb, map, gid);
   }
   gpu::ReturnOp::create(kb, loc);
-  kernel.setType(
-      FunctionType::get(&getContext(), entry.getArgumentTypes(), {}));
+  kernel.setType(FunctionType::get(
+      &getContext(), TypeRange(entry.getArgumentTypes()).take_front(numArgs),
+      {}));
 
   OpBuilder hb(op);
   auto cst = [&](int64_t v) -> Value {
@@ -899,6 +912,10 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       if (warpRows && blockSize % 32 == 0 &&
           succeeded(mlir::gpuopt::mapRowReductionsToWarps(loop, rowLanes)))
         ++numWarpRows;
+      else if (workgroupTile &&
+               succeeded(mlir::gpuopt::tileReductionInWorkgroupMemory(
+                   loop, workgroupTileMinBlocks)))
+        ++numWorkgroupTiled;
       else if (succeeded(
                    mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))
         ++numRegisterTiled;
@@ -927,14 +944,36 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
           loop.erase();
           continue;
         }
-        result = outline(
-            {op}, func, total, [&](OpBuilder &b2, IRMapping &map, Value gid) {
-              SmallVector<Value> ivs =
-                  delinearize(b2, loc, gid, b->lower, b->count, b->step);
-              map.map(loop.getInductionVars(), ivs);
-              for (Operation &inner : loop.getBody()->without_terminator())
-                b2.clone(inner, map);
-            });
+        // A workgroup-tiled loop: (block..., thread), a block per block.
+        bool threadBlock = loop->hasAttr(mlir::gpuopt::kThreadBlockAttrName);
+        auto emitLoop = [&](OpBuilder &b2, IRMapping &map, Value gid) {
+          SmallVector<Value> ivs;
+          if (threadBlock) {
+            auto outer = [](ArrayRef<int64_t> v) { return v.drop_back(); };
+            ivs = delinearize(
+                b2, loc, gpu::BlockIdOp::create(b2, loc, gpu::Dimension::x),
+                outer(b->lower), outer(b->count), outer(b->step));
+            ivs.push_back(gpu::ThreadIdOp::create(b2, loc, gpu::Dimension::x));
+          } else {
+            ivs = delinearize(b2, loc, gid, b->lower, b->count, b->step);
+          }
+          map.map(loop.getInductionVars(), ivs);
+          auto kernel =
+              b2.getBlock()->getParent()->getParentOfType<gpu::GPUFuncOp>();
+          for (Operation &inner : loop.getBody()->without_terminator()) {
+            auto alloca = dyn_cast<memref::AllocaOp>(inner);
+            if (threadBlock && alloca &&
+                gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(
+                    alloca.getType())) {
+              map.map(alloca.getResult(),
+                      kernel.addWorkgroupAttribution(alloca.getType(), loc));
+              continue;
+            }
+            b2.clone(inner, map);
+          }
+        };
+        result = outline({op}, func, total, emitLoop,
+                         threadBlock ? b->count.back() : 0);
       } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         // A group is outlined at its last copy, which all its views dominate.
         auto group = groupOf.find(copy);

@@ -19,6 +19,7 @@
 #include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "LoopBounds.h"
 #include "MemRefRoot.h"
+#include "WrittenBuffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -31,6 +32,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
+using mlir::gpuopt::WrittenBuffers;
 
 namespace {
 
@@ -78,44 +80,6 @@ private:
   scf::ParallelOp loop;
   Value iv;
   llvm::DenseMap<Value, bool> memo;
-};
-
-/// The buffers the body of `loop` writes; `unknown` when an op writes
-/// memory it does not name.
-struct WrittenBuffers {
-  llvm::DenseSet<Value> roots;
-  bool unknown = false;
-
-  explicit WrittenBuffers(scf::ParallelOp loop) {
-    loop.getBody()->walk([&](Operation *op) {
-      if (auto store = dyn_cast<memref::StoreOp>(op)) {
-        roots.insert(gpuopt::getMemRefRoot(store.getMemRef()));
-        return;
-      }
-      if (isa<memref::LoadOp>(op) ||
-          op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-        return;
-      auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!iface) {
-        unknown = true;
-        return;
-      }
-      SmallVector<MemoryEffects::EffectInstance> effects;
-      iface.getEffects(effects);
-      for (const MemoryEffects::EffectInstance &effect : effects) {
-        if (!isa<MemoryEffects::Write>(effect.getEffect()))
-          continue;
-        if (Value value = effect.getValue())
-          roots.insert(gpuopt::getMemRefRoot(value));
-        else
-          unknown = true;
-      }
-    });
-  }
-
-  bool mayWrite(Value memref) const {
-    return unknown || roots.contains(gpuopt::getMemRefRoot(memref));
-  }
 };
 
 /// Whether the body of `loop` accumulates, in a nest of `scf.for` loops

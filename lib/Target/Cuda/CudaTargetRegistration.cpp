@@ -55,6 +55,13 @@ public:
                      "and linear kernels, sharing their input loads (1: one "
                      "output per thread)"),
             cl::init(CudaTargetOptions().registerTile), cl::cat(category)),
+        workgroupTile(
+            "cuda-workgroup-tile",
+            cl::desc("--target=cuda: convolutions and linear layers as "
+                     "thread blocks computing output tiles from operand "
+                     "tiles staged in workgroup memory (false: register "
+                     "tiles only)"),
+            cl::init(CudaTargetOptions().workgroupTile), cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
                          "generated kernels (generated) or, where eligible, "
@@ -80,8 +87,9 @@ public:
                     cl::value_desc("file"), cl::cat(category)) {}
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch,    &format,    &toolkit,   &blockSize,    &registerTile,
-            &gpuConv, &precision, &hostImage, &writeKernels, &hostKernels};
+    return {&arch,         &format,        &toolkit,    &blockSize,
+            &registerTile, &workgroupTile, &gpuConv,    &precision,
+            &hostImage,    &writeKernels,  &hostKernels};
   }
 
   LogicalResult validateFlags(std::string &error) override {
@@ -125,6 +133,7 @@ public:
     options.target.toolkit = toolkit;
     options.target.blockSize = blockSize;
     options.target.registerTile = registerTile;
+    options.target.workgroupTile = workgroupTile;
     options.target.gpuConv = gpuConv;
     options.target.precision = precision;
     options.hostImage = hostImage;
@@ -147,6 +156,7 @@ private:
   cl::opt<std::string> toolkit;
   cl::opt<int64_t> blockSize;
   cl::opt<int64_t> registerTile;
+  cl::opt<bool> workgroupTile;
   cl::opt<std::string> gpuConv;
   cl::opt<std::string> precision;
   cl::opt<bool> hostImage;

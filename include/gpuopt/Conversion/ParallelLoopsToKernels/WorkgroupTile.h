@@ -1,0 +1,59 @@
+//===- WorkgroupTile.h - block tiles of a reduction in workgroup memory -*- C++
+//-*-===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The workgroup tiling of --convert-parallel-loops-to-kernels
+// (`workgroup-tile`): a convolution's or linear layer's loop nest, read as
+// a matrix product over (output channels) x (pixels) x (reduction), becomes
+// a loop over thread blocks, each computing a tile of outputs from operand
+// tiles its threads stage together in workgroup memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_CONVERSION_PARALLELLOOPSTOKERNELS_WORKGROUPTILE_H
+#define GPUOPT_CONVERSION_PARALLELLOOPSTOKERNELS_WORKGROUPTILE_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+namespace gpuopt {
+
+/// The unit attribute of a loop (a result of tileReductionInWorkgroupMemory)
+/// whose last index is the thread of a block and whose other indices are the
+/// block: the kernel outlining launches exactly those threads, unguarded,
+/// and gives its workgroup-memory `memref.alloca`s to the kernel as
+/// workgroup attributions.
+constexpr llvm::StringLiteral kThreadBlockAttrName = "gpuopt.thread_block";
+
+/// Threads of a block of a workgroup-tiled loop.
+constexpr int64_t kWorkgroupTileThreads = 256;
+
+/// Rewrites `loop` when its body, besides ops before and after it, is one
+/// perfect nest of `scf.for` loops with constant bounds whose innermost body
+/// only accumulates `acc[p] = acc[p] + x * y` (or with the operands of the
+/// `+` or `*` swapped), where `x` and `y` are computed by region-free pure
+/// ops and loads from buffers the loop does not write, `x` depends on the
+/// parallel indices M (at least one, at least 16 iterations in all) and not
+/// on the others (N), `y` not on M, and the accumulator's indices not on
+/// the nest. The result is an `scf.parallel` over (block, thread) carrying
+/// kThreadBlockAttrName: each block computes an (M tile) x (N tile) of
+/// outputs, each thread a few of them in registers; per step of 16
+/// reduction iterations the block's threads load the `x` and `y` tiles into
+/// workgroup memory, synchronise, and multiply-add from there. Each output
+/// sums its terms in the original order (the same rounding as `loop`).
+/// The ops before the nest run per output before, those after it per output
+/// after. Among a few tile shapes the one with the least padding that still
+/// gives at least `minBlocks` blocks is chosen (else the one with the most
+/// blocks). Returns the new loop, or failure (IR unchanged) when `loop` is
+/// not such a reduction.
+FailureOr<scf::ParallelOp> tileReductionInWorkgroupMemory(scf::ParallelOp loop,
+                                                          int64_t minBlocks);
+
+} // namespace gpuopt
+} // namespace mlir
+
+#endif // GPUOPT_CONVERSION_PARALLELLOOPSTOKERNELS_WORKGROUPTILE_H

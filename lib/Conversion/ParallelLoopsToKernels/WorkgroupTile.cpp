@@ -1,0 +1,560 @@
+//===- WorkgroupTile.cpp - block tiles of a reduction in workgroup memory -===//
+//
+// Part of the gpuopt project.
+//
+//===----------------------------------------------------------------------===//
+//
+// The workgroup tiling of --convert-parallel-loops-to-kernels. A loop nest
+// `acc[p] += x(pM, k) * y(pN, k)` is a matrix product of an M x K operand
+// (a convolution's weights, indexed by output channel) and a K x N one (its
+// input, read through the shifted and guarded indices of the remapped
+// convolution, indexed by pixel). Each block computes BM x BN outputs, each
+// thread RM x RN of them in registers; for every 16 steps of k the block's
+// threads load the x and y tiles into workgroup memory once, then every
+// thread reads its RM + RN operands per step from there: RM * RN
+// multiply-adds for RM + RN workgroup loads, and each global element is
+// loaded once per block instead of once per output.
+//
+// Legality: the iterations of an scf.parallel are independent, so a thread
+// may run the parts of several (its outputs') interleaved, and the loads
+// of x and y may move ahead of the multiply-adds: nothing in the loop
+// writes their buffers. Each output still adds its terms one at a time in
+// the nest's order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Conversion/ParallelLoopsToKernels/WorkgroupTile.h"
+#include "LoopBounds.h"
+#include "WrittenBuffers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using mlir::gpuopt::WrittenBuffers;
+
+namespace {
+
+constexpr int64_t kThreads = gpuopt::kWorkgroupTileThreads;
+/// Reduction steps per operand tile.
+constexpr int64_t kTileK = 16;
+
+/// A block tile of bm x bn outputs, rm x rn per thread (kThreads threads).
+struct TileShape {
+  int64_t bm, bn, rm, rn;
+};
+constexpr TileShape kShapes[] = {
+    {64, 64, 4, 4},  {128, 32, 4, 4}, {32, 128, 4, 4}, {256, 16, 4, 4},
+    {16, 256, 4, 4}, {32, 32, 2, 2},  {64, 16, 2, 2},  {16, 64, 2, 2}};
+
+/// The matched nest: `acc[p] = acc[p] + x * y` in its innermost body.
+struct Reduction {
+  SmallVector<Operation *> pre, post; // the loop body around the nest
+  SmallVector<Value> nestIvs;
+  SmallVector<int64_t> lower, count, step; // of the nest, outermost first
+  memref::LoadOp accLoad;
+  memref::StoreOp accStore;
+  arith::MulFOp mul;
+  arith::AddFOp add;
+};
+
+/// Which of the loop's and the nest's indices a value of the innermost body
+/// depends on (bit i: index i of `ivs`), if the tile can recompute it
+/// anywhere in the loop: it is defined above the loop, is an index, or is
+/// computed in the innermost body by region-free pure ops and loads from
+/// buffers the loop does not write.
+class Recomputable {
+public:
+  Recomputable(scf::ParallelOp loop, Block *inner, ArrayRef<Value> ivs,
+               const WrittenBuffers &written)
+      : loop(loop), inner(inner), ivs(ivs), written(written) {}
+
+  std::optional<uint64_t> deps(Value v) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    std::optional<uint64_t> result = compute(v);
+    memo[v] = result;
+    return result;
+  }
+
+  /// The ops computing `v` in the innermost body, operands first.
+  void collect(Value v, llvm::SetVector<Operation *> &ops) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != inner || ops.contains(def))
+      return;
+    for (Value operand : def->getOperands())
+      collect(operand, ops);
+    ops.insert(def);
+  }
+
+private:
+  std::optional<uint64_t> compute(Value v) {
+    for (auto [i, iv] : llvm::enumerate(ivs))
+      if (v == iv)
+        return uint64_t(1) << i;
+    Operation *def = v.getDefiningOp();
+    Operation *owner =
+        def ? def : cast<BlockArgument>(v).getOwner()->getParentOp();
+    if (!owner || !loop->isProperAncestor(owner))
+      return 0; // defined above the loop
+    if (!def || def->getBlock() != inner || def->getNumRegions() != 0)
+      return std::nullopt;
+    if (auto load = dyn_cast<memref::LoadOp>(def)) {
+      if (written.mayWrite(load.getMemRef()))
+        return std::nullopt;
+    } else if (!isPure(def)) {
+      return std::nullopt;
+    }
+    uint64_t mask = 0;
+    for (Value operand : def->getOperands()) {
+      std::optional<uint64_t> d = deps(operand);
+      if (!d)
+        return std::nullopt;
+      mask |= *d;
+    }
+    return mask;
+  }
+
+  scf::ParallelOp loop;
+  Block *inner;
+  ArrayRef<Value> ivs;
+  const WrittenBuffers &written;
+  llvm::DenseMap<Value, std::optional<uint64_t>> memo;
+};
+
+/// The perfect nest of `scf.for` loops with constant bounds in `loop`'s
+/// body and the accumulation in its innermost body, or failure.
+FailureOr<Reduction> matchReduction(scf::ParallelOp loop) {
+  Reduction r;
+  scf::ForOp root;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto forOp = dyn_cast<scf::ForOp>(op); forOp && !root) {
+      root = forOp;
+      continue;
+    }
+    if (op.getNumRegions() != 0)
+      return failure();
+    (root ? r.post : r.pre).push_back(&op);
+  }
+  if (!root)
+    return failure();
+  // What runs after the nest must not need what ran before it: the two
+  // parts of an output run apart.
+  for (Operation *op : r.post)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && llvm::is_contained(r.pre, def))
+        return failure();
+
+  scf::ForOp cur = root;
+  while (true) {
+    std::optional<int64_t> lb = getConstantIntValue(cur.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(cur.getUpperBound());
+    std::optional<int64_t> st = getConstantIntValue(cur.getStep());
+    if (!cur.getInitArgs().empty() || !lb || !ub || !st || *st <= 0 ||
+        *ub <= *lb)
+      return failure();
+    r.nestIvs.push_back(cur.getInductionVar());
+    r.lower.push_back(*lb);
+    r.count.push_back((*ub - *lb + *st - 1) / *st);
+    r.step.push_back(*st);
+    auto ops = cur.getBody()->without_terminator();
+    auto next = llvm::hasSingleElement(ops) ? dyn_cast<scf::ForOp>(*ops.begin())
+                                            : scf::ForOp();
+    if (!next)
+      break;
+    cur = next;
+  }
+  Block *inner = cur.getBody();
+  for (Operation &op : inner->without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (r.accStore)
+        return failure();
+      r.accStore = store;
+    }
+  }
+  if (!r.accStore)
+    return failure();
+  r.add = r.accStore.getValueToStore().getDefiningOp<arith::AddFOp>();
+  if (!r.add || r.add->getBlock() != inner || !r.add->hasOneUse())
+    return failure();
+  for (Value operand : r.add->getOperands()) {
+    if (auto load = operand.getDefiningOp<memref::LoadOp>();
+        load && load.getMemRef() == r.accStore.getMemRef() &&
+        llvm::equal(load.getIndices(), r.accStore.getIndices()))
+      r.accLoad = load;
+    else
+      r.mul = operand.getDefiningOp<arith::MulFOp>();
+  }
+  if (!r.accLoad || !r.mul || r.mul->getBlock() != inner ||
+      !r.mul->hasOneUse() || !r.accLoad->hasOneUse() ||
+      r.accLoad->getBlock() != inner)
+    return failure();
+  return r;
+}
+
+/// Maps `ivs` (innermost fastest) to the position `flat` of their
+/// iteration space, scaled and offset by their bounds.
+void mapFlatIndex(OpBuilder &b, Location loc, Value flat, ArrayRef<Value> ivs,
+                  ArrayRef<int64_t> lower, ArrayRef<int64_t> count,
+                  ArrayRef<int64_t> step, IRMapping &map) {
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value rest = flat;
+  for (int64_t d = static_cast<int64_t>(ivs.size()) - 1; d >= 0; --d) {
+    Value i =
+        d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, cst(count[d]));
+    if (d > 0)
+      rest = arith::DivUIOp::create(b, loc, rest, cst(count[d]));
+    if (step[d] != 1)
+      i = arith::MulIOp::create(b, loc, i, cst(step[d]));
+    if (lower[d] != 0)
+      i = arith::AddIOp::create(b, loc, i, cst(lower[d]));
+    map.map(ivs[d], i);
+  }
+}
+
+/// The index-space part of one side (M or N) of the product.
+struct Side {
+  SmallVector<Value> ivs;
+  SmallVector<int64_t> lower, count, step;
+  int64_t size = 1;
+
+  void add(Value iv, int64_t lb, int64_t n, int64_t st) {
+    ivs.push_back(iv);
+    lower.push_back(lb);
+    count.push_back(n);
+    step.push_back(st);
+    size *= n;
+  }
+  void map(OpBuilder &b, Location loc, Value flat, IRMapping &m) const {
+    mapFlatIndex(b, loc, flat, ivs, lower, count, step, m);
+  }
+};
+
+/// The shape with the least padding among those giving at least
+/// `minBlocks` blocks (larger thread tiles on a tie), else the one with the
+/// most blocks.
+TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks) {
+  const TileShape *best = nullptr;
+  int64_t bestBlocks = 0;
+  double bestWaste = 0;
+  for (const TileShape &s : kShapes) {
+    int64_t blocks = llvm::divideCeil(m, s.bm) * llvm::divideCeil(n, s.bn);
+    double waste = double(blocks) * s.bm * s.bn / (double(m) * n);
+    bool better;
+    if (!best) {
+      better = true;
+    } else if ((blocks >= minBlocks) != (bestBlocks >= minBlocks)) {
+      better = blocks >= minBlocks;
+    } else if (blocks >= minBlocks) {
+      better = waste < bestWaste * 0.95 ||
+               (waste <= bestWaste * 1.05 && s.rm * s.rn > best->rm * best->rn);
+    } else {
+      better =
+          blocks > bestBlocks || (blocks == bestBlocks && waste < bestWaste);
+    }
+    if (better) {
+      best = &s;
+      bestBlocks = blocks;
+      bestWaste = waste;
+    }
+  }
+  return *best;
+}
+
+} // namespace
+
+FailureOr<scf::ParallelOp>
+mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
+                                             int64_t minBlocks) {
+  if (!loop.getInitVals().empty() || loop->hasAttr(kThreadBlockAttrName))
+    return failure();
+  FailureOr<LoopBounds> bounds = getLoopBounds(loop);
+  if (failed(bounds))
+    return failure();
+  WrittenBuffers written(loop);
+  if (written.unknown)
+    return failure();
+  FailureOr<Reduction> match = matchReduction(loop);
+  if (failed(match))
+    return failure();
+  Reduction &r = *match;
+  unsigned numPar = loop.getNumLoops();
+  SmallVector<Value> ivs = llvm::to_vector(loop.getInductionVars());
+  llvm::append_range(ivs, r.nestIvs);
+  if (ivs.size() > 64)
+    return failure();
+  uint64_t nestMask = ((uint64_t(1) << r.nestIvs.size()) - 1) << numPar;
+
+  Block *inner = r.accStore->getBlock();
+  Recomputable rec(loop, inner, ivs, written);
+  // The accumulator is one element per iteration of the loop.
+  for (Value v : llvm::concat<Value>(r.accStore.getIndices(),
+                                     ValueRange{r.accStore.getMemRef()})) {
+    std::optional<uint64_t> d = rec.deps(v);
+    if (!d || (*d & nestMask))
+      return failure();
+  }
+  if (rec.deps(r.accStore.getMemRef()) != uint64_t(0))
+    return failure();
+  // x: the factor the pixels (the innermost index longer than 1, along
+  // which neighbouring threads read and write) do not index.
+  Value x = r.mul.getLhs(), y = r.mul.getRhs();
+  std::optional<uint64_t> dx = rec.deps(x), dy = rec.deps(y);
+  if (!dx || !dy)
+    return failure();
+  for (int64_t d = numPar - 1; d >= 0; --d) {
+    if (bounds->count[d] <= 1)
+      continue;
+    if (*dx & (uint64_t(1) << d)) {
+      std::swap(x, y);
+      std::swap(dx, dy);
+    }
+    break;
+  }
+  Side sideM, sideN;
+  SmallVector<unsigned> single; // indices with one iteration
+  for (unsigned d = 0; d < numPar; ++d) {
+    Value iv = loop.getInductionVars()[d];
+    uint64_t bit = uint64_t(1) << d;
+    if (bounds->count[d] == 1) {
+      single.push_back(d);
+      continue;
+    }
+    if ((*dx & bit) && (*dy & bit))
+      return failure(); // a batch index: not one product
+    Side &side = (*dx & bit) ? sideM : sideN;
+    side.add(iv, bounds->lower[d], bounds->count[d], bounds->step[d]);
+  }
+  int64_t sizeK = 1;
+  for (int64_t c : r.count)
+    sizeK *= c;
+  // Too few rows or reduction steps to fill a tile: register tiles do
+  // better (a depthwise convolution, a classifier's last 1x1 conv).
+  if (sideM.size < 16 || sizeK < 8 || sideN.size < 1)
+    return failure();
+  Type elem = r.add.getType();
+  if (!elem.isF32())
+    return failure();
+
+  llvm::SetVector<Operation *> xOps, yOps, accIdxOps;
+  rec.collect(x, xOps);
+  rec.collect(y, yOps);
+  for (Value v : r.accStore.getIndices())
+    rec.collect(v, accIdxOps);
+  // Nothing else in the nest may have an effect: it would not run.
+  for (Operation &op : inner->without_terminator())
+    if (!isPure(&op) && !xOps.contains(&op) && !yOps.contains(&op) &&
+        !accIdxOps.contains(&op) && &op != r.accLoad.getOperation() &&
+        &op != r.accStore.getOperation())
+      return failure();
+
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  IRMapping fixed;
+  for (unsigned d : single)
+    fixed.map(loop.getInductionVars()[d],
+              arith::ConstantIndexOp::create(b, loc, bounds->lower[d]));
+
+  TileShape shape = chooseShape(sideM.size, sideN.size, minBlocks);
+  int64_t numBN = llvm::divideCeil(sideN.size, shape.bn);
+  int64_t blocks = llvm::divideCeil(sideM.size, shape.bm) * numBN;
+  int64_t tm = shape.bm / shape.rm, tn = shape.bn / shape.rn;
+
+  MLIRContext *ctx = loop.getContext();
+  auto cst = [&](OpBuilder &ob, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(ob, loc, v);
+  };
+  Value c0 = cst(b, 0), c1 = cst(b, 1);
+  auto tiled = scf::ParallelOp::create(
+      b, loc, ValueRange{c0, c0}, ValueRange{cst(b, blocks), cst(b, kThreads)},
+      ValueRange{c1, c1});
+  tiled->setAttr(kThreadBlockAttrName, UnitAttr::get(ctx));
+  OpBuilder tb(tiled.getBody()->getTerminator());
+  Value blk = tiled.getInductionVars()[0], tid = tiled.getInductionVars()[1];
+
+  // A padded row: the x tile is stored along k by neighbouring threads.
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto xTile = memref::AllocaOp::create(
+      tb, loc,
+      MemRefType::get({kTileK, shape.bm + 1}, elem, MemRefLayoutAttrInterface(),
+                      wg));
+  auto yTile = memref::AllocaOp::create(
+      tb, loc,
+      MemRefType::get({kTileK, shape.bn}, elem, MemRefLayoutAttrInterface(),
+                      wg));
+
+  auto mulc = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
+    return arith::MulIOp::create(ob, loc, v, cst(ob, c));
+  };
+  auto addc = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
+    return c == 0 ? v : arith::AddIOp::create(ob, loc, v, cst(ob, c));
+  };
+  auto lessThan = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
+    return arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, v,
+                                 cst(ob, c));
+  };
+  auto zero = [&](OpBuilder &ob) -> Value {
+    return arith::ConstantOp::create(ob, loc, ob.getZeroAttr(elem));
+  };
+  auto cloneAll = [&](OpBuilder &ob, ArrayRef<Operation *> ops,
+                      IRMapping &map) {
+    for (Operation *op : ops)
+      ob.clone(*op, map);
+  };
+
+  Value mBase =
+      mulc(tb, arith::DivUIOp::create(tb, loc, blk, cst(tb, numBN)), shape.bm);
+  Value nBase =
+      mulc(tb, arith::RemUIOp::create(tb, loc, blk, cst(tb, numBN)), shape.bn);
+  Value ty = arith::DivUIOp::create(tb, loc, tid, cst(tb, tn));
+  Value tx = arith::RemUIOp::create(tb, loc, tid, cst(tb, tn));
+  // Thread (ty, tx) owns rows ty + i * tm and columns tx + j * tn: a warp's
+  // neighbouring threads read neighbouring workgroup words and write
+  // neighbouring outputs.
+  SmallVector<Value> rows, cols, rowOk, colOk;
+  Value mFirst = arith::AddIOp::create(tb, loc, mBase, ty);
+  Value nFirst = arith::AddIOp::create(tb, loc, nBase, tx);
+  for (int64_t i = 0; i < shape.rm; ++i) {
+    rows.push_back(addc(tb, mFirst, i * tm));
+    rowOk.push_back(lessThan(tb, rows.back(), sideM.size));
+  }
+  for (int64_t j = 0; j < shape.rn; ++j) {
+    cols.push_back(addc(tb, nFirst, j * tn));
+    colOk.push_back(lessThan(tb, cols.back(), sideN.size));
+  }
+  auto outputMap = [&](OpBuilder &ob, int64_t i, int64_t j) {
+    IRMapping map = fixed;
+    sideM.map(ob, loc, rows[i], map);
+    sideN.map(ob, loc, cols[j], map);
+    return map;
+  };
+
+  // Each output's part before the nest, then its accumulator's value.
+  SmallVector<Value> accs;
+  for (int64_t i = 0; i < shape.rm; ++i) {
+    for (int64_t j = 0; j < shape.rn; ++j) {
+      Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
+      auto init = scf::IfOp::create(
+          tb, loc, ok,
+          [&](OpBuilder &ob, Location) {
+            IRMapping map = outputMap(ob, i, j);
+            cloneAll(ob, r.pre, map);
+            cloneAll(ob, accIdxOps.getArrayRef(), map);
+            Value v = ob.clone(*r.accLoad, map)->getResult(0);
+            scf::YieldOp::create(ob, loc, v);
+          },
+          [&](OpBuilder &ob, Location) {
+            scf::YieldOp::create(ob, loc, zero(ob));
+          });
+      accs.push_back(init.getResult(0));
+    }
+  }
+
+  // One step of `kc` reduction iterations from `k0`.
+  auto emitStep = [&](OpBuilder &sb, Value k0, int64_t kc,
+                      ValueRange in) -> SmallVector<Value> {
+    auto stage = [&](Value tile, int64_t width, const Side &side, Value base,
+                     Value factor, ArrayRef<Operation *> ops, bool kFastest) {
+      for (int64_t e0 = 0; e0 < kTileK * width; e0 += kThreads) {
+        Value e = addc(sb, tid, e0);
+        Value kk, pos;
+        if (kFastest) {
+          kk = arith::RemUIOp::create(sb, loc, e, cst(sb, kTileK));
+          pos = arith::DivUIOp::create(sb, loc, e, cst(sb, kTileK));
+        } else {
+          pos = arith::RemUIOp::create(sb, loc, e, cst(sb, width));
+          kk = arith::DivUIOp::create(sb, loc, e, cst(sb, width));
+        }
+        Value at = arith::AddIOp::create(sb, loc, base, pos);
+        Value ok = lessThan(sb, at, side.size);
+        if (kc < kTileK)
+          ok = arith::AndIOp::create(sb, loc, ok, lessThan(sb, kk, kc));
+        auto load = scf::IfOp::create(
+            sb, loc, ok,
+            [&](OpBuilder &ob, Location) {
+              IRMapping map = fixed;
+              side.map(ob, loc, at, map);
+              mapFlatIndex(ob, loc, arith::AddIOp::create(ob, loc, k0, kk),
+                           r.nestIvs, r.lower, r.count, r.step, map);
+              cloneAll(ob, ops, map);
+              scf::YieldOp::create(ob, loc, map.lookupOrDefault(factor));
+            },
+            [&](OpBuilder &ob, Location) {
+              scf::YieldOp::create(ob, loc, zero(ob));
+            });
+        memref::StoreOp::create(sb, loc, load.getResult(0), tile,
+                                ValueRange{kk, pos});
+      }
+    };
+    // The weights are contiguous along k, the input along the pixels.
+    stage(xTile, shape.bm, sideM, mBase, x, xOps.getArrayRef(),
+          /*kFastest=*/true);
+    stage(yTile, shape.bn, sideN, nBase, y, yOps.getArrayRef(),
+          /*kFastest=*/false);
+    gpu::BarrierOp::create(sb, loc);
+    auto steps = scf::ForOp::create(
+        sb, loc, cst(sb, 0), cst(sb, kc), cst(sb, 1), in,
+        [&](OpBuilder &lb, Location, Value kk, ValueRange acc) {
+          SmallVector<Value> a, bv, next;
+          for (int64_t i = 0; i < shape.rm; ++i)
+            a.push_back(memref::LoadOp::create(
+                lb, loc, xTile, ValueRange{kk, addc(lb, ty, i * tm)}));
+          for (int64_t j = 0; j < shape.rn; ++j)
+            bv.push_back(memref::LoadOp::create(
+                lb, loc, yTile, ValueRange{kk, addc(lb, tx, j * tn)}));
+          for (int64_t i = 0; i < shape.rm; ++i) {
+            for (int64_t j = 0; j < shape.rn; ++j) {
+              IRMapping map;
+              map.map(x, a[i]);
+              map.map(y, bv[j]);
+              map.map(r.accLoad.getResult(), acc[i * shape.rn + j]);
+              lb.clone(*r.mul, map);
+              next.push_back(lb.clone(*r.add, map)->getResult(0));
+            }
+          }
+          scf::YieldOp::create(lb, loc, next);
+        });
+    gpu::BarrierOp::create(sb, loc);
+    return SmallVector<Value>(steps.getResults());
+  };
+
+  int64_t full = sizeK / kTileK, rest = sizeK % kTileK;
+  if (full > 0) {
+    auto kLoop = scf::ForOp::create(
+        tb, loc, cst(tb, 0), cst(tb, full), cst(tb, 1), accs,
+        [&](OpBuilder &lb, Location, Value t, ValueRange acc) {
+          scf::YieldOp::create(lb, loc,
+                               emitStep(lb, mulc(lb, t, kTileK), kTileK, acc));
+        });
+    accs = SmallVector<Value>(kLoop.getResults());
+  }
+  if (rest > 0)
+    accs = emitStep(tb, cst(tb, full * kTileK), rest, accs);
+
+  // Each output's accumulator stored, then its part after the nest.
+  for (int64_t i = 0; i < shape.rm; ++i) {
+    for (int64_t j = 0; j < shape.rn; ++j) {
+      Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
+      scf::IfOp::create(tb, loc, ok, [&](OpBuilder &ob, Location) {
+        IRMapping map = outputMap(ob, i, j);
+        cloneAll(ob, accIdxOps.getArrayRef(), map);
+        map.map(r.add.getResult(), accs[i * shape.rn + j]);
+        ob.clone(*r.accStore, map);
+        cloneAll(ob, r.post, map);
+        scf::YieldOp::create(ob, loc);
+      });
+    }
+  }
+  loop.erase();
+  return tiled;
+}
