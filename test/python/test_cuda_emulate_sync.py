@@ -294,6 +294,7 @@ def compile_with(d: Path, out: Path, *extra: object) -> Path:
             "--cuda-format=ptx",
             "--cuda-host-image",
             "--cuda-register-tile=1",
+            "--cuda-workgroup-tile=false",
             *extra,
             "-o",
             out,

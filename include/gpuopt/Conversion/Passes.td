@@ -775,10 +775,11 @@ def EliminatePrivateKernelBuffersPass
     ```
 
     A global store of the fill, one of the accumulator and a load go per
-    output, and the buffer leaves the arena. Kernels with `gpu.barrier` or
-    `gpu.shuffle` are left alone (their threads may read what another
-    stored), as is any argument used otherwise (a view, a copy) or loaded
-    without a certain stored value.
+    output, and the buffer leaves the arena. A load whose store lies before
+    a `gpu.barrier` or `gpu.shuffle` (or a region holding one) has no
+    certain value (another thread may have stored since); such an argument
+    is left alone, as is any argument used otherwise (a view, a copy) or
+    loaded without a certain stored value.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
   let statistics = [

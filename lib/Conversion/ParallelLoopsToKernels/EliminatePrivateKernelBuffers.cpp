@@ -50,15 +50,30 @@ bool writes(Operation *op, Value arg) {
   return r.wasInterrupted();
 }
 
+/// Whether `op` is or holds a barrier or a shuffle: after one, a thread may
+/// read what another thread stored before it.
+bool synchronizes(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return isa<gpu::BarrierOp, gpu::ShuffleOp>(inner)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// The value the thread stored last to `arg` at `load`'s indices before
 /// `load`, if it is certain: the nearest store before it, in its block or,
 /// out of `scf.if` regions (which run at most once), in the enclosing ones,
 /// that has its indices, with every store between provably elsewhere and
-/// no loop or other region between that may store to `arg`.
+/// no loop or other region between that may store to `arg`, and no
+/// barrier or shuffle between (another thread may have stored since).
 Value getStoredValue(memref::LoadOp load, Value arg) {
   Operation *at = load;
   while (true) {
     for (Operation *op = at->getPrevNode(); op; op = op->getPrevNode()) {
+      if (synchronizes(op))
+        return Value();
       if (auto store = dyn_cast<memref::StoreOp>(op)) {
         if (store.getMemRef() != arg)
           continue;
@@ -127,15 +142,6 @@ struct EliminatePrivateKernelBuffersPass
     });
     for (auto &[op, kernelLaunches] : launches) {
       auto kernel = cast<gpu::GPUFuncOp>(op);
-      // Threads that synchronize may read what another thread stored.
-      if (kernel
-              .walk([](Operation *inner) {
-                return isa<gpu::BarrierOp, gpu::ShuffleOp>(inner)
-                           ? WalkResult::interrupt()
-                           : WalkResult::advance();
-              })
-              .wasInterrupted())
-        continue;
       llvm::BitVector removed(kernel.getNumArguments());
       for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
         if (!isa<MemRefType>(kernel.getArgument(i).getType()))

@@ -240,6 +240,71 @@ struct Side {
   }
 };
 
+/// The value the ops just emitted into `block` (an output's part before the
+/// nest) last store to its accumulator, which the nest's `accLoad` (mapped
+/// by `map`) would read, if that store is the last access to the
+/// accumulator's buffer in `block`; the store goes, since the epilogue
+/// stores the element again and nothing reads it in between (the operands
+/// come from buffers the loop does not write).
+Value forwardInitialValue(Block *block, memref::LoadOp accLoad,
+                          IRMapping &map) {
+  Value memref = map.lookupOrDefault(accLoad.getMemRef());
+  auto indices = llvm::map_range(
+      accLoad.getIndices(), [&](Value v) { return map.lookupOrDefault(v); });
+  for (Operation &op : llvm::reverse(*block)) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (gpuopt::getMemRefRoot(store.getMemRef()) !=
+          gpuopt::getMemRefRoot(memref))
+        continue;
+      if (store.getMemRef() != memref ||
+          !llvm::equal(store.getIndices(), indices))
+        return Value();
+      Value v = store.getValueToStore();
+      store.erase();
+      return v;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (gpuopt::getMemRefRoot(load.getMemRef()) ==
+          gpuopt::getMemRefRoot(memref))
+        return Value();
+      continue;
+    }
+    if (!isPure(&op))
+      return Value();
+  }
+  return Value();
+}
+
+/// Forwards the accumulator `store` (an output's value, before its part
+/// after the nest) to the loads of the element that follow it in its block,
+/// and erases it when a later store of the block overwrites the element
+/// before anything else may read or write it.
+void forwardFinalValue(memref::StoreOp store) {
+  Value root = gpuopt::getMemRefRoot(store.getMemRef());
+  for (Operation *op = store->getNextNode(); op;) {
+    Operation *next = op->getNextNode();
+    auto same = [&](auto access) {
+      return access.getMemRef() == store.getMemRef() &&
+             llvm::equal(access.getIndices(), store.getIndices());
+    };
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (same(load)) {
+        load.getResult().replaceAllUsesWith(store.getValueToStore());
+        load.erase();
+      } else if (gpuopt::getMemRefRoot(load.getMemRef()) == root) {
+        return;
+      }
+    } else if (auto later = dyn_cast<memref::StoreOp>(op)) {
+      if (same(later))
+        store.erase();
+      return;
+    } else if (!isPure(op)) {
+      return;
+    }
+    op = next;
+  }
+}
+
 /// The shape with the least padding among those giving at least
 /// `minBlocks` blocks (larger thread tiles on a tie), else the one with the
 /// most blocks.
@@ -450,7 +515,9 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
             IRMapping map = outputMap(ob, i, j);
             cloneAll(ob, r.pre, map);
             cloneAll(ob, accIdxOps.getArrayRef(), map);
-            Value v = ob.clone(*r.accLoad, map)->getResult(0);
+            Value v = forwardInitialValue(ob.getBlock(), r.accLoad, map);
+            if (!v)
+              v = ob.clone(*r.accLoad, map)->getResult(0);
             scf::YieldOp::create(ob, loc, v);
           },
           [&](OpBuilder &ob, Location) {
@@ -549,8 +616,9 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
         IRMapping map = outputMap(ob, i, j);
         cloneAll(ob, accIdxOps.getArrayRef(), map);
         map.map(r.add.getResult(), accs[i * shape.rn + j]);
-        ob.clone(*r.accStore, map);
+        auto store = cast<memref::StoreOp>(ob.clone(*r.accStore, map));
         cloneAll(ob, r.post, map);
+        forwardFinalValue(store);
         scf::YieldOp::create(ob, loc);
       });
     }

@@ -216,8 +216,8 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Threads that synchronize may read what another thread stored: a kernel
-// with a barrier keeps its buffers. So does a buffer used through a view,
+// Threads that synchronize may read what another thread stored: a load
+// whose store lies before a barrier keeps its buffer. So does a buffer used through a view,
 // a function argument (not an allocation) and an allocation the host uses
 // otherwise.
 // CHECK-LABEL: gpu.func @negative_barrier
@@ -275,6 +275,39 @@ module attributes {gpu.container_module} {
     gpu.func @negative_host_use(%tmp: memref<4xf32>, %y: memref<4xf32>) kernel {
       %t = gpu.thread_id x
       %one = arith.constant 1.0 : f32
+      memref.store %one, %tmp[%t] : memref<4xf32>
+      %v = memref.load %tmp[%t] : memref<4xf32>
+      memref.store %v, %y[%t] : memref<4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A barrier elsewhere in the kernel does not matter (a workgroup-tiled
+// convolution's accumulator: stored and loaded per output after the last
+// barrier): the load takes the value, the buffer goes.
+// CHECK-LABEL: func.func @host
+// CHECK: gpu.launch_func @kernels::@barrier_elsewhere {{.*}} args(%{{.*}} : memref<4xf32>)
+// CHECK-LABEL: gpu.func @barrier_elsewhere
+// CHECK-SAME: (%[[Y:.*]]: memref<4xf32>)
+// CHECK: gpu.barrier
+// CHECK-NOT: memref.load
+// CHECK: memref.store %{{.*}}, %[[Y]]
+module attributes {gpu.container_module} {
+  func.func @host(%y: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %a = memref.alloc() : memref<4xf32>
+    gpu.launch_func @kernels::@barrier_elsewhere blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%a : memref<4xf32>, %y : memref<4xf32>)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @barrier_elsewhere(%tmp: memref<4xf32>, %y: memref<4xf32>) kernel {
+      %t = gpu.thread_id x
+      %one = arith.constant 1.0 : f32
+      gpu.barrier
       memref.store %one, %tmp[%t] : memref<4xf32>
       %v = memref.load %tmp[%t] : memref<4xf32>
       memref.store %v, %y[%t] : memref<4xf32>

@@ -1,0 +1,261 @@
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true register-tile=4" | FileCheck %s
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-min-blocks=4" | FileCheck %s --check-prefix=SMALL
+// Off by default: register tiles only.
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="register-tile=4" | FileCheck %s --check-prefix=OFF
+
+// A 1x1 convolution of 32 input channels into 64 output channels of an 8x8
+// map (bias and ReLU after it): M = 64 channels, N = 64 pixels, K = 32. One
+// block of 256 threads (no guard: every thread reaches the barriers) holds a
+// 64 x 64 tile, 4 x 4 outputs per thread; two steps of 16 reduction
+// iterations each load 4 weights and 4 inputs per thread into workgroup
+// memory (the weight tile's rows padded to 65), then 16 steps of 4 + 4
+// workgroup loads and 16 multiply-adds. The zero fill is the accumulators'
+// initial value (no store), and the epilogue stores each output once.
+// CHECK-LABEL: func.func @matmul_like
+// CHECK: gpu.launch_func @kernels::@matmul_like_kernel0 blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
+// CHECK: gpu.func @matmul_like_kernel0(%[[WT:[^:]*]]: memref<64x32xf32>, %[[IN:[^:]*]]: memref<32x8x8xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
+// CHECK-SAME: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.block_id x
+// CHECK: gpu.thread_id x
+// CHECK-NOT: memref.store %{{.*}}, %[[OUT]]
+// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-COUNT-4: memref.load %[[WT]]
+// CHECK-COUNT-4: memref.load %[[IN]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
+// CHECK-COUNT-4: memref.load %[[XS]][%[[K]], %{{.*}}]
+// CHECK-COUNT-4: memref.load %[[YS]][%[[K]], %{{.*}}]
+// CHECK-COUNT-16: arith.addf
+// CHECK: gpu.barrier
+// CHECK-NOT: memref.load %[[OUT]]
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: memref.store
+// CHECK: gpu.return
+// At least 4 blocks: 32 x 32 tiles of 2 x 2 outputs per thread.
+// SMALL-LABEL: func.func @matmul_like
+// SMALL: blocks in (%c4{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
+// SMALL: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// SMALL: -> (f32, f32, f32, f32)
+// OFF-LABEL: gpu.func @matmul_like_kernel0
+// OFF-NOT: workgroup
+// OFF-NOT: gpu.barrier
+// OFF: gpu.return
+func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: memref<64xf32>, %out: memref<64x8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %h, %w) = (%c0, %c0, %c0) to (%c64, %c8, %c8) step (%c1, %c1, %c1) {
+    memref.store %zero, %out[%o, %h, %w] : memref<64x8x8xf32>
+    scf.for %c = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %h, %w] : memref<64x8x8xf32>
+      %x = memref.load %in[%c, %h, %w] : memref<32x8x8xf32>
+      %f = memref.load %wt[%o, %c] : memref<64x32xf32>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%o, %h, %w] : memref<64x8x8xf32>
+    }
+    %r = memref.load %out[%o, %h, %w] : memref<64x8x8xf32>
+    %b = memref.load %bias[%o] : memref<64xf32>
+    %t = arith.addf %r, %b : f32
+    %y = arith.maximumf %t, %zero : f32
+    memref.store %y, %out[%o, %h, %w] : memref<64x8x8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A padded 3x3 convolution (the remapped input: clamped indices, a select
+// for the padding) of 3 into 20 channels of a 6x6 map: K = 27 = 16 + 11,
+// M = 20 and N = 36 fill no tile. 32 x 32 tiles pad least: 2 blocks. The
+// last step covers the 11 remaining iterations: its tile loads are guarded
+// by `kk < 11` too, and its loop runs 11 times.
+// CHECK-LABEL: func.func @conv_remainder
+// CHECK: blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
+// CHECK: gpu.func @conv_remainder_kernel0(%[[WT:[^:]*]]: memref<20x3x3x3xf32>, %[[IN:[^:]*]]: memref<1x3x6x6xf32>, %{{.*}}: memref<1x20x6x6xf32>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
+// CHECK: memref.load %[[WT]]
+// CHECK: memref.load %[[IN]]
+// CHECK: arith.select
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} to %c16
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi ult, %{{.*}}, %c11
+// CHECK: memref.load %[[WT]]
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} to %c11{{[_0-9]*}} step
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.store
+// CHECK-NOT: memref.store
+// CHECK: gpu.return
+func.func @conv_remainder(%in: memref<1x3x6x6xf32>, %wt: memref<20x3x3x3xf32>, %out: memref<1x20x6x6xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c6 = arith.constant 6 : index
+  %c20 = arith.constant 20 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%n, %o, %h, %w) = (%c0, %c0, %c0, %c0) to (%c1, %c20, %c6, %c6) step (%c1, %c1, %c1, %c1) {
+    memref.store %zero, %out[%n, %o, %h, %w] : memref<1x20x6x6xf32>
+    scf.for %c = %c0 to %c3 step %c1 {
+      scf.for %kh = %c0 to %c3 step %c1 {
+        scf.for %kw = %c0 to %c3 step %c1 {
+          %a = memref.load %out[%n, %o, %h, %w] : memref<1x20x6x6xf32>
+          %hh = arith.addi %h, %kh : index
+          %ih = arith.subi %hh, %c1 : index
+          %ww = arith.addi %w, %kw : index
+          %iw = arith.subi %ww, %c1 : index
+          %h0 = arith.cmpi sge, %ih, %c0 : index
+          %h1 = arith.cmpi slt, %ih, %c6 : index
+          %w0 = arith.cmpi sge, %iw, %c0 : index
+          %w1 = arith.cmpi slt, %iw, %c6 : index
+          %g0 = arith.andi %h0, %h1 : i1
+          %g1 = arith.andi %w0, %w1 : i1
+          %ok = arith.andi %g0, %g1 : i1
+          %ch0 = arith.maxsi %ih, %c0 : index
+          %ch = arith.minsi %ch0, %c5 : index
+          %cw0 = arith.maxsi %iw, %c0 : index
+          %cw = arith.minsi %cw0, %c5 : index
+          %v = memref.load %in[%n, %c, %ch, %cw] : memref<1x3x6x6xf32>
+          %x = arith.select %ok, %v, %zero : f32
+          %f = memref.load %wt[%o, %c, %kh, %kw] : memref<20x3x3x3xf32>
+          %p = arith.mulf %f, %x : f32
+          %s = arith.addf %p, %a : f32
+          memref.store %s, %out[%n, %o, %h, %w] : memref<1x20x6x6xf32>
+        }
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Not tiled (register tiles instead, or one output per thread): 8 output
+// rows (fewer than a tile's 16); a batch index both factors depend on; a
+// loop that writes a factor's buffer; a nest that also stores elsewhere; an
+// epilogue that uses what ran before the nest.
+// CHECK-LABEL: gpu.func @negative_few_rows_kernel{{[0-9]+}}
+// CHECK-NOT: workgroup
+// CHECK-LABEL: gpu.func @negative_batch_kernel{{[0-9]+}}
+// CHECK-NOT: workgroup
+// CHECK-LABEL: gpu.func @negative_written_factor_kernel{{[0-9]+}}
+// CHECK-NOT: workgroup
+// CHECK-LABEL: gpu.func @negative_second_store_kernel{{[0-9]+}}
+// CHECK-NOT: workgroup
+// CHECK-LABEL: gpu.func @negative_epilogue_uses_prologue_kernel{{[0-9]+}}
+// CHECK-NOT: workgroup
+// CHECK: gpu.return
+func.func @negative_few_rows(%in: memref<32x64xf32>, %wt: memref<8x32xf32>, %out: memref<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%o, %n) = (%c0, %c0) to (%c8, %c64) step (%c1, %c1) {
+    scf.for %k = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %n] : memref<8x64xf32>
+      %x = memref.load %in[%k, %n] : memref<32x64xf32>
+      %f = memref.load %wt[%o, %k] : memref<8x32xf32>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%o, %n] : memref<8x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+func.func @negative_batch(%in: memref<4x32x64xf32>, %wt: memref<4x32x32xf32>, %out: memref<4x32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%b, %o, %n) = (%c0, %c0, %c0) to (%c4, %c32, %c64) step (%c1, %c1, %c1) {
+    scf.for %k = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%b, %o, %n] : memref<4x32x64xf32>
+      %x = memref.load %in[%b, %k, %n] : memref<4x32x64xf32>
+      %f = memref.load %wt[%b, %o, %k] : memref<4x32x32xf32>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%b, %o, %n] : memref<4x32x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+func.func @negative_written_factor(%in: memref<32x64xf32>, %wt: memref<32x32xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %n) = (%c0, %c0) to (%c32, %c64) step (%c1, %c1) {
+    scf.for %k = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %n] : memref<32x64xf32>
+      %x = memref.load %in[%k, %n] : memref<32x64xf32>
+      %f = memref.load %wt[%o, %k] : memref<32x32xf32>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%o, %n] : memref<32x64xf32>
+    }
+    memref.store %zero, %in[%o, %n] : memref<32x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+func.func @negative_second_store(%in: memref<32x64xf32>, %wt: memref<32x32xf32>, %out: memref<32x64xf32>, %log: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%o, %n) = (%c0, %c0) to (%c32, %c64) step (%c1, %c1) {
+    scf.for %k = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %n] : memref<32x64xf32>
+      %x = memref.load %in[%k, %n] : memref<32x64xf32>
+      %f = memref.load %wt[%o, %k] : memref<32x32xf32>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%o, %n] : memref<32x64xf32>
+      memref.store %p, %log[%o, %n] : memref<32x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+func.func @negative_epilogue_uses_prologue(%in: memref<32x64xf32>, %wt: memref<32x32xf32>, %bias: memref<32xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %n) = (%c0, %c0) to (%c32, %c64) step (%c1, %c1) {
+    %b = memref.load %bias[%o] : memref<32xf32>
+    memref.store %zero, %out[%o, %n] : memref<32x64xf32>
+    scf.for %k = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %n] : memref<32x64xf32>
+      %x = memref.load %in[%k, %n] : memref<32x64xf32>
+      %f = memref.load %wt[%o, %k] : memref<32x32xf32>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%o, %n] : memref<32x64xf32>
+    }
+    %r = memref.load %out[%o, %n] : memref<32x64xf32>
+    %t = arith.addf %r, %b : f32
+    memref.store %t, %out[%o, %n] : memref<32x64xf32>
+    scf.reduce
+  }
+  return
+}
