@@ -524,6 +524,62 @@ def test_register_tiles_emulated(tile_shapes: dict, tile: int) -> None:
     )
 
 
+class WorkgroupTileShapes(nn.Module):
+    """Convolutions and linears that workgroup tiles cover without filling
+    one: 20, 70, 33, 40 and 17 output channels, 11 x 13 and 6 x 7 pixels,
+    reductions of 27 (16 + 11), 180, 630, 33 and 40 steps; a strided and a
+    dilated convolution, a BatchNorm, a linear over the pixels and a roll
+    before a 1x1 convolution (folded into its input by --gpuopt-optimize)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 20, 3, padding=1)
+        self.bn = nn.BatchNorm2d(20)
+        self.b = nn.Conv2d(20, 70, 3, stride=2, padding=1)
+        self.c = nn.Conv2d(70, 33, 3, padding=2, dilation=2, bias=False)
+        self.lin = nn.Linear(33, 40)
+        self.out = nn.Conv2d(40, 17, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.a(x)))
+        y = self.c(torch.relu(self.b(y)))
+        y = self.lin(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        return self.out(torch.roll(nn.functional.gelu(y), 2, dims=3))
+
+
+@pytest.fixture(scope="module")
+def workgroup_tile_shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("wgtiles")
+    model = randomize(WorkgroupTileShapes().eval(), seed=7)
+    x = torch.randn(1, 3, 11, 13, generator=torch.Generator().manual_seed(8))
+    gpuopt.export(model, (x,), out / "m.mlir", out / "m.safetensors")
+    np.save(out / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    return {"dir": out, "expected": expected}
+
+
+@needs_cuda_run
+@pytest.mark.parametrize("pipeline", [None, "gpuopt-optimize"])
+def test_workgroup_tiles_emulated(workgroup_tile_shapes: dict, pipeline: str | None) -> None:
+    """Workgroup tiles (--cuda-workgroup-tile, the default) give PyTorch's
+    result in every block and thread order, and the same bits as register
+    tiles alone: each output adds its terms in the same order. Every
+    convolution and the linear is tiled (workgroup attributions in 5
+    kernels at least), so partial tiles and the short last reduction step
+    all ran."""
+    d = workgroup_tile_shapes["dir"]
+    tag = pipeline or "plain"
+    kernels = d / f"k-{tag}.mlir"
+    tiled = compile_cuda(d / "m.mlir", d / f"m-{tag}.gpuopt", pipeline, f"--cuda-write-kernels={kernels}")
+    assert kernels.read_text().count(") workgroup(") >= 5, "fewer workgroup-tiled kernels than convolutions"
+    check_orders(tiled, d / "m.safetensors", [d / "x.npy"], workgroup_tile_shapes["expected"], f"workgroup tiles {tag}")
+    untiled = compile_cuda(d / "m.mlir", d / f"m-{tag}-off.gpuopt", pipeline, "--cuda-workgroup-tile=false")
+    got = emulate(tiled, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
+    ref = emulate(untiled, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
+    assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
+
+
 class Relu(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(x)
