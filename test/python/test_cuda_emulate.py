@@ -573,7 +573,9 @@ def test_workgroup_tiles_emulated(workgroup_tile_shapes: dict, pipeline: str | N
     kernels = d / f"k-{tag}.mlir"
     tiled = compile_cuda(d / "m.mlir", d / f"m-{tag}.gpuopt", pipeline, f"--cuda-write-kernels={kernels}")
     assert kernels.read_text().count(") workgroup(") >= 5, "fewer workgroup-tiled kernels than convolutions"
-    check_orders(tiled, d / "m.safetensors", [d / "x.npy"], workgroup_tile_shapes["expected"], f"workgroup tiles {tag}")
+    check_orders(
+        tiled, d / "m.safetensors", [d / "x.npy"], workgroup_tile_shapes["expected"], f"workgroup tiles {tag}"
+    )
     untiled = compile_cuda(d / "m.mlir", d / f"m-{tag}-off.gpuopt", pipeline, "--cuda-workgroup-tile=false")
     got = emulate(tiled, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
     ref = emulate(untiled, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
