@@ -117,6 +117,8 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.registerTile = options.registerTile;
   kernelOptions.workgroupTile = options.workgroupTile;
   kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
+  // TF32 is the precision of the whole plan: library steps and tiles alike.
+  kernelOptions.workgroupTileTensorCores = options.precision == "tf32";
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
   // Canonical kernels first, so that copies compare equal; the back end
   // then compiles each distinct kernel once (docs/Reliability.md, "Compile

@@ -582,6 +582,31 @@ def test_workgroup_tiles_emulated(workgroup_tile_shapes: dict, pipeline: str | N
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
 
 
+@needs_cuda_run
+def test_workgroup_tiles_tf32_emulated(workgroup_tile_shapes: dict) -> None:
+    """--gpu-precision=tf32: the workgroup tiles are computed with TF32
+    tensor cores (nvgpu.mma.sync m16n8k8, exact in the emulator), partial
+    tiles and the short last reduction step included: PyTorch's FP32 result
+    within the TF32 tolerance (relative L2 5e-3), the same bits in every
+    block and thread order, and a result that is not FP32's."""
+    d = workgroup_tile_shapes["dir"]
+    kernels = d / "k-tf32.mlir"
+    tf32 = compile_cuda(
+        d / "m.mlir",
+        d / "m-tf32.gpuopt",
+        "gpuopt-optimize",
+        "--gpu-precision=tf32",
+        f"--cuda-write-kernels={kernels}",
+    )
+    assert kernels.read_text().count("nvgpu.mma.sync") >= 5, "fewer tensor-core kernels than convolutions"
+    outputs = {order: emulate(tf32, d / "m.safetensors", [d / "x.npy"], d, order) for order in ORDERS}
+    first = outputs[ORDERS[0]]
+    err = rel_l2(first, workgroup_tile_shapes["expected"])
+    assert 1e-6 < err <= 5e-3, f"TF32 relative L2 error {err:.3e} vs PyTorch (FP32)"
+    for order, got in outputs.items():
+        assert np.array_equal(got.view(np.uint32), first.view(np.uint32)), f"order {order} differs bitwise"
+
+
 class Relu(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(x)

@@ -191,7 +191,12 @@ def ConvertParallelLoopsToKernelsPass
       `gpu.barrier`, and multiply-add from there. The ops before the nest
       run per output before the first step, those after it after the last;
       each output adds its terms in the nest's order, so the results equal
-      the untiled kernel's bit for bit:
+      the untiled kernel's bit for bit. With `workgroup-tile-tensor-cores`
+      the 8 warps of a block split its tile, each computing its part with
+      TF32 `nvgpu.mma.sync` (m16n8k8) fragments read from the same
+      workgroup tiles (rows padded by 8 so that a fragment's lanes hit
+      distinct banks): the operands lose 13 mantissa bits and each 8
+      reduction steps are summed by the tensor core:
       ```mlir
       scf.parallel (%o, %w) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
         memref.store %zero, %acc[%o, %w]
@@ -272,6 +277,10 @@ def ConvertParallelLoopsToKernelsPass
            "Blocks a workgroup-tiled kernel should have at least (the "
            "device's multiprocessors): smaller tiles where larger ones give "
            "fewer">,
+    Option<"workgroupTileTensorCores", "workgroup-tile-tensor-cores", "bool",
+           /*default=*/"false",
+           "Compute the workgroup tiles with TF32 tensor cores "
+           "(nvgpu.mma.sync m16n8k8; sm_80 and newer)">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "
@@ -293,7 +302,8 @@ def ConvertParallelLoopsToKernelsPass
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

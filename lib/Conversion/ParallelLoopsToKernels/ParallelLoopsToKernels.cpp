@@ -914,7 +914,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         ++numWarpRows;
       else if (workgroupTile &&
                succeeded(mlir::gpuopt::tileReductionInWorkgroupMemory(
-                   loop, workgroupTileMinBlocks)))
+                   loop, workgroupTileMinBlocks, workgroupTileTensorCores)))
         ++numWorkgroupTiled;
       else if (succeeded(
                    mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))

@@ -30,6 +30,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -338,9 +340,8 @@ TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks) {
 
 } // namespace
 
-FailureOr<scf::ParallelOp>
-mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
-                                             int64_t minBlocks) {
+FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
+    scf::ParallelOp loop, int64_t minBlocks, bool tensorCores) {
   if (!loop.getInitVals().empty() || loop->hasAttr(kThreadBlockAttrName))
     return failure();
   FailureOr<LoopBounds> bounds = getLoopBounds(loop);
@@ -434,6 +435,24 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
   int64_t numBN = llvm::divideCeil(sideN.size, shape.bn);
   int64_t blocks = llvm::divideCeil(sideM.size, shape.bm) * numBN;
   int64_t tm = shape.bm / shape.rm, tn = shape.bn / shape.rn;
+  // With tensor cores: 8 warps as wm x wn, each an (MI x 16) x (NI x 8)
+  // tile of m16n8k8 products; the fragments' rows and columns are again
+  // RM x RN outputs per thread.
+  int64_t wm = 0, wn = 0;
+  if (tensorCores) {
+    for (int64_t w : {2, 4, 1, 8}) {
+      if (shape.bm % (16 * w) == 0 && shape.bn % (8 * (8 / w)) == 0) {
+        wm = w;
+        wn = 8 / w;
+        break;
+      }
+    }
+  }
+  bool mma = wm != 0;
+  int64_t warpM = mma ? shape.bm / wm : 0, warpN = mma ? shape.bn / wn : 0;
+  // Rows padded so that a fragment's lanes ((k + t) x row + g) or the
+  // staging threads (k x row) hit distinct banks.
+  int64_t xPad = mma ? 8 : 1, yPad = mma ? 8 : 0;
 
   MLIRContext *ctx = loop.getContext();
   auto cst = [&](OpBuilder &ob, int64_t v) -> Value {
@@ -451,12 +470,12 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto xTile = memref::AllocaOp::create(
       tb, loc,
-      MemRefType::get({kTileK, shape.bm + 1}, elem, MemRefLayoutAttrInterface(),
-                      wg));
+      MemRefType::get({kTileK, shape.bm + xPad}, elem,
+                      MemRefLayoutAttrInterface(), wg));
   auto yTile = memref::AllocaOp::create(
       tb, loc,
-      MemRefType::get({kTileK, shape.bn}, elem, MemRefLayoutAttrInterface(),
-                      wg));
+      MemRefType::get({kTileK, shape.bn + yPad}, elem,
+                      MemRefLayoutAttrInterface(), wg));
 
   auto mulc = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
     return arith::MulIOp::create(ob, loc, v, cst(ob, c));
@@ -483,20 +502,45 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
       mulc(tb, arith::RemUIOp::create(tb, loc, blk, cst(tb, numBN)), shape.bn);
   Value ty = arith::DivUIOp::create(tb, loc, tid, cst(tb, tn));
   Value tx = arith::RemUIOp::create(tb, loc, tid, cst(tb, tn));
-  // Thread (ty, tx) owns rows ty + i * tm and columns tx + j * tn: a warp's
-  // neighbouring threads read neighbouring workgroup words and write
-  // neighbouring outputs.
-  SmallVector<Value> rows, cols, rowOk, colOk;
-  Value mFirst = arith::AddIOp::create(tb, loc, mBase, ty);
-  Value nFirst = arith::AddIOp::create(tb, loc, nBase, tx);
-  for (int64_t i = 0; i < shape.rm; ++i) {
-    rows.push_back(addc(tb, mFirst, i * tm));
+  // Without tensor cores thread (ty, tx) owns rows ty + i * tm and columns
+  // tx + j * tn: a warp's neighbouring threads read neighbouring workgroup
+  // words and write neighbouring outputs. With them, lane (g, t) of warp
+  // (wr, wc) owns the accumulator fragments' rows wr * warpM + 16 mi + g
+  // (+ 8) and columns wc * warpN + 8 ni + 2 t (+ 1).
+  SmallVector<Value> rows, cols, rowOk, colOk, rowInTile, colInTile;
+  Value g, t4;
+  if (mma) {
+    Value warp = arith::DivUIOp::create(tb, loc, tid, cst(tb, 32));
+    Value lane = arith::RemUIOp::create(tb, loc, tid, cst(tb, 32));
+    g = arith::DivUIOp::create(tb, loc, lane, cst(tb, 4));
+    t4 = arith::RemUIOp::create(tb, loc, lane, cst(tb, 4));
+    Value wr =
+        mulc(tb, arith::DivUIOp::create(tb, loc, warp, cst(tb, wn)), warpM);
+    Value wc =
+        mulc(tb, arith::RemUIOp::create(tb, loc, warp, cst(tb, wn)), warpN);
+    Value rowFirst = arith::AddIOp::create(tb, loc, wr, g);
+    Value colFirst = arith::AddIOp::create(tb, loc, wc, mulc(tb, t4, 2));
+    for (int64_t i = 0; i < warpM / 16; ++i)
+      for (int64_t h : {0, 8})
+        rowInTile.push_back(addc(tb, rowFirst, 16 * i + h));
+    for (int64_t j = 0; j < warpN / 8; ++j)
+      for (int64_t e : {0, 1})
+        colInTile.push_back(addc(tb, colFirst, 8 * j + e));
+  } else {
+    for (int64_t i = 0; i < shape.rm; ++i)
+      rowInTile.push_back(addc(tb, ty, i * tm));
+    for (int64_t j = 0; j < shape.rn; ++j)
+      colInTile.push_back(addc(tb, tx, j * tn));
+  }
+  for (Value v : rowInTile) {
+    rows.push_back(arith::AddIOp::create(tb, loc, mBase, v));
     rowOk.push_back(lessThan(tb, rows.back(), sideM.size));
   }
-  for (int64_t j = 0; j < shape.rn; ++j) {
-    cols.push_back(addc(tb, nFirst, j * tn));
+  for (Value v : colInTile) {
+    cols.push_back(arith::AddIOp::create(tb, loc, nBase, v));
     colOk.push_back(lessThan(tb, cols.back(), sideN.size));
   }
+  int64_t numRows = rows.size(), numCols = cols.size();
   auto outputMap = [&](OpBuilder &ob, int64_t i, int64_t j) {
     IRMapping map = fixed;
     sideM.map(ob, loc, rows[i], map);
@@ -506,8 +550,8 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
 
   // Each output's part before the nest, then its accumulator's value.
   SmallVector<Value> accs;
-  for (int64_t i = 0; i < shape.rm; ++i) {
-    for (int64_t j = 0; j < shape.rn; ++j) {
+  for (int64_t i = 0; i < numRows; ++i) {
+    for (int64_t j = 0; j < numCols; ++j) {
       Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
       auto init = scf::IfOp::create(
           tb, loc, ok,
@@ -569,6 +613,63 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
     stage(yTile, shape.bn, sideN, nBase, y, yOps.getArrayRef(),
           /*kFastest=*/false);
     gpu::BarrierOp::create(sb, loc);
+    if (mma) {
+      // Steps of 8 (the rest of a short step is zeros in both tiles).
+      auto steps = scf::ForOp::create(
+          sb, loc, cst(sb, 0), cst(sb, llvm::divideCeil(kc, 8) * 8), cst(sb, 8),
+          in, [&](OpBuilder &lb, Location, Value k8, ValueRange acc) {
+            Value kt = arith::AddIOp::create(lb, loc, k8, t4);
+            Value kt4 = addc(lb, kt, 4);
+            auto load = [&](Value tile, Value k, Value at) -> Value {
+              return memref::LoadOp::create(lb, loc, tile, ValueRange{k, at});
+            };
+            auto vec = [&](ArrayRef<int64_t> shape2, ValueRange parts) {
+              return vector::FromElementsOp::create(
+                  lb, loc, VectorType::get(shape2, elem), parts);
+            };
+            SmallVector<Value> a, bf;
+            for (int64_t i = 0; i < numRows; i += 2) {
+              Value row = rowInTile[i], row8 = rowInTile[i + 1];
+              a.push_back(
+                  vec({4, 1}, {load(xTile, kt, row), load(xTile, kt, row8),
+                               load(xTile, kt4, row), load(xTile, kt4, row8)}));
+            }
+            for (int64_t j = 0; j < numCols; j += 2) {
+              // Column g of the fragment: the lane's 2 t columns hold the
+              // results, g the operand.
+              Value col = arith::AddIOp::create(
+                  lb, loc,
+                  arith::SubIOp::create(lb, loc, colInTile[j], mulc(lb, t4, 2)),
+                  g);
+              bf.push_back(
+                  vec({2, 1}, {load(yTile, kt, col), load(yTile, kt4, col)}));
+            }
+            SmallVector<Value> next(acc.begin(), acc.end());
+            auto at = [&](int64_t i, int64_t j) -> Value & {
+              return next[i * numCols + j];
+            };
+            for (int64_t i = 0; i < numRows; i += 2) {
+              for (int64_t j = 0; j < numCols; j += 2) {
+                Value c = vec({2, 2}, {at(i, j), at(i, j + 1), at(i + 1, j),
+                                       at(i + 1, j + 1)});
+                Value d = nvgpu::MmaSyncOp::create(
+                    lb, loc, a[i / 2], bf[j / 2], c,
+                    ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true);
+                auto part = [&](int64_t r0, int64_t c0) -> Value {
+                  return vector::ExtractOp::create(lb, loc, d,
+                                                   ArrayRef<int64_t>{r0, c0});
+                };
+                at(i, j) = part(0, 0);
+                at(i, j + 1) = part(0, 1);
+                at(i + 1, j) = part(1, 0);
+                at(i + 1, j + 1) = part(1, 1);
+              }
+            }
+            scf::YieldOp::create(lb, loc, next);
+          });
+      gpu::BarrierOp::create(sb, loc);
+      return SmallVector<Value>(steps.getResults());
+    }
     auto steps = scf::ForOp::create(
         sb, loc, cst(sb, 0), cst(sb, kc), cst(sb, 1), in,
         [&](OpBuilder &lb, Location, Value kk, ValueRange acc) {
@@ -609,13 +710,13 @@ mlir::gpuopt::tileReductionInWorkgroupMemory(scf::ParallelOp loop,
     accs = emitStep(tb, cst(tb, full * kTileK), rest, accs);
 
   // Each output's accumulator stored, then its part after the nest.
-  for (int64_t i = 0; i < shape.rm; ++i) {
-    for (int64_t j = 0; j < shape.rn; ++j) {
+  for (int64_t i = 0; i < numRows; ++i) {
+    for (int64_t j = 0; j < numCols; ++j) {
       Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
       scf::IfOp::create(tb, loc, ok, [&](OpBuilder &ob, Location) {
         IRMapping map = outputMap(ob, i, j);
         cloneAll(ob, accIdxOps.getArrayRef(), map);
-        map.map(r.add.getResult(), accs[i * shape.rn + j]);
+        map.map(r.add.getResult(), accs[i * numCols + j]);
         auto store = cast<memref::StoreOp>(ob.clone(*r.accStore, map));
         cloneAll(ob, r.post, map);
         forwardFinalValue(store);

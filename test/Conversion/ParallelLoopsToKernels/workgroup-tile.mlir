@@ -1,5 +1,6 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true register-tile=4" | FileCheck %s
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-min-blocks=4" | FileCheck %s --check-prefix=SMALL
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=TC
 // Off by default: register tiles only.
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="register-tile=4" | FileCheck %s --check-prefix=OFF
 
@@ -37,6 +38,20 @@
 // SMALL: blocks in (%c4{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 // SMALL: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
 // SMALL: -> (f32, f32, f32, f32)
+// With tensor cores the 8 warps are 2 x 4 of 32 x 16 outputs: per 8
+// reduction steps 2 A and 2 B fragments from workgroup memory (rows padded
+// to 72) and 4 TF32 m16n8k8 products; no scalar multiply-add is left.
+// TC-LABEL: gpu.func @matmul_like_kernel0
+// TC-SAME: workgroup(%[[XS:.*]] : memref<16x72xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x72xf32, #gpu.address_space<workgroup>>)
+// TC: gpu.barrier
+// TC: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step %c8
+// TC-COUNT-8: memref.load %[[XS]]
+// TC-COUNT-4: memref.load %[[YS]]
+// TC-NOT: arith.mulf
+// TC-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// TC: gpu.barrier
+// TC-COUNT-16: memref.store %{{.*}} : memref<64x8x8xf32>
+// TC: gpu.return
 // OFF-LABEL: gpu.func @matmul_like_kernel0
 // OFF-NOT: workgroup
 // OFF-NOT: gpu.barrier

@@ -50,8 +50,15 @@ constexpr int64_t kWorkgroupTileThreads = 256;
 /// gives at least `minBlocks` blocks is chosen (else the one with the most
 /// blocks). Returns the new loop, or failure (IR unchanged) when `loop` is
 /// not such a reduction.
+///
+/// With `tensorCores`, each warp of the block computes its part of the tile
+/// with TF32 `nvgpu.mma.sync` (m16n8k8) from the same workgroup tiles: the
+/// operands are rounded to TF32 and each 8 reduction steps are summed by
+/// the tensor core, so results differ from the FP32 kernel within TF32's
+/// tolerance.
 FailureOr<scf::ParallelOp> tileReductionInWorkgroupMemory(scf::ParallelOp loop,
-                                                          int64_t minBlocks);
+                                                          int64_t minBlocks,
+                                                          bool tensorCores);
 
 } // namespace gpuopt
 } // namespace mlir
