@@ -500,16 +500,21 @@ class TileShapes(nn.Module):
         return self.out(y)
 
 
-@pytest.fixture(scope="module")
-def tile_shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    out = tmp_path_factory.mktemp("tiles")
-    model = randomize(TileShapes().eval(), seed=5)
-    x = torch.randn(1, 3, 11, 13, generator=torch.Generator().manual_seed(6))
+def export_random(model: nn.Module, seed: int, out: Path) -> dict[str, object]:
+    """`model` with random parameters (seed) exported on a random 1x3x11x13
+    input (seed + 1) into `out`, with PyTorch's output."""
+    model = randomize(model.eval(), seed=seed)
+    x = torch.randn(1, 3, 11, 13, generator=torch.Generator().manual_seed(seed + 1))
     gpuopt.export(model, (x,), out / "m.mlir", out / "m.safetensors")
     np.save(out / "x.npy", x.numpy())
     with torch.no_grad():
         expected = model(x).numpy()
     return {"dir": out, "expected": expected}
+
+
+@pytest.fixture(scope="module")
+def tile_shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    return export_random(TileShapes(), 5, tmp_path_factory.mktemp("tiles"))
 
 
 @needs_cuda_run
@@ -549,14 +554,7 @@ class WorkgroupTileShapes(nn.Module):
 
 @pytest.fixture(scope="module")
 def workgroup_tile_shapes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    out = tmp_path_factory.mktemp("wgtiles")
-    model = randomize(WorkgroupTileShapes().eval(), seed=7)
-    x = torch.randn(1, 3, 11, 13, generator=torch.Generator().manual_seed(8))
-    gpuopt.export(model, (x,), out / "m.mlir", out / "m.safetensors")
-    np.save(out / "x.npy", x.numpy())
-    with torch.no_grad():
-        expected = model(x).numpy()
-    return {"dir": out, "expected": expected}
+    return export_random(WorkgroupTileShapes(), 7, tmp_path_factory.mktemp("wgtiles"))
 
 
 @needs_cuda_run
