@@ -275,8 +275,8 @@ def ConvertParallelLoopsToKernelsPass
     Option<"workgroupTileMinBlocks", "workgroup-tile-min-blocks", "int64_t",
            /*default=*/"1",
            "Blocks a workgroup-tiled kernel should have at least (the "
-           "device's multiprocessors): smaller tiles where larger ones give "
-           "fewer">,
+           "device's multiprocessors; at least 1): smaller tiles where larger "
+           "ones give fewer">,
     Option<"workgroupTileTensorCores", "workgroup-tile-tensor-cores", "bool",
            /*default=*/"false",
            "Compute the workgroup tiles with TF32 tensor cores "

@@ -876,6 +876,11 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         << static_cast<int64_t>(registerTile);
     return signalPassFailure();
   }
+  if (workgroupTileMinBlocks < 1) {
+    module.emitError("workgroup-tile-min-blocks must be at least 1, got ")
+        << static_cast<int64_t>(workgroupTileMinBlocks);
+    return signalPassFailure();
+  }
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())

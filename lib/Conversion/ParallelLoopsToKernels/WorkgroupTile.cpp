@@ -364,8 +364,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   Block *inner = r.accStore->getBlock();
   Recomputable rec(loop, inner, ivs, written);
   // The accumulator is one element per iteration of the loop.
-  for (Value v : llvm::concat<Value>(r.accStore.getIndices(),
-                                     ValueRange{r.accStore.getMemRef()})) {
+  for (Value v : r.accStore.getIndices()) {
     std::optional<uint64_t> d = rec.deps(v);
     if (!d || (*d & nestMask))
       return failure();
@@ -406,7 +405,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     sizeK *= c;
   // Too few rows or reduction steps to fill a tile: register tiles do
   // better (a depthwise convolution, a classifier's last 1x1 conv).
-  if (sideM.size < 16 || sizeK < 8 || sideN.size < 1)
+  if (sideM.size < 16 || sizeK < 8)
     return failure();
   Type elem = r.add.getType();
   if (!elem.isF32())
