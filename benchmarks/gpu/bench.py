@@ -181,8 +181,10 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
         "",
         (
             "Precision: FP32 = strict (torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 "
-            "both False); TF32 = both True. gpuopt's generated kernels compute FP32 on the CUDA cores; the graph "
-            "'optimized, cuDNN/cuBLASLt' rows run their convolutions and linears through those libraries in the "
+            "both False); TF32 = both True. gpuopt computes in the row's precision "
+            "(gpuopt-compile --gpu-precision): FP32 on the CUDA cores; TF32 rows run their workgroup-tiled "
+            "convolutions and linears on TF32 tensor cores (mma.sync), the other generated kernels in FP32. The "
+            "graph 'optimized, cuDNN/cuBLASLt' rows run their convolutions and linears through those libraries in the "
             "row's precision (gpuopt-compile --gpu-conv=library --gpu-precision). "
             f"Tolerance of the relative L2 error against strict-FP32 PyTorch: FP32 "
             f"{TOLERANCE['FP32']:g}, TF32 {TOLERANCE['TF32']:g}; a row over it is FAILED."
@@ -195,8 +197,8 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
             "PyTorch the GPU ops the profiler saw in one forward."
         ),
         (
-            "H200 predicted: the cost model's (prepare.sh, seg-cost-report device=h200, FP32): gpuopt rows their "
-            "graph compiled, eager rows the exported graph eager, torch.compile rows the exported graph compiled. "
+            "H200 predicted: the cost model's (prepare.sh, seg-cost-report device=h200; FP32, gpuopt TF32 rows "
+            "precision=tf32): gpuopt rows their graph compiled, eager rows the exported graph eager, torch.compile rows the exported graph compiled. "
             "Floor: the roofline floor of the model at that shape, sum over the optimized graph's ops of "
             "max(FLOPs/peak, bytes/bandwidth) plus one launch per conv/linear (not the artifact's launch count), "
             "with the ceilings above (TF32 rows: the TF32 peak for the convs/linears); measured/floor = median/floor."
@@ -645,8 +647,8 @@ class Bench:
             "shape": e["shape"],
             "graph": e["graph"],
             "system": system,
-            # The generated kernels are FP32; an artifact's cuDNN/cuBLASLt steps
-            # compute in its precision (prepare.sh: --gpu-precision).
+            # The artifact's precision (prepare.sh: --gpu-precision): that of its
+            # tensor-core tiles and cuDNN/cuBLASLt steps.
             "precision": e.get("gpuopt_precision", "FP32"),
             "measure": measure,
             "device": "emulator (dry run)" if self.dry else "cuda",
@@ -907,20 +909,34 @@ class Bench:
         autotune = self.args.autotune_cap
         compile_cap = self.args.compile_cap
         self.stage("correctness", [lambda n=n: self.gpuopt(n, "correctness") for n in rows])
+        # A model's variants of its optimized graph ("optimized, TF32 tensor
+        # cores", "optimized, cuDNN/cuBLASLt"), in prepare.sh's order.
+        variants: dict[str, list[dict[str, Any]]] = {}
+        for m in self.manifest:
+            if m["shape"] == size and m["graph"].startswith("optimized, "):
+                variants.setdefault(m["model"], []).append(m)
+
+        def variant_rows(model: str, library: bool) -> list[Callable[[], None]]:
+            return [
+                s
+                for m in variants.get(model, [])
+                if library or m.get("gpu_conv") != "library"
+                for s in gp(m["row"])
+            ]
+
+        # Rolling-UNet-S: its generated kernels in both precisions before
+        # PyTorch (its library rows, which leave the shifted convolutions
+        # generated, go with the rest).
         self.stage(
             "rolling_unet_s",
             gp(opt.get("rolling_unet_s", ""))
+            + variant_rows("rolling_unet_s", library=False)
             + torch_rows("rolling_unet_s", (("max-autotune", autotune), ("default", compile_cap))),
         )
-        # The library rows of a model right after its generated one (FP32, then TF32).
-        lib = {m["model"]: [] for m in base}
-        for m in self.manifest:
-            if m["shape"] == size and m.get("gpu_conv") == "library":
-                lib.setdefault(m["model"], []).append(m["row"])
         self.stage(
             "unet",
             gp(opt.get("unet", ""))
-            + [s for n in lib.get("unet", []) for s in gp(n)]
+            + variant_rows("unet", library=True)
             + torch_rows("unet", (("default", compile_cap),)),
         )
         rest: list[Callable[[], None]] = []

@@ -66,14 +66,19 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 # row name | zoo model | input shape | graph | gpuopt-compile --pipeline
-# (empty: none) | more gpuopt-compile flags (empty: none; the library rows:
-# --gpu-conv=library, convolutions and linears through cuDNN/cuBLASLt, and
-# --gpu-precision). In order of importance (run.sh checks them in this order).
+# (empty: none) | more gpuopt-compile flags (empty: none; the TF32 rows:
+# --gpu-precision=tf32, the workgroup-tiled convolutions and linears on
+# tensor cores; the library rows: --gpu-conv=library, convolutions and
+# linears through cuDNN/cuBLASLt, and --gpu-precision). In order of
+# importance (run.sh checks them in this order).
 S=$SIZE
 LIB="optimized, cuDNN/cuBLASLt"
+TC="optimized, TF32 tensor cores"
 ROWS="
 rolling_unet_s-opt|rolling_unet_s|1,3,$S,$S|optimized|gpuopt-optimize|
 unet-opt|unet|1,3,$S,$S|optimized|gpuopt-optimize|
+rolling_unet_s-opt-tf32|rolling_unet_s|1,3,$S,$S|$TC|gpuopt-optimize|--gpu-precision=tf32
+unet-opt-tf32|unet|1,3,$S,$S|$TC|gpuopt-optimize|--gpu-precision=tf32
 unet-opt-lib|unet|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library
 unet-opt-lib-tf32|unet|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library --gpu-precision=tf32
 rolling_unet_s-opt-lib|rolling_unet_s|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library
@@ -112,7 +117,10 @@ while IFS='|' read -r row model shape graph pipeline flags; do
   secs=$(echo "$(date +%s.%N) - $start" | bc)
   # The cost model's counts of the graph the row runs.
   cost=$WORK/$row.cost.json
-  report="seg-cost-report{device=h200 format=json output=$cost}"
+  # In the row's precision: a TF32 row's convolutions and linears at the TF32 peak.
+  precision=
+  [[ " $flags " != *" --gpu-precision=tf32 "* ]] || precision=" precision=tf32"
+  report="seg-cost-report{device=h200 format=json output=$cost$precision}"
   "$OPT" "$src" --pass-pipeline="builtin.module(${pipeline:+$pipeline,}$report)" -o /dev/null
   [ $first = 1 ] || echo ',' >> "$ART/manifest.json"
   first=0
@@ -138,7 +146,8 @@ print(json.dumps({
     "row": row, "model": model, "shape": [int(s) for s in shape.split(",")],
     "graph": graph, "pipeline": pipeline, "compile_flags": flags,
     "gpu_conv": "library" if "--gpu-conv=library" in flags.split() else "generated",
-    # The arithmetic of the artifact's library steps (its generated kernels are FP32).
+    # The arithmetic of the artifact's tensor-core tiles and library steps
+    # (its other generated kernels are FP32).
     "gpuopt_precision": "TF32" if "--gpu-precision=tf32" in flags.split() else "FP32",
     # Of the steps per forward, those that call cuDNN/cuBLASLt (the rest launch kernels).
     "library_steps": int(ls.group(1))

@@ -747,13 +747,31 @@ double LatencyModel::getGemmEfficiency(const GemmShape &gemm) const {
   return static_cast<double>(gemm.batch) * gemm.m * gemm.n / slots;
 }
 
-void LatencyModel::addKernel(const OpCost &op, const KernelCost &k,
-                             TimeSplit &split) const {
-  double rate = device.getPeakFlops(getPrecision(op)) *
-                device.computeEfficiency *
-                (k.gemm ? getGemmEfficiency(*k.gemm) : 1.0);
+namespace {
+/// The compute and memory seconds of a kernel.
+std::pair<double, double> kernelTimes(const DeviceModel &device,
+                                      double peakFlops, double efficiency,
+                                      const KernelCost &k) {
+  double rate = peakFlops * efficiency;
   double compute = k.flops > 0 && rate > 0 ? k.flops / rate : 0.0;
   double memory = k.bytes / (device.bandwidth * device.memoryEfficiency);
+  return {compute, memory};
+}
+} // namespace
+
+double LatencyModel::getKernelSeconds(const OpCost &op, const KernelCost &k,
+                                      double efficiency) const {
+  auto [compute, memory] =
+      kernelTimes(device, device.getPeakFlops(getPrecision(op)), efficiency, k);
+  return std::max(compute, memory);
+}
+
+void LatencyModel::addKernel(const OpCost &op, const KernelCost &k,
+                             TimeSplit &split) const {
+  auto [compute, memory] = kernelTimes(
+      device, device.getPeakFlops(getPrecision(op)),
+      device.computeEfficiency * (k.gemm ? getGemmEfficiency(*k.gemm) : 1.0),
+      k);
   if (compute >= memory && compute > 0)
     split.computeSeconds += compute;
   else

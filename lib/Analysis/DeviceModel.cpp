@@ -158,6 +158,25 @@ Expected<DeviceModel> mlir::gpuopt::loadDeviceModel(StringRef path,
                                        /*allowZero=*/true);
   device.eagerLaunchSeconds =
       reader.number("eager_launch_s", /*required=*/true, 0, /*allowZero=*/true);
+  if (const json::Value *generated =
+          entry->get("generated_compute_efficiency")) {
+    const json::Object *byPrecision = generated->getAsObject();
+    if (!byPrecision)
+      reader.fail("'generated_compute_efficiency' must be an object of "
+                  "fractions by precision, e.g. {\"fp32\": 0.4}");
+    else
+      for (const auto &kv : *byPrecision) {
+        std::optional<double> n = kv.second.getAsNumber();
+        if (!n || !std::isfinite(*n) || !(*n > 0) || *n > 1)
+          reader.fail(formatv("'generated_compute_efficiency.{0}' must be a "
+                              "number > 0 and <= 1",
+                              kv.first.str()));
+        else
+          device.generatedComputeEfficiency[kv.first.str()] = *n;
+      }
+  }
+  device.libraryCallSeconds = reader.number(
+      "library_call_s", /*required=*/false, 0, /*allowZero=*/true);
   device.units = static_cast<int64_t>(
       reader.number("units", /*required=*/false, 0, /*allowZero=*/true));
   if (const json::Value *tile = entry->get("gemm_tile")) {

@@ -54,8 +54,10 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.blockSize = blockSize;
   options.registerTile = registerTile;
   options.workgroupTile = workgroupTile;
+  options.workgroupTilePrefetch = workgroupTilePrefetch;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
+  options.gpuConvDevice = gpuConvDevice;
   options.precision = precision;
   return options;
 }
@@ -67,9 +69,13 @@ mlir::gpuopt::checkGpuConvOptions(const CudaTargetOptions &options,
                    ArrayRef<const char *> known) {
     if (llvm::is_contained(known, value))
       return true;
-    error = (Twine(name) + " must be " + known[0] + " or " + known[1] +
-             ", got '" + value + "'")
-                .str();
+    std::string names;
+    for (auto [i, k] : llvm::enumerate(known))
+      names += (i == 0                  ? ""
+                : i + 1 == known.size() ? " or "
+                                        : ", ") +
+               std::string(k);
+    error = (Twine(name) + " must be " + names + ", got '" + value + "'").str();
     return false;
   };
   return success(check("gpu-conv", options.gpuConv, kGpuConvModes) &&
@@ -88,8 +94,13 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   // Library calls are made on tensors, before anything else lowers them.
-  if (options.gpuConv == "library")
-    pm.addPass(createConvertSegToCudaLibraryPass());
+  if (options.gpuConv != "generated") {
+    ConvertSegToCudaLibraryPassOptions library;
+    library.select = options.gpuConv == "auto" ? "auto" : "all";
+    library.device = options.gpuConvDevice;
+    library.precision = options.precision;
+    pm.addPass(createConvertSegToCudaLibraryPass(library));
+  }
   // Padding and shifts in the convolutions' operand loads: no padded or
   // gathered copies, so no fill, copy or gather kernels for them.
   ConvertSegToLinalgPassOptions toLinalg;
@@ -117,6 +128,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.registerTile = options.registerTile;
   kernelOptions.workgroupTile = options.workgroupTile;
   kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
+  kernelOptions.workgroupTilePrefetch = options.workgroupTilePrefetch;
   // TF32 is the precision of the whole plan: library steps and tiles alike.
   kernelOptions.workgroupTileTensorCores = options.precision == "tf32";
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));

@@ -78,7 +78,7 @@ log = logging.getLogger("gpuopt")
 
 TARGETS = ("cpu", "cuda")
 #: ``gpu_conv``: gpuopt-compile's --gpu-conv modes (docs/CUDABackend.md).
-GPU_CONV_MODES = ("generated", "library")
+GPU_CONV_MODES = ("generated", "library", "auto")
 #: ``gpu_precision``: the arithmetic of the library steps.
 GPU_PRECISIONS = ("fp32", "tf32")
 _CUDA_ARCH = re.compile(r"sm_[0-9]+(,sm_[0-9]+)*")
@@ -592,9 +592,11 @@ def compile(
     For ``target="cuda"`` (see :class:`CudaOptions`): ``device`` is the GPU
     ordinal (None: 0) or ``"emulate"`` (the host emulator, no GPU needed);
     ``cuda_arch`` the kernel images (``"sm_90"``, ``"sm_86,sm_90"``; None:
-    gpuopt-compile's default); ``gpu_conv`` ``"generated"`` (gpuopt's kernels)
-    or ``"library"`` (cuDNN/cuBLASLt where eligible); ``gpu_precision``
-    ``"fp32"`` or ``"tf32"`` (the library steps' arithmetic). Setting them for
+    gpuopt-compile's default); ``gpu_conv`` ``"generated"`` (gpuopt's kernels),
+    ``"library"`` (cuDNN/cuBLASLt where eligible) or ``"auto"`` (cuDNN/cuBLASLt
+    where eligible and the cost model predicts them faster); ``gpu_precision``
+    ``"fp32"`` or ``"tf32"`` (the arithmetic of the library steps and the
+    workgroup-tiled kernels). Setting them for
     target="cpu" is a ValueError.
 
     ``threads`` sets the kernels' thread count of this model's library

@@ -28,7 +28,7 @@ module {}
 module {}
 
 //--- gpu-conv.mlir
-// expected-error@unknown {{gpu-conv must be generated or library, got 'cublas'}}
+// expected-error@unknown {{gpu-conv must be generated, library or auto, got 'cublas'}}
 module {}
 
 //--- gpu-precision.mlir

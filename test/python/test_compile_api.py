@@ -337,7 +337,7 @@ def test_bad_arguments_of_compile(cache: Path) -> None:
         ),
         (
             {"target": "cuda", "gpu_conv": "cudnn"},
-            "gpu_conv must be one of 'generated', 'library', got 'cudnn'",
+            "gpu_conv must be one of 'generated', 'library', 'auto', got 'cudnn'",
         ),
         (
             {"target": "cuda", "gpu_precision": "fp16"},

@@ -1,4 +1,4 @@
-"""The library route of the CUDA backend (``gpuopt-compile --gpu-conv=library``).
+"""The library route of the CUDA backend (``gpuopt-compile --gpu-conv=library|auto``).
 
 The eligible convolutions and linear layers (--convert-seg-to-cuda-library)
 become Library steps of the launch plan: a CpuKernelAbi.def routine with its
@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def compile_library(mlir: Path, out: Path, precision: str, *extra: str) -> Path:
+def compile_library(mlir: Path, out: Path, precision: str, *extra: str, mode: str = "library") -> Path:
     proc = subprocess.run(
         [
             COMPILE,
@@ -52,7 +52,7 @@ def compile_library(mlir: Path, out: Path, precision: str, *extra: str) -> Path:
             "--cuda-format=ptx",
             "--pipeline=gpuopt-optimize",
         ]
-        + ["--gpu-conv=library", f"--gpu-precision={precision}", *extra, "-o", out],
+        + [f"--gpu-conv={mode}", f"--gpu-precision={precision}", *extra, "-o", out],
         capture_output=True,
         text=True,
         check=False,
@@ -154,6 +154,45 @@ def test_routines_emulated(routines: dict) -> None:
         assert err <= tolerance, f"{precision}: relative L2 error {err:.3e}"
         results[precision] = outputs[0]
     assert not np.array_equal(results["fp32"], results["tf32"])
+
+
+class Mixed(nn.Module):
+    """At 224x224 on the H200 model: a 3x3 convolution of 64 into 64
+    channels (3.7 GFLOP, compute-bound, the library's tiles fill the GPU)
+    between two cheap ones (3 input channels; 2 output channels)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 64, 3, padding=1)
+        self.conv = nn.Conv2d(64, 64, 3, padding=1)
+        self.bn = nn.BatchNorm2d(64)
+        self.head = nn.Conv2d(64, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.stem(x))
+        return self.head(torch.relu(self.bn(self.conv(y))))
+
+
+def test_auto_mixes_routes_emulated(tmp_path: Path) -> None:
+    """--gpu-conv=auto (the cost model's choice on the shipped H200 model):
+    some eligible convolutions become Library steps, not all; the artifact
+    computes the model (PyTorch within 1e-5, two orders bitwise equal)."""
+    model = randomize(Mixed().eval(), seed=41)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(42))
+    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = model(x).numpy()
+    auto = compile_library(tmp_path / "m.mlir", tmp_path / "auto.gpuopt", "fp32", mode="auto")
+    every = compile_library(tmp_path / "m.mlir", tmp_path / "all.gpuopt", "fp32")
+    chosen, eligible = len(library_steps(to_json(auto))), len(library_steps(to_json(every)))
+    print(f"--gpu-conv=auto: {chosen} of {eligible} eligible convolutions as Library steps")
+    assert eligible == 3 and 0 < chosen < eligible
+    outputs = [emulated(auto, tmp_path, order) for order in ORDERS[:2]]
+    assert np.array_equal(outputs[0].view(np.uint32), outputs[1].view(np.uint32))
+    err = rel_l2(outputs[0], expected)
+    print(f"--gpu-conv=auto: relative L2 error {err:.3e} vs PyTorch")
+    assert err <= TOLERANCE["fp32"]
 
 
 def library_steps(model: dict, plan: str = "run") -> list[dict]:

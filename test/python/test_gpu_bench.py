@@ -31,7 +31,13 @@ BIN = build_dir() / "bin"
 PREPARE = REPO_ROOT / "benchmarks" / "gpu" / "prepare.sh"
 RUN = REPO_ROOT / "benchmarks" / "gpu" / "run.sh"
 BENCH = REPO_ROOT / "benchmarks" / "gpu" / "bench.py"
-ROWS = ["rolling_unet_s-opt", "unet-opt", "unet-opt-lib-tf32", "rolling_unet_s-only-fuse-roll"]
+ROWS = [
+    "rolling_unet_s-opt",
+    "unet-opt",
+    "rolling_unet_s-opt-tf32",
+    "unet-opt-lib-tf32",
+    "rolling_unet_s-only-fuse-roll",
+]
 
 pytestmark = pytest.mark.skipif(
     not all((BIN / t).exists() for t in ("gpuopt-compile", "gpuopt-opt", "gpuopt-cuda-run"))
@@ -109,7 +115,13 @@ def test_prepare_manifest(artifacts: Path) -> None:
     lib = next(m for m in manifest if m["row"] == "unet-opt-lib-tf32")
     assert lib["gpu_conv"] == "library" and lib["gpuopt_precision"] == "TF32"
     assert 0 < lib["library_steps"] < lib["launches_per_forward"]
-    assert all(m["library_steps"] == 0 and m["gpuopt_precision"] == "FP32" for m in manifest if m is not lib)
+    # The generated TF32 row: no library step, its tiles on tensor cores.
+    tc = next(m for m in manifest if m["row"] == "rolling_unet_s-opt-tf32")
+    assert tc["gpu_conv"] == "generated" and tc["gpuopt_precision"] == "TF32" and tc["library_steps"] == 0
+    assert tc["graph"] == "optimized, TF32 tensor cores"
+    assert all(
+        m["library_steps"] == 0 and m["gpuopt_precision"] == "FP32" for m in manifest if m not in (lib, tc)
+    )
     graphs = {m["row"]: m["graph"] for m in manifest}
     assert graphs["rolling_unet_s-only-fuse-roll"] == "ablation: only fuse-roll"
     assert (artifacts / "include" / "flatbuffers" / "flatbuffers.h").is_file()
@@ -176,6 +188,11 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
     assert g["launches"] == manifest["rolling_unet_s-opt"]["launches_per_forward"]
     assert g["kernel_busy_ms"] > 0 and "--profile" in g["busy_source"]
     assert g["predicted_h200_ms"] == pytest.approx(manifest["rolling_unet_s-opt"]["predicted_h200_s"] * 1e3)
+    # The generated TF32 row right after it, in its stage (emulated: the
+    # mma.sync products exactly, on TF32-rounded operands).
+    tc = find("rolling_unet_s", "gpuopt", "TF32")
+    assert tc["row"] == "rolling_unet_s-opt-tf32" and tc["status"] == "ok" and tc["rel_l2"] > 1e-6
+    assert timed.index(tc) == timed.index(g) + 2
     graph = find("rolling_unet_s", "gpuopt + CUDA graph")
     assert graph["status"] == "skipped" and graph["reason"] == "dry run: CUDA graphs need a GPU"
     for precision in ("FP32", "TF32"):

@@ -164,6 +164,11 @@ public:
   /// The fraction of the attainable peak a GEMM of this shape reaches with
   /// the device's tiles and units (tile and wave quantization).
   double getGemmEfficiency(const GemmShape &gemm) const;
+  /// Seconds of one kernel of `op` (no launch) when its FLOPs run at
+  /// `efficiency` times the peak of its precision:
+  /// max(FLOPs / rate, bytes / attainable bandwidth).
+  double getKernelSeconds(const OpCost &op, const KernelCost &kernel,
+                          double efficiency) const;
   /// The kernels of `op` in `mode`, launches included.
   TimeSplit predict(const OpCost &op, ExecMode mode) const;
   /// The kernels of every op of `analysis` in `mode`.

@@ -49,10 +49,23 @@ struct DeviceModel {
   double launchSeconds = 0;
   /// Seconds per kernel in PyTorch eager mode: host-side dispatch + launch.
   double eagerLaunchSeconds = 0;
+  /// Fraction of the peak FLOP/s of a precision that gpuopt's generated
+  /// convolution/linear kernels (workgroup tiles) attain, by precision; a
+  /// precision without an entry takes computeEfficiency.
+  llvm::StringMap<double> generatedComputeEfficiency;
+  /// Host seconds per cuDNN/cuBLASLt call on top of its kernel's launch
+  /// (descriptor handling, the library's own dispatch).
+  double libraryCallSeconds = 0;
 
   /// The peak FLOP/s for `precision`, or 0 when the device file has none.
   double getPeakFlops(llvm::StringRef precision) const {
     return peakFlops.lookup(precision);
+  }
+  /// The fraction of the peak of `precision` generated GEMM kernels attain.
+  double getGeneratedComputeEfficiency(llvm::StringRef precision) const {
+    auto it = generatedComputeEfficiency.find(precision);
+    return it == generatedComputeEfficiency.end() ? computeEfficiency
+                                                  : it->second;
   }
 };
 

@@ -186,9 +186,13 @@ def ConvertParallelLoopsToKernelsPass
       BM x BN tile of (M) x (the other indices) outputs, each thread RM x RN
       of them in registers (4 x 4, or 2 x 2 where 4 x 4 tiles would give
       fewer than `workgroup-tile-min-blocks` blocks); for each 16 reduction
-      steps the block's threads load the x and y tiles into workgroup memory
-      (`memref.alloca`s that become the kernel's workgroup attributions),
-      `gpu.barrier`, and multiply-add from there. The ops before the nest
+      steps the block's threads store the x and y tiles into workgroup
+      memory (`memref.alloca`s that become the kernel's workgroup
+      attributions), `gpu.barrier`, and multiply-add from there; with
+      `workgroup-tile-prefetch` (the default) each thread loads its elements
+      of the next step's tiles from global memory into registers before it
+      multiplies (carried by the loop of steps), so that those loads are in
+      flight during the step. The ops before the nest
       run per output before the first step, those after it after the last;
       each output adds its terms in the nest's order, so the results equal
       the untiled kernel's bit for bit. With `workgroup-tile-tensor-cores`
@@ -281,6 +285,10 @@ def ConvertParallelLoopsToKernelsPass
            /*default=*/"false",
            "Compute the workgroup tiles with TF32 tensor cores "
            "(nvgpu.mma.sync m16n8k8; sm_80 and newer)">,
+    Option<"workgroupTilePrefetch", "workgroup-tile-prefetch", "bool",
+           /*default=*/"true",
+           "Load a workgroup tile step's operands into registers while the "
+           "step before multiplies (false: load them at the step)">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "
@@ -389,17 +397,52 @@ def ConvertSegToCudaLibraryPass
     GELU epilogue in the cuDNN convolution subset used), ReLU with a
     residual (cuDNN's fused form adds the residual before the activation,
     seg after it), and everything else.
+
+    With `select=auto` (`gpuopt-compile --gpu-conv=auto`) an eligible op
+    becomes a library call only where the cost model (docs/CostModel.md)
+    predicts the library faster on `device` in `precision`:
+    - library: max(FLOPs / (peak · compute_efficiency · the tile and wave
+      quantization of the library's tiles, or of the workgroup tiles where
+      that is better: the libraries have small tiles and split-K too),
+      bytes / bandwidth) + a launch + `library_call_s`;
+    - generated: max(FLOPs / (peak · generated_compute_efficiency · the
+      workgroup tiles' quantization, getWorkgroupTileUtilization), bytes /
+      bandwidth) + a launch.
+    Large compute-bound convolutions go to the library, small ones (where
+    the call's fixed cost dominates) stay generated. `explain` emits a
+    remark per eligible op with both predictions and the choice:
+
+    ```mlir
+    // remark: library: 412.7 us vs generated 1106.3 us (h200, fp32)
+    ```
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect"
   ];
+  let options = [
+    Option<"select", "select", "std::string", /*default=*/"\"all\"",
+           "Which eligible ops become library calls: all, or auto (where "
+           "the cost model predicts the library faster)">,
+    Option<"device", "device", "std::string", /*default=*/"\"h200\"",
+           "select=auto: the device to predict for (a key of the device "
+           "file)">,
+    Option<"devices", "devices", "std::string", /*default=*/"\"\"",
+           "select=auto: the device file (JSON); empty: the source tree's "
+           "data/devices.json">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "select=auto: the arithmetic both routes run in (fp32 or tf32)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "select=auto: a remark per eligible op with both predictions">
+  ];
   let statistics = [
     Statistic<"numLibraryCalls", "library-calls",
               "Ops rewritten into library calls">,
     Statistic<"numGenerated", "generated",
-              "Convolutions and linear layers left to the generated kernels">
+              "Convolutions and linear layers left to the generated kernels">,
+    Statistic<"numPredictedFaster", "predicted-faster-generated",
+              "Eligible ops select=auto left generated (predicted faster)">
   ];
 }
 

@@ -50,23 +50,31 @@ struct CudaTargetOptions {
   /// Blocks such a kernel should have at least: H200's 132 multiprocessors
   /// (smaller tiles where larger ones would leave some idle).
   int64_t workgroupTileMinBlocks = 132;
+  /// Whether those kernels load each step's operand tiles a step ahead
+  /// (--convert-parallel-loops-to-kernels' workgroup-tile-prefetch).
+  bool workgroupTilePrefetch = true;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
-  /// of the gpu.module) or "library" (--convert-seg-to-cuda-library: the
-  /// eligible ones as Library steps, cuDNN/cuBLASLt on the GPU).
+  /// of the gpu.module), "library" (--convert-seg-to-cuda-library: the
+  /// eligible ones as Library steps, cuDNN/cuBLASLt on the GPU) or "auto"
+  /// (the eligible ones the cost model predicts faster as Library steps on
+  /// gpuConvDevice).
   std::string gpuConv = "generated";
+  /// The device model (data/devices.json) gpuConv "auto" predicts for.
+  std::string gpuConvDevice = "h200";
   /// The arithmetic of the Library steps (CudaProgram.precision): "fp32"
   /// (strict) or "tf32" (tensor cores; 10-bit mantissa operands).
   std::string precision = "fp32";
 };
 
 /// The values of CudaTargetOptions::gpuConv and ::precision.
-inline constexpr const char *kGpuConvModes[] = {"generated", "library"};
+inline constexpr const char *kGpuConvModes[] = {"generated", "library", "auto"};
 inline constexpr const char *kGpuPrecisions[] = {"fp32", "tf32"};
 
 /// Whether `options`' gpuConv and precision are known; failure otherwise,
-/// with "gpu-conv must be generated or library, got 'x'" (or the same of
+/// with "gpu-conv must be generated, library or auto, got 'x'" (or the
+/// same of
 /// gpu-precision) in `error` (the caller names the option's spelling).
 LogicalResult checkGpuConvOptions(const CudaTargetOptions &options,
                                   std::string &error);
@@ -122,6 +130,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Convolutions and linear layers as block tiles staged "
                      "in workgroup memory (false: register tiles only)"),
       llvm::cl::init(CudaTargetOptions().workgroupTile)};
+  Option<bool> workgroupTilePrefetch{
+      *this, "workgroup-tile-prefetch",
+      llvm::cl::desc("Workgroup tiles load each step's operands into "
+                     "registers during the step before (false: at the step)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTilePrefetch)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "
@@ -132,10 +145,15 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
                        llvm::cl::init(CudaTargetOptions().optLevel)};
   Option<std::string> gpuConv{
       *this, "gpu-conv",
-      llvm::cl::desc("Convolutions and linear layers: generated (kernels) or "
+      llvm::cl::desc("Convolutions and linear layers: generated (kernels), "
                      "library (the eligible ones as library calls, "
-                     "--convert-seg-to-cuda-library)"),
+                     "--convert-seg-to-cuda-library) or auto (those the "
+                     "cost model predicts faster as library calls)"),
       llvm::cl::init(CudaTargetOptions().gpuConv)};
+  Option<std::string> gpuConvDevice{
+      *this, "gpu-conv-device",
+      llvm::cl::desc("gpu-conv=auto: the device model to predict for"),
+      llvm::cl::init(CudaTargetOptions().gpuConvDevice)};
   Option<std::string> precision{
       *this, "gpu-precision",
       llvm::cl::desc("Arithmetic of the library calls: fp32 or tf32"),
@@ -146,7 +164,8 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
 };
 
 /// Adds the first half of the NVPTX lowering to a module-level `pm`:
-/// with options.gpuConv "library" --convert-seg-to-cuda-library, then
+/// with options.gpuConv "library" or "auto" --convert-seg-to-cuda-library,
+/// then
 /// --convert-seg-to-linalg, elementwise fusion, bufferization (results become
 /// out-parameters), linalg to parallel loops and
 /// --convert-parallel-loops-to-kernels. The host functions then only allocate

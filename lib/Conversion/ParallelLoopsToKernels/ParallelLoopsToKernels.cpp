@@ -919,7 +919,8 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         ++numWarpRows;
       else if (workgroupTile &&
                succeeded(mlir::gpuopt::tileReductionInWorkgroupMemory(
-                   loop, workgroupTileMinBlocks, workgroupTileTensorCores)))
+                   loop, workgroupTileMinBlocks, workgroupTileTensorCores,
+                   workgroupTilePrefetch)))
         ++numWorkgroupTiled;
       else if (succeeded(
                    mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))

@@ -340,8 +340,18 @@ TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks) {
 
 } // namespace
 
+double mlir::gpuopt::getWorkgroupTileUtilization(int64_t m, int64_t n,
+                                                 int64_t units) {
+  if (m <= 0 || n <= 0 || units <= 0)
+    return 1.0;
+  TileShape s = chooseShape(m, n, units);
+  int64_t blocks = llvm::divideCeil(m, s.bm) * llvm::divideCeil(n, s.bn);
+  int64_t waves = llvm::divideCeil(blocks, units);
+  return double(m) * n / (double(waves) * units * s.bm * s.bn);
+}
+
 FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
-    scf::ParallelOp loop, int64_t minBlocks, bool tensorCores) {
+    scf::ParallelOp loop, int64_t minBlocks, bool tensorCores, bool prefetch) {
   if (!loop.getInitVals().empty() || loop->hasAttr(kThreadBlockAttrName))
     return failure();
   FailureOr<LoopBounds> bounds = getLoopBounds(loop);
@@ -570,47 +580,67 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     }
   }
 
-  // One step of `kc` reduction iterations from `k0`.
-  auto emitStep = [&](OpBuilder &sb, Value k0, int64_t kc,
-                      ValueRange in) -> SmallVector<Value> {
-    auto stage = [&](Value tile, int64_t width, const Side &side, Value base,
-                     Value factor, ArrayRef<Operation *> ops, bool kFastest) {
-      for (int64_t e0 = 0; e0 < kTileK * width; e0 += kThreads) {
-        Value e = addc(sb, tid, e0);
-        Value kk, pos;
-        if (kFastest) {
-          kk = arith::RemUIOp::create(sb, loc, e, cst(sb, kTileK));
-          pos = arith::DivUIOp::create(sb, loc, e, cst(sb, kTileK));
-        } else {
-          pos = arith::RemUIOp::create(sb, loc, e, cst(sb, width));
-          kk = arith::DivUIOp::create(sb, loc, e, cst(sb, width));
-        }
-        Value at = arith::AddIOp::create(sb, loc, base, pos);
-        Value ok = lessThan(sb, at, side.size);
-        if (kc < kTileK)
-          ok = arith::AndIOp::create(sb, loc, ok, lessThan(sb, kk, kc));
-        auto load = scf::IfOp::create(
-            sb, loc, ok,
-            [&](OpBuilder &ob, Location) {
-              IRMapping map = fixed;
-              side.map(ob, loc, at, map);
-              mapFlatIndex(ob, loc, arith::AddIOp::create(ob, loc, k0, kk),
-                           r.nestIvs, r.lower, r.count, r.step, map);
-              cloneAll(ob, ops, map);
-              scf::YieldOp::create(ob, loc, map.lookupOrDefault(factor));
-            },
-            [&](OpBuilder &ob, Location) {
-              scf::YieldOp::create(ob, loc, zero(ob));
-            });
-        memref::StoreOp::create(sb, loc, load.getResult(0), tile,
-                                ValueRange{kk, pos});
+  // The operands of the step from `k0`, loaded into registers: each
+  // thread's elements of the x and the y tile, zero past M, N and (with
+  // `guardK`) K. They are loaded a step ahead (below), so the global loads
+  // of the next step are in flight while this one multiplies.
+  struct Staged {
+    Value tile, kk, pos;
+  };
+  SmallVector<Staged> slots;
+  auto stageSlots = [&](Value tile, int64_t width, bool kFastest) {
+    for (int64_t e0 = 0; e0 < kTileK * width; e0 += kThreads) {
+      Value e = addc(tb, tid, e0);
+      Value kk, pos;
+      if (kFastest) {
+        kk = arith::RemUIOp::create(tb, loc, e, cst(tb, kTileK));
+        pos = arith::DivUIOp::create(tb, loc, e, cst(tb, kTileK));
+      } else {
+        pos = arith::RemUIOp::create(tb, loc, e, cst(tb, width));
+        kk = arith::DivUIOp::create(tb, loc, e, cst(tb, width));
       }
-    };
-    // The weights are contiguous along k, the input along the pixels.
-    stage(xTile, shape.bm, sideM, mBase, x, xOps.getArrayRef(),
-          /*kFastest=*/true);
-    stage(yTile, shape.bn, sideN, nBase, y, yOps.getArrayRef(),
-          /*kFastest=*/false);
+      slots.push_back({tile, kk, pos});
+    }
+  };
+  // The weights are contiguous along k, the input along the pixels.
+  stageSlots(xTile, shape.bm, /*kFastest=*/true);
+  size_t numXSlots = slots.size();
+  stageSlots(yTile, shape.bn, /*kFastest=*/false);
+  auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK) {
+    SmallVector<Value> values;
+    for (auto [n, slot] : llvm::enumerate(slots)) {
+      bool isX = n < numXSlots;
+      const Side &side = isX ? sideM : sideN;
+      Value at = arith::AddIOp::create(sb, loc, isX ? mBase : nBase, slot.pos);
+      Value k = arith::AddIOp::create(sb, loc, k0, slot.kk);
+      Value ok = lessThan(sb, at, side.size);
+      if (guardK)
+        ok = arith::AndIOp::create(sb, loc, ok, lessThan(sb, k, sizeK));
+      auto load = scf::IfOp::create(
+          sb, loc, ok,
+          [&](OpBuilder &ob, Location) {
+            IRMapping map = fixed;
+            side.map(ob, loc, at, map);
+            mapFlatIndex(ob, loc, k, r.nestIvs, r.lower, r.count, r.step, map);
+            cloneAll(ob, isX ? xOps.getArrayRef() : yOps.getArrayRef(), map);
+            scf::YieldOp::create(ob, loc, map.lookupOrDefault(isX ? x : y));
+          },
+          [&](OpBuilder &ob, Location) {
+            scf::YieldOp::create(ob, loc, zero(ob));
+          });
+      values.push_back(load.getResult(0));
+    }
+    return values;
+  };
+
+  // One step of `kc` reduction iterations whose operands are `staged`:
+  // stored into the tiles, then multiplied; but after the last step, a
+  // barrier before the next step's stores.
+  auto emitStep = [&](OpBuilder &sb, ValueRange staged, int64_t kc,
+                      ValueRange in, bool last) -> SmallVector<Value> {
+    for (auto [slot, v] : llvm::zip_equal(slots, staged))
+      memref::StoreOp::create(sb, loc, v, slot.tile,
+                              ValueRange{slot.kk, slot.pos});
     gpu::BarrierOp::create(sb, loc);
     if (mma) {
       // Steps of 8 (the rest of a short step is zeros in both tiles).
@@ -666,7 +696,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
             }
             scf::YieldOp::create(lb, loc, next);
           });
-      gpu::BarrierOp::create(sb, loc);
+      if (!last)
+        gpu::BarrierOp::create(sb, loc);
       return SmallVector<Value>(steps.getResults());
     }
     auto steps = scf::ForOp::create(
@@ -691,22 +722,48 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           }
           scf::YieldOp::create(lb, loc, next);
         });
-    gpu::BarrierOp::create(sb, loc);
+    if (!last)
+      gpu::BarrierOp::create(sb, loc);
     return SmallVector<Value>(steps.getResults());
   };
 
-  int64_t full = sizeK / kTileK, rest = sizeK % kTileK;
-  if (full > 0) {
+  // Steps of kTileK, the last one `rest` short; with `prefetch` step t + 1's
+  // operands are loaded while step t multiplies.
+  int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
+  int64_t rest = sizeK - (numSteps - 1) * kTileK;
+  SmallVector<Value> staged;
+  if (!prefetch) {
+    if (numSteps > 1) {
+      auto kLoop = scf::ForOp::create(
+          tb, loc, cst(tb, 0), cst(tb, numSteps - 1), cst(tb, 1), accs,
+          [&](OpBuilder &lb, Location, Value t, ValueRange in) {
+            SmallVector<Value> now =
+                loadStep(lb, mulc(lb, t, kTileK), /*guardK=*/false);
+            scf::YieldOp::create(lb, loc,
+                                 emitStep(lb, now, kTileK, in, /*last=*/false));
+          });
+      accs = SmallVector<Value>(kLoop.getResults());
+    }
+    staged = loadStep(tb, cst(tb, (numSteps - 1) * kTileK), rest < kTileK);
+  } else if (staged = loadStep(tb, cst(tb, 0), sizeK < kTileK); numSteps > 1) {
+    size_t numAccs = accs.size();
+    SmallVector<Value> carried = accs;
+    llvm::append_range(carried, staged);
     auto kLoop = scf::ForOp::create(
-        tb, loc, cst(tb, 0), cst(tb, full), cst(tb, 1), accs,
-        [&](OpBuilder &lb, Location, Value t, ValueRange acc) {
-          scf::YieldOp::create(lb, loc,
-                               emitStep(lb, mulc(lb, t, kTileK), kTileK, acc));
+        tb, loc, cst(tb, 0), cst(tb, numSteps - 1), cst(tb, 1), carried,
+        [&](OpBuilder &lb, Location, Value t, ValueRange in) {
+          Value k0 = mulc(lb, addc(lb, t, 1), kTileK);
+          SmallVector<Value> next = loadStep(lb, k0, /*guardK=*/rest < kTileK);
+          SmallVector<Value> out = emitStep(lb, in.drop_front(numAccs), kTileK,
+                                            in.take_front(numAccs),
+                                            /*last=*/false);
+          llvm::append_range(out, next);
+          scf::YieldOp::create(lb, loc, out);
         });
-    accs = SmallVector<Value>(kLoop.getResults());
+    accs = SmallVector<Value>(kLoop.getResults().take_front(numAccs));
+    staged = SmallVector<Value>(kLoop.getResults().drop_front(numAccs));
   }
-  if (rest > 0)
-    accs = emitStep(tb, cst(tb, full * kTileK), rest, accs);
+  accs = emitStep(tb, staged, rest, accs, /*last=*/true);
 
   // Each output's accumulator stored, then its part after the nest.
   for (int64_t i = 0; i < numRows; ++i) {

@@ -5,14 +5,23 @@
 // Rewrites the convolutions and linear layers of the CUDA library route
 // (Passes.td: which are eligible and why the others are not) into calls of
 // their CpuKernelAbi.def routines, through the call builder of
-// KernelCalls.h; the CUDA target makes each call a Library step.
+// KernelCalls.h; the CUDA target makes each call a Library step. With
+// `select=auto` the cost model chooses per op between the library and the
+// generated kernel.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Analysis/CostModel.h"
+#include "gpuopt/Conversion/ParallelLoopsToKernels/WorkgroupTile.h"
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Conversion/SegToCpuKernels/KernelCalls.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <memory>
 
 namespace mlir {
 namespace gpuopt {
@@ -41,11 +50,95 @@ LogicalResult checkLibraryConv(seg::FusedConv2dOp op) {
   return success(act == seg::Activation::Relu && !op.getResidual());
 }
 
+/// Whether the library route computes `op` (Passes.td: the eligible ops).
+bool isEligible(Operation *op) {
+  if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
+    return succeeded(checkLibraryConv(fused));
+  return isa<seg::Conv2dOp, seg::ConvTranspose2dOp, seg::LinearOp>(op);
+}
+
+/// The cost model's choice between the two routes of an eligible op
+/// (Passes.td, `select=auto`).
+class RouteChooser {
+public:
+  RouteChooser(ModuleOp module, const DeviceModel &device, StringRef precision)
+      : device(device), model(device, precision) {
+    module.walk([&](func::FuncOp func) {
+      analyses.push_back(std::make_unique<SegCostAnalysis>(func));
+      for (const OpCost &cost : analyses.back()->getOps())
+        costs[cost.op] = &cost;
+    });
+  }
+
+  /// Whether `op` should be a library call; with `explain`, a remark says
+  /// why. Failure (reported) when the device has no peak for the op.
+  FailureOr<bool> choose(Operation *op, bool explain) const {
+    const OpCost *cost = costs.lookup(op);
+    if (!cost || cost->compiled.size() != 1)
+      return op->emitOpError("convert-seg-to-cuda-library: the cost model "
+                             "has no single kernel for this op");
+    if (device.getPeakFlops(model.getPrecision(*cost)) <= 0)
+      return op->emitOpError("convert-seg-to-cuda-library: device '")
+             << device.id << "' has no peak for '" << model.getPrecision(*cost)
+             << "'";
+    const KernelCost &k = cost->compiled.front();
+    double libraryTiles = 1, generatedTiles = 1;
+    if (k.gemm) {
+      // The generated tiles split the output channels (the GEMM's N) by BM.
+      generatedTiles = getWorkgroupTileUtilization(
+          k.gemm->n, k.gemm->batch * k.gemm->m, device.units);
+      // The libraries' large tiles, or as good a fill as the generated
+      // kernels' where that is better: cuDNN and cuBLASLt also carry small
+      // tiles and split-K for small products.
+      libraryTiles = std::max(model.getGemmEfficiency(*k.gemm), generatedTiles);
+    }
+    double library = model.getKernelSeconds(
+                         *cost, k, device.computeEfficiency * libraryTiles) +
+                     device.launchSeconds + device.libraryCallSeconds;
+    double generated =
+        model.getKernelSeconds(
+            *cost, k,
+            device.getGeneratedComputeEfficiency(model.getPrecision(*cost)) *
+                generatedTiles) +
+        device.launchSeconds;
+    bool useLibrary = library < generated;
+    if (explain)
+      op->emitRemark() << llvm::formatv(
+          "{0}: predicted {1:F1} us, {2:F1} us as {3} ({4}, {5})",
+          useLibrary ? "library call" : "generated kernel",
+          (useLibrary ? library : generated) * 1e6,
+          (useLibrary ? generated : library) * 1e6,
+          useLibrary ? "a generated kernel" : "a library call", device.id,
+          model.getPrecision(*cost));
+    return useLibrary;
+  }
+
+private:
+  const DeviceModel &device;
+  LatencyModel model;
+  SmallVector<std::unique_ptr<SegCostAnalysis>> analyses;
+  DenseMap<Operation *, const OpCost *> costs;
+};
+
 struct ConvertSegToCudaLibraryPass
     : mlir::gpuopt::impl::ConvertSegToCudaLibraryPassBase<
           ConvertSegToCudaLibraryPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Option errors at the first function, as --seg-cost-report's.
+    Location loc = module.getLoc();
+    if (auto funcs = module.getOps<func::FuncOp>(); !funcs.empty())
+      loc = (*funcs.begin()).getLoc();
+    auto fail = [&](const Twine &message) {
+      emitError(loc) << "convert-seg-to-cuda-library: " << message;
+      signalPassFailure();
+    };
+    if (select != "all" && select != "auto")
+      return fail("select must be all or auto, got '" + select + "'");
+    if (precision != "fp32" && precision != "tf32")
+      return fail("precision must be fp32 or tf32, got '" + precision + "'");
     if (failed(checkReservedKernelSymbols(module)))
       return signalPassFailure();
     SmallVector<Operation *> ops;
@@ -54,23 +147,48 @@ struct ConvertSegToCudaLibraryPass
               seg::LinearOp>(op))
         ops.push_back(op);
     });
+    // The ops to lower, all chosen before any is rewritten.
+    SmallVector<Operation *> chosen;
+    std::optional<DeviceModel> deviceModel;
+    std::unique_ptr<RouteChooser> chooser;
+    if (select == "auto") {
+      std::string path =
+          devices.empty() ? getDefaultDeviceFile().str() : std::string(devices);
+      llvm::Expected<DeviceModel> loaded = loadDeviceModel(path, device);
+      if (!loaded)
+        return fail(llvm::toString(loaded.takeError()));
+      deviceModel = std::move(*loaded);
+      chooser = std::make_unique<RouteChooser>(module, *deviceModel, precision);
+    }
+    for (Operation *op : ops) {
+      if (!isEligible(op)) {
+        ++numGenerated;
+        continue;
+      }
+      if (chooser) {
+        FailureOr<bool> useLibrary = chooser->choose(op, explain);
+        if (failed(useLibrary))
+          return signalPassFailure();
+        if (!*useLibrary) {
+          ++numGenerated;
+          ++numPredictedFaster;
+          continue;
+        }
+      }
+      chosen.push_back(op);
+    }
     KernelCallOptions options;
     options.contiguousWeights = true;
     options.dropZeroShifts = true;
-    for (Operation *op : ops) {
+    for (Operation *op : chosen) {
       LogicalResult lowered =
           TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([&](seg::FusedConv2dOp fused) {
-                if (failed(checkLibraryConv(fused)))
-                  return failure();
-                return lowerToKernelCall(module, fused, options);
+              .Case<seg::FusedConv2dOp, seg::Conv2dOp, seg::ConvTranspose2dOp,
+                    seg::LinearOp>([&](auto typed) {
+                return lowerToKernelCall(module, typed, options);
               })
-              .Case<seg::Conv2dOp, seg::ConvTranspose2dOp, seg::LinearOp>(
-                  [&](auto typed) {
-                    return lowerToKernelCall(module, typed, options);
-                  })
               .Default([](Operation *) { return failure(); });
-      // The others stay for --convert-seg-to-linalg.
+      // What the call builder refuses stays for --convert-seg-to-linalg.
       if (succeeded(lowered))
         ++numLibraryCalls;
       else

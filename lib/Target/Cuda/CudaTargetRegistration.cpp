@@ -62,11 +62,24 @@ public:
                      "tiles staged in workgroup memory (false: register "
                      "tiles only)"),
             cl::init(CudaTargetOptions().workgroupTile), cl::cat(category)),
+        workgroupTilePrefetch(
+            "cuda-workgroup-tile-prefetch",
+            cl::desc("--target=cuda: workgroup tiles load each step's "
+                     "operands into registers while the step before "
+                     "multiplies (false: at the step)"),
+            cl::init(CudaTargetOptions().workgroupTilePrefetch),
+            cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
-                         "generated kernels (generated) or, where eligible, "
-                         "as cuDNN/cuBLASLt calls (library)"),
+                         "generated kernels (generated), where eligible as "
+                         "cuDNN/cuBLASLt calls (library), or as those calls "
+                         "where the cost model predicts them faster (auto)"),
                 cl::init(CudaTargetOptions().gpuConv), cl::cat(category)),
+        gpuConvDevice("gpu-conv-device",
+                      cl::desc("--target=cuda --gpu-conv=auto: the device of "
+                               "data/devices.json the cost model predicts for"),
+                      cl::init(CudaTargetOptions().gpuConvDevice),
+                      cl::cat(category)),
         precision("gpu-precision",
                   cl::desc("--target=cuda: arithmetic of the library calls, "
                            "fp32 (strict) or tf32 (tensor cores)"),
@@ -87,9 +100,19 @@ public:
                     cl::value_desc("file"), cl::cat(category)) {}
 
   SmallVector<cl::Option *> flags() override {
-    return {&arch,         &format,        &toolkit,    &blockSize,
-            &registerTile, &workgroupTile, &gpuConv,    &precision,
-            &hostImage,    &writeKernels,  &hostKernels};
+    return {&arch,
+            &format,
+            &toolkit,
+            &blockSize,
+            &registerTile,
+            &workgroupTile,
+            &workgroupTilePrefetch,
+            &gpuConv,
+            &gpuConvDevice,
+            &precision,
+            &hostImage,
+            &writeKernels,
+            &hostKernels};
   }
 
   LogicalResult validateFlags(std::string &error) override {
@@ -134,7 +157,9 @@ public:
     options.target.blockSize = blockSize;
     options.target.registerTile = registerTile;
     options.target.workgroupTile = workgroupTile;
+    options.target.workgroupTilePrefetch = workgroupTilePrefetch;
     options.target.gpuConv = gpuConv;
+    options.target.gpuConvDevice = gpuConvDevice;
     options.target.precision = precision;
     options.hostImage = hostImage;
     options.writeKernels = writeKernels;
@@ -157,7 +182,9 @@ private:
   cl::opt<int64_t> blockSize;
   cl::opt<int64_t> registerTile;
   cl::opt<bool> workgroupTile;
+  cl::opt<bool> workgroupTilePrefetch;
   cl::opt<std::string> gpuConv;
+  cl::opt<std::string> gpuConvDevice;
   cl::opt<std::string> precision;
   cl::opt<bool> hostImage;
   cl::opt<std::string> writeKernels;

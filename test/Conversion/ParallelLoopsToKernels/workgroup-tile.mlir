@@ -8,10 +8,14 @@
 // map (bias and ReLU after it): M = 64 channels, N = 64 pixels, K = 32. One
 // block of 256 threads (no guard: every thread reaches the barriers) holds a
 // 64 x 64 tile, 4 x 4 outputs per thread; two steps of 16 reduction
-// iterations each load 4 weights and 4 inputs per thread into workgroup
-// memory (the weight tile's rows padded to 65), then 16 steps of 4 + 4
-// workgroup loads and 16 multiply-adds. The zero fill is the accumulators'
-// initial value (no store), and the epilogue stores each output once.
+// iterations each store 4 weights and 4 inputs per thread into workgroup
+// memory (the weight tile's rows padded to 65), then run 16 iterations of
+// 4 + 4 workgroup loads and 16 multiply-adds. Each step's operands are
+// loaded from global memory into registers one step ahead: before the loop
+// of steps, and in it before the step multiplies (carried: 16 accumulators
+// + 8 operands). No barrier after the last step. The zero fill is the
+// accumulators' initial value (no store), and the epilogue stores each
+// output once.
 // CHECK-LABEL: func.func @matmul_like
 // CHECK: gpu.launch_func @kernels::@matmul_like_kernel0 blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK: gpu.func @matmul_like_kernel0(%[[WT:[^:]*]]: memref<64x32xf32>, %[[IN:[^:]*]]: memref<32x8x8xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
@@ -19,16 +23,29 @@
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK-NOT: memref.store %{{.*}}, %[[OUT]]
-// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
-// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-4: memref.load %[[WT]]
 // CHECK-COUNT-4: memref.load %[[IN]]
+// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-COUNT-4: memref.load %[[WT]]
+// CHECK-COUNT-4: memref.load %[[IN]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
 // CHECK-COUNT-4: memref.load %[[XS]][%[[K]], %{{.*}}]
 // CHECK-COUNT-4: memref.load %[[YS]][%[[K]], %{{.*}}]
 // CHECK-COUNT-16: arith.addf
 // CHECK: gpu.barrier
+// CHECK: scf.yield
+// The last step, from the carried operands.
+// CHECK-NOT: memref.load %[[WT]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
+// CHECK-COUNT-16: arith.addf
+// CHECK-NOT: gpu.barrier
 // CHECK-NOT: memref.load %[[OUT]]
 // CHECK-COUNT-16: memref.store %{{.*}}, %[[OUT]]
 // CHECK-NOT: memref.store
@@ -88,25 +105,29 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 // A padded 3x3 convolution (the remapped input: clamped indices, a select
 // for the padding) of 3 into 20 channels of a 6x6 map: K = 27 = 16 + 11,
 // M = 20 and N = 36 fill no tile. 32 x 32 tiles pad least: 2 blocks. The
-// last step covers the 11 remaining iterations: its tile loads are guarded
-// by `kk < 11` too, and its loop runs 11 times.
+// last step covers the 11 remaining iterations: its operands, loaded during
+// the first step, are guarded by `k < 27` too, and its loop runs 11 times.
 // CHECK-LABEL: func.func @conv_remainder
 // CHECK: blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 // CHECK: gpu.func @conv_remainder_kernel0(%[[WT:[^:]*]]: memref<20x3x3x3xf32>, %[[IN:[^:]*]]: memref<1x3x6x6xf32>, %{{.*}}: memref<1x20x6x6xf32>)
 // CHECK-SAME: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
+// CHECK-NOT: arith.cmpi ult, %{{.*}}, %c27
 // CHECK: memref.load %[[WT]]
 // CHECK: memref.load %[[IN]]
 // CHECK: arith.select
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: arith.cmpi ult, %{{.*}}, %c27
+// CHECK: memref.load %[[WT]]
+// CHECK: memref.load %[[IN]]
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} to %c16
 // CHECK: gpu.barrier
-// CHECK: arith.cmpi ult, %{{.*}}, %c11
-// CHECK: memref.load %[[WT]]
+// CHECK: scf.yield
+// CHECK-NOT: memref.load %[[WT]]
 // CHECK: gpu.barrier
 // CHECK: scf.for {{.*}} to %c11{{[_0-9]*}} step
-// CHECK: gpu.barrier
-// CHECK-COUNT-4: memref.store
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: memref.store {{.*}} : memref<1x20x6x6xf32>
 // CHECK-NOT: memref.store
 // CHECK: gpu.return
 func.func @conv_remainder(%in: memref<1x3x6x6xf32>, %wt: memref<20x3x3x3xf32>, %out: memref<1x20x6x6xf32>) {

@@ -19,7 +19,7 @@
 // BLOCK: error: CUDA block size must be in [1, 1024], got 2048
 // TILE: gpuopt-compile: error: --cuda-register-tile must be at least 1, got 0
 // TILE3: gpuopt-compile: error: --cuda-register-tile must be at least 1, got -3
-// CONV: gpuopt-compile: error: --gpu-conv must be generated or library, got 'cudnn'
+// CONV: gpuopt-compile: error: --gpu-conv must be generated, library or auto, got 'cudnn'
 // PRECISION: gpuopt-compile: error: --gpu-precision must be fp32 or tf32, got 'fp16'
 // CROSS-CONV: gpuopt-compile: error: --gpu-conv applies to --target=cuda, not --target=cpu
 // ENTRY: error: no function 'nope' with a body to compile

@@ -56,9 +56,24 @@ constexpr int64_t kWorkgroupTileThreads = 256;
 /// operands are rounded to TF32 and each 8 reduction steps are summed by
 /// the tensor core, so results differ from the FP32 kernel within TF32's
 /// tolerance.
+///
+/// With `prefetch`, each thread loads its elements of step t + 1's tiles
+/// into registers before step t multiplies (a loop-carried copy of them),
+/// so that the global loads overlap the multiply-adds; without it, at the
+/// start of step t + 1.
 FailureOr<scf::ParallelOp> tileReductionInWorkgroupMemory(scf::ParallelOp loop,
                                                           int64_t minBlocks,
-                                                          bool tensorCores);
+                                                          bool tensorCores,
+                                                          bool prefetch = true);
+
+/// The fraction of the block slots a workgroup-tiled `m` x `n` product
+/// (M: the output rows the tiles split by BM, N: the rest) fills on a device
+/// of `units` multiprocessors, one block each per wave, with the tile shape
+/// tileReductionInWorkgroupMemory chooses for `minBlocks` = `units`:
+/// m·n / (waves · units · BM · BN). The cost model's view of the generated
+/// kernels' tile and wave quantization (--convert-seg-to-cuda-library's
+/// `select=auto`).
+double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t units);
 
 } // namespace gpuopt
 } // namespace mlir
