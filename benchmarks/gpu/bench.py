@@ -910,7 +910,8 @@ class Bench:
         compile_cap = self.args.compile_cap
         self.stage("correctness", [lambda n=n: self.gpuopt(n, "correctness") for n in rows])
         # A model's variants of its optimized graph ("optimized, TF32 tensor
-        # cores", "optimized, cuDNN/cuBLASLt"), in prepare.sh's order.
+        # cores", "optimized, cuDNN/cuBLASLt", "optimized, --gpu-conv=auto"),
+        # in prepare.sh's order.
         variants: dict[str, list[dict[str, Any]]] = {}
         for m in self.manifest:
             if m["shape"] == size and m["graph"].startswith("optimized, "):
@@ -920,13 +921,13 @@ class Bench:
             return [
                 s
                 for m in variants.get(model, [])
-                if library or m.get("gpu_conv") != "library"
+                if library or m.get("gpu_conv", "generated") == "generated"
                 for s in gp(m["row"])
             ]
 
         # Rolling-UNet-S: its generated kernels in both precisions before
-        # PyTorch (its library rows, which leave the shifted convolutions
-        # generated, go with the rest).
+        # PyTorch (its library and auto rows, which leave the shifted
+        # convolutions generated, go with the rest).
         self.stage(
             "rolling_unet_s",
             gp(opt.get("rolling_unet_s", ""))

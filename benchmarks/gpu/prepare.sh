@@ -69,11 +69,14 @@ trap 'rm -rf "$WORK"' EXIT
 # (empty: none) | more gpuopt-compile flags (empty: none; the TF32 rows:
 # --gpu-precision=tf32, the workgroup-tiled convolutions and linears on
 # tensor cores; the library rows: --gpu-conv=library, convolutions and
-# linears through cuDNN/cuBLASLt, and --gpu-precision). In order of
-# importance (run.sh checks them in this order).
+# linears through cuDNN/cuBLASLt, and --gpu-precision; the auto rows:
+# --gpu-conv=auto, each through cuDNN/cuBLASLt where the cost model's H200
+# predicts it faster). In order of importance (run.sh checks them in this
+# order).
 S=$SIZE
 LIB="optimized, cuDNN/cuBLASLt"
 TC="optimized, TF32 tensor cores"
+AUTO="optimized, --gpu-conv=auto"
 ROWS="
 rolling_unet_s-opt|rolling_unet_s|1,3,$S,$S|optimized|gpuopt-optimize|
 unet-opt|unet|1,3,$S,$S|optimized|gpuopt-optimize|
@@ -83,6 +86,8 @@ unet-opt-lib|unet|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library
 unet-opt-lib-tf32|unet|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library --gpu-precision=tf32
 rolling_unet_s-opt-lib|rolling_unet_s|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library
 rolling_unet_s-opt-lib-tf32|rolling_unet_s|1,3,$S,$S|$LIB|gpuopt-optimize|--gpu-conv=library --gpu-precision=tf32
+unet-opt-auto|unet|1,3,$S,$S|$AUTO|gpuopt-optimize|--gpu-conv=auto
+rolling_unet_s-opt-auto|rolling_unet_s|1,3,$S,$S|$AUTO|gpuopt-optimize|--gpu-conv=auto
 rolling_unet_s|rolling_unet_s|1,3,$S,$S|exported|
 unet|unet|1,3,$S,$S|exported|
 unext-opt|unext|1,3,$S,$S|optimized|gpuopt-optimize
@@ -145,7 +150,7 @@ floor_ops = [
 print(json.dumps({
     "row": row, "model": model, "shape": [int(s) for s in shape.split(",")],
     "graph": graph, "pipeline": pipeline, "compile_flags": flags,
-    "gpu_conv": "library" if "--gpu-conv=library" in flags.split() else "generated",
+    "gpu_conv": next((f.split("=", 1)[1] for f in flags.split() if f.startswith("--gpu-conv=")), "generated"),
     # The arithmetic of the artifact's tensor-core tiles and library steps
     # (its other generated kernels are FP32).
     "gpuopt_precision": "TF32" if "--gpu-precision=tf32" in flags.split() else "FP32",

@@ -99,6 +99,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
     library.select = options.gpuConv == "auto" ? "auto" : "all";
     library.device = options.gpuConvDevice;
     library.precision = options.precision;
+    library.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
     pm.addPass(createConvertSegToCudaLibraryPass(library));
   }
   // Padding and shifts in the convolutions' operand loads: no padded or

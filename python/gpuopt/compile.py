@@ -67,7 +67,7 @@ from gpuopt._atomic import atomic_output, write_text
 from gpuopt.capture import Captured, CaptureError
 from gpuopt.compiled import CompiledModel, compile_model
 from gpuopt.export import export
-from gpuopt.tools import ToolError, build_dir, tool
+from gpuopt.tools import DEFAULT_DEVICES, ToolError, build_dir, tool
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -180,6 +180,12 @@ def cache_key(
     }
     if target == "cpu":
         record["host_cpu"] = _host_cpu_identity()
+    if cuda is not None and cuda.gpu_conv == "auto":
+        # --gpu-conv=auto routes by the device models (data/devices.json).
+        devices = DEFAULT_DEVICES
+        record["device_models_sha256"] = (
+            hashlib.sha256(devices.read_bytes()).hexdigest() if devices.is_file() else None
+        )
     text = json.dumps(record, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest(), record
 

@@ -908,16 +908,26 @@ struct CudaEmulator::Impl {
                "the launch)";
     int64_t rank = record[5];
     int64_t shown = std::min<int64_t>(std::max<int64_t>(rank, 0), 8);
+    std::string where = " (index " + list(record + 6, shown, rank) +
+                        " of shape " + list(record + 14, shown, rank) + ")";
     std::string text = describeCudaStep(art, plan, index) + ": thread " +
-                       triple(ids + 3) + " of block " + triple(ids) + " " +
-                       (record[1] ? "stores" : "loads") + " out of bounds of " +
-                       memory + ": element " + std::to_string(record[3]) +
-                       " of " + std::to_string(record[4]) + " (index " +
-                       list(record + 6, shown, rank) + " of shape " +
-                       list(record + 14, shown, rank) + ")";
+                       triple(ids + 3) + " of block " + triple(ids) + " ";
+    // Kind 2 (GpuKernelsToHost.cpp): a vector load misaligned for its
+    // alignment, which record[4] holds.
+    if (record[1] == 2)
+      text += "loads a vector misaligned for its alignment of " +
+              std::to_string(record[4]) + " bytes from " + memory +
+              ": at element " + std::to_string(record[3]) + where;
+    else
+      text += std::string(record[1] ? "stores" : "loads") +
+              " out of bounds of " + memory + ": element " +
+              std::to_string(record[3]) + " of " + std::to_string(record[4]) +
+              where;
     if (record[0] > 1)
       text += "; " + std::to_string(record[0]) +
-              " out-of-bounds accesses in the launch";
+              (record[1] == 2 ? " misaligned or out-of-bounds accesses"
+                              : " out-of-bounds accesses") +
+              " in the launch";
     return text;
   }
 };

@@ -16,7 +16,7 @@ reads of the workgroup tile come out NaN), a barrier only some threads reach
 mismatch), a shuffle only some lanes reach (an error), a read past the tile
 (the out-of-bounds report names the workgroup attribution), a TF32 mma.sync
 fed the wrong fragment layout (a mismatch) or run by part of a warp (an
-error).
+error), a vector load off its alignment (reported).
 """
 
 from __future__ import annotations
@@ -418,6 +418,60 @@ def test_tile_read_past_its_row_is_reported(linear: dict) -> None:
     assert line.endswith(
         ": thread (0,0,0) of block (0,0,0) loads out of bounds of workgroup attribution 0 of the kernel: "
         f"element 24 of 480 (index [0, 24] of shape [20, 24]); {2 * ROWS * N} out-of-bounds accesses in the launch"
+    ), line
+
+
+# The staging of TILE_KERNEL with 16-byte vector loads: thread t < 120
+# loads weight elements 4t .. 4t + 3 (a row of 24 holds 6 vectors) with one
+# aligned vector.load and stores them into the tile.
+VECTOR_STAGING = (
+    TILE_KERNEL[TILE_KERNEL.index("    scf.for %s") : TILE_KERNEL.index("\n    gpu.barrier // STAGED")],
+    """    %c4 = arith.constant 4 : index
+    %c120 = arith.constant 120 : index
+    %vin = arith.cmpi ult, %t, %c120 : index
+    scf.if %vin {
+      %e = arith.muli %t, %c4 : index // VECTOR
+      %r = arith.divui %e, %c24 : index
+      %k = arith.remui %e, %c24 : index
+      %v = vector.load %w[%r, %k] {alignment = 16 : i64} : memref<20x24xf32>, vector<4xf32>
+      scf.for %j = %c0 to %c4 step %c1 {
+        %kj = arith.addi %k, %j : index
+        %vj = vector.extract %v[%j] : f32 from vector<4xf32>
+        memref.store %vj, %tile[%r, %kj] : memref<20x24xf32, #gpu.address_space<workgroup>>
+      }
+    }""",
+)
+
+
+def test_vector_load_staging(linear: dict) -> None:
+    """The tile staged with aligned 16-byte vector loads (as the workgroup
+    tiles stage their weights) computes the Linear."""
+    artifact = with_kernel(linear, "vector", TILE_KERNEL, VECTOR_STAGING)
+    d: Path = linear["dir"]
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], linear["expected"], "vector-staged Linear")
+
+
+def test_misaligned_vector_load_is_reported(linear: dict) -> None:
+    """Each vector one element later: 4 bytes past a 16-byte boundary, which
+    faults on a GPU; the emulator reports the first and counts all 240
+    (120 threads, 2 blocks), and the 40 tile stores past a row's end of
+    the last vector of each row (k = 21 .. 24)."""
+    artifact = with_kernel(
+        linear,
+        "misaligned",
+        TILE_KERNEL,
+        VECTOR_STAGING,
+        (
+            "%e = arith.muli %t, %c4 : index // VECTOR",
+            "%e4 = arith.muli %t, %c4 : index\n      %e = arith.addi %e4, %c1 : index",
+        ),
+    )
+    line = failure(linear, artifact, "forward")
+    assert re.search(
+        r": thread \(0,0,0\) of block \(0,0,0\) loads a vector misaligned for its alignment of 16 bytes from "
+        r"argument 1, .*: at element 1 \(index \[0, 1\] of shape \[20, 24\]\); 280 misaligned or "
+        r"out-of-bounds accesses in the launch$",
+        line,
     ), line
 
 

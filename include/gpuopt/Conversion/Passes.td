@@ -192,7 +192,11 @@ def ConvertParallelLoopsToKernelsPass
       `workgroup-tile-prefetch` (the default) each thread loads its elements
       of the next step's tiles from global memory into registers before it
       multiplies (carried by the loop of steps), so that those loads are in
-      flight during the step. The ops before the nest
+      flight during the step; with `workgroup-tile-vector-loads` (the
+      default) a weight operand contiguous along the reduction (a buffer
+      the plan places, its last indices the nest's over whole dimensions,
+      K a multiple of 4) is loaded 4 elements per `vector.load` (alignment
+      16, PTX `ld.global.v4.f32`). The ops before the nest
       run per output before the first step, those after it after the last;
       each output adds its terms in the nest's order, so the results equal
       the untiled kernel's bit for bit. With `workgroup-tile-tensor-cores`
@@ -289,6 +293,11 @@ def ConvertParallelLoopsToKernelsPass
            /*default=*/"true",
            "Load a workgroup tile step's operands into registers while the "
            "step before multiplies (false: load them at the step)">,
+    Option<"workgroupTileVectorLoads", "workgroup-tile-vector-loads", "bool",
+           /*default=*/"true",
+           "Load the weight tile 4 reduction elements at a time "
+           "(vector.load, alignment 16) where it is contiguous along the "
+           "reduction (false: scalar loads)">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "
@@ -406,15 +415,19 @@ def ConvertSegToCudaLibraryPass
       that is better: the libraries have small tiles and split-K too),
       bytes / bandwidth) + a launch + `library_call_s`;
     - generated: max(FLOPs / (peak · generated_compute_efficiency · the
-      workgroup tiles' quantization, getWorkgroupTileUtilization), bytes /
-      bandwidth) + a launch.
+      workgroup tiles' quantization, getWorkgroupTileUtilization with
+      `workgroup-tile-min-blocks`; none for a product the workgroup tiles
+      leave to register tiles), bytes / bandwidth) + a launch.
     Large compute-bound convolutions go to the library, small ones (where
     the call's fixed cost dominates) stay generated. `explain` emits a
     remark per eligible op with both predictions and the choice:
 
     ```mlir
-    // remark: library: 412.7 us vs generated 1106.3 us (h200, fp32)
+    // remark: library call: predicted 81.5 us, 141.7 us as a generated
+    //         kernel (h200, fp32)
     ```
+    An op computed at load time (from parameters only) is a library call,
+    as with `select=all`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
@@ -434,7 +447,11 @@ def ConvertSegToCudaLibraryPass
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "select=auto: the arithmetic both routes run in (fp32 or tf32)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
-           "select=auto: a remark per eligible op with both predictions">
+           "select=auto: a remark per eligible op with both predictions">,
+    Option<"workgroupTileMinBlocks", "workgroup-tile-min-blocks", "int64_t",
+           /*default=*/"132",
+           "select=auto: the generated kernels' workgroup-tile-min-blocks "
+           "(--convert-parallel-loops-to-kernels), for their tile shapes">
   ];
   let statistics = [
     Statistic<"numLibraryCalls", "library-calls",

@@ -77,6 +77,10 @@ enum RecordField : int64_t {
 };
 /// Indices and dimensions recorded per violation.
 constexpr unsigned kRecordedRank = 8;
+/// The record's kinds: a load or store out of bounds, or a vector load
+/// misaligned for its `alignment` (then kRecExtent holds the alignment in
+/// bytes).
+constexpr int64_t kKindLoad = 0, kKindStore = 1, kKindMisaligned = 2;
 /// The record's root kinds beside a kernel argument number; workgroup
 /// attribution k is kRootWorkgroup - k.
 constexpr int64_t kRootGlobal = -1, kRootLocal = -2, kRootWorkgroup = -3;
@@ -220,9 +224,18 @@ LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
   if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
     return op->emitOpError("cannot run on the host emulation: of the nvgpu "
                            "dialect only nvgpu.mma.sync (TF32) is emulated");
+  if (auto load = dyn_cast<vector::LoadOp>(op)) {
+    // Run as scalar loads, each bounds-checked, after an alignment check.
+    if (load.getVectorType().getRank() != 1 ||
+        load.getVectorType().isScalable() || gpuSpace(load.getBase().getType()))
+      return op->emitOpError("loads ")
+             << load.getVectorType() << " from " << load.getBase().getType()
+             << "; the host emulation runs vector.load of a fixed 1-D vector "
+                "from global memory only";
+    return success();
+  }
   if (isa<vector::VectorDialect>(op->getDialect())) {
-    // Register values only: a vector load or store would escape the bounds
-    // checks.
+    // Register values only: a vector store would escape the bounds checks.
     if (!isMemoryEffectFree(op))
       return op->emitOpError(
           "accesses memory in a way the host emulation does not "
@@ -333,14 +346,13 @@ func::FuncOp createReportFunction(ModuleOp module, Location loc) {
 /// every index is inside its dimension and the element inside the
 /// allocation; otherwise the report function is called and a load yields
 /// NaN (0 for an integer).
-LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
-                          unsigned numBuffers) {
-  bool isStore = isa<memref::StoreOp>(op);
-  Value memref = isStore ? cast<memref::StoreOp>(op).getMemRef()
-                         : cast<memref::LoadOp>(op).getMemRef();
-  ValueRange indices = isStore ? cast<memref::StoreOp>(op).getIndices()
-                               : cast<memref::LoadOp>(op).getIndices();
-  auto type = cast<MemRefType>(memref.getType());
+/// The allocation `memref` is a view of in host kernel `fn` (see
+/// guardAccess) and the record's kind of it: the kernel argument's number,
+/// or kRootGlobal, kRootLocal, kRootWorkgroup - k. Failure (reported at
+/// `op`) for a memref the emulation cannot check.
+FailureOr<std::pair<Value, int64_t>> getCheckedRoot(Operation *op, Value memref,
+                                                    func::FuncOp fn,
+                                                    unsigned numBuffers) {
   Value root = traceAllocation(memref);
   int64_t rootKind = 0;
   Block &entry = fn.getBody().front();
@@ -369,6 +381,56 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
            << rootType
            << ", an allocation with a non-identity layout, which the host "
               "emulation cannot bounds-check";
+  return std::make_pair(root, rootKind);
+}
+
+/// The offset of `memref[indices]` from the first element of its allocation.
+Value getLinearOffset(OpBuilder &b, Location loc, Value memref,
+                      ValueRange indices) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = metadata.getOffset();
+  for (auto [i, stride] : llvm::zip(indices, metadata.getStrides()))
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, i, stride));
+  return linear;
+}
+
+/// Calls the report function of host kernel `fn` for a violation of `kind`
+/// at `op`.
+void reportViolation(OpBuilder &b, Location loc, func::FuncOp fn,
+                     func::FuncOp report, int64_t kind, int64_t rootKind,
+                     Value linear, Value extent, ValueRange indices,
+                     ValueRange dims) {
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  SmallVector<Value> args = {fn.getBody().front().getArguments().back()};
+  args.push_back(c(kind));
+  args.push_back(c(rootKind));
+  args.push_back(linear);
+  args.push_back(extent);
+  args.push_back(c(indices.size()));
+  for (unsigned k = 0; k < kRecordedRank; ++k)
+    args.push_back(k < indices.size() ? indices[k] : c(0));
+  for (unsigned k = 0; k < kRecordedRank; ++k)
+    args.push_back(k < dims.size() ? dims[k] : c(0));
+  func::CallOp::create(b, loc, report, args);
+}
+
+LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
+                          unsigned numBuffers) {
+  bool isStore = isa<memref::StoreOp>(op);
+  Value memref = isStore ? cast<memref::StoreOp>(op).getMemRef()
+                         : cast<memref::LoadOp>(op).getMemRef();
+  ValueRange indices = isStore ? cast<memref::StoreOp>(op).getIndices()
+                               : cast<memref::LoadOp>(op).getIndices();
+  auto type = cast<MemRefType>(memref.getType());
+  FailureOr<std::pair<Value, int64_t>> checked =
+      getCheckedRoot(op, memref, fn, numBuffers);
+  if (failed(checked))
+    return failure();
+  auto [root, rootKind] = *checked;
+  auto rootType = cast<MemRefType>(root.getType());
   Type element = type.getElementType();
   if (!isStore && !isa<FloatType, IntegerType, IndexType>(element))
     return op->emitOpError("loads ")
@@ -387,12 +449,7 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
     Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, dim);
     inside = arith::AndIOp::create(b, loc, inside, ok);
   }
-  // The element's offset from the allocation's first element.
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value linear = metadata.getOffset();
-  for (auto [i, stride] : llvm::zip(indices, metadata.getStrides()))
-    linear = arith::AddIOp::create(b, loc, linear,
-                                   arith::MulIOp::create(b, loc, i, stride));
+  Value linear = getLinearOffset(b, loc, memref, indices);
   Value extent = cst(1);
   for (int64_t d = 0; d < rootType.getRank(); ++d)
     extent = arith::MulIOp::create(b, loc, extent,
@@ -402,20 +459,8 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, extent));
 
   auto reportInto = [&](OpBuilder &eb) {
-    SmallVector<Value> args = {entry.getArguments().back()};
-    auto c = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(eb, loc, v).getResult();
-    };
-    args.push_back(c(isStore ? 1 : 0));
-    args.push_back(c(rootKind));
-    args.push_back(linear);
-    args.push_back(extent);
-    args.push_back(c(type.getRank()));
-    for (unsigned k = 0; k < kRecordedRank; ++k)
-      args.push_back(k < indices.size() ? indices[k] : c(0));
-    for (unsigned k = 0; k < kRecordedRank; ++k)
-      args.push_back(k < dims.size() ? dims[k] : c(0));
-    func::CallOp::create(eb, loc, report, args);
+    reportViolation(eb, loc, fn, report, isStore ? kKindStore : kKindLoad,
+                    rootKind, linear, extent, indices, dims);
   };
 
   if (isStore) {
@@ -445,6 +490,82 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
   }
   op->getResult(0).replaceAllUsesWith(guard.getResult(0));
   op->erase();
+  return success();
+}
+
+/// Replaces the 1-D `vector.load` `load` of host kernel `fn` by scalar
+/// loads (bounds-checked later like any other) and, with `report`, first
+/// checks its `alignment`: the first element's byte offset in its
+/// allocation, a kernel argument (a plan buffer, kCudaArenaAlignment-
+/// aligned on the GPU), must be a multiple of it; a misaligned load is
+/// reported (a GPU faults on it) and loads NaNs.
+LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
+                               func::FuncOp report, unsigned numBuffers) {
+  Location loc = load.getLoc();
+  OpBuilder b(load);
+  VectorType type = load.getVectorType();
+  Type element = type.getElementType();
+  auto expand = [&](OpBuilder &eb) {
+    SmallVector<Value> indices(load.getIndices());
+    SmallVector<Value> parts;
+    Value last = indices.back();
+    for (int64_t j = 0; j < type.getNumElements(); ++j) {
+      indices.back() = j == 0 ? last
+                              : arith::AddIOp::create(
+                                    eb, loc, last,
+                                    arith::ConstantIndexOp::create(eb, loc, j));
+      parts.push_back(memref::LoadOp::create(eb, loc, load.getBase(), indices));
+    }
+    return vector::FromElementsOp::create(eb, loc, type, parts).getResult();
+  };
+  uint64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  std::optional<uint64_t> alignment = load.getAlignment();
+  if (!report || !alignment || *alignment <= bytes) {
+    load.getResult().replaceAllUsesWith(expand(b));
+    load.erase();
+    return success();
+  }
+  FailureOr<std::pair<Value, int64_t>> checked =
+      getCheckedRoot(load, load.getBase(), fn, numBuffers);
+  if (failed(checked))
+    return failure();
+  if (checked->second < 0 || rt::kCudaArenaAlignment % *alignment != 0)
+    return load.emitOpError("loads with alignment ")
+           << *alignment
+           << " from memory that is no kernel argument, whose alignment on "
+              "the GPU the host emulation does not know";
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value linear = getLinearOffset(b, loc, load.getBase(), load.getIndices());
+  Value offset = arith::RemUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, linear, cst(bytes)),
+      cst(*alignment));
+  Value aligned =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offset, cst(0));
+  auto guard = scf::IfOp::create(b, loc, TypeRange{type}, aligned,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder tb = OpBuilder::atBlockEnd(guard.thenBlock());
+    scf::YieldOp::create(tb, loc, expand(tb));
+  }
+  {
+    OpBuilder eb = OpBuilder::atBlockEnd(guard.elseBlock());
+    SmallVector<Value> dims;
+    for (int64_t d = 0; d < load.getMemRefType().getRank(); ++d)
+      dims.push_back(eb.createOrFold<memref::DimOp>(loc, load.getBase(), d));
+    reportViolation(eb, loc, fn, report, kKindMisaligned, checked->second,
+                    linear, arith::ConstantIndexOp::create(eb, loc, *alignment),
+                    load.getIndices(), dims);
+    auto nan = cast<FloatType>(element);
+    Value skipped = arith::ConstantOp::create(
+        eb, loc,
+        DenseElementsAttr::get(type,
+                               APFloat::getQNaN(nan.getFloatSemantics())));
+    scf::YieldOp::create(eb, loc, skipped);
+  }
+  load.getResult().replaceAllUsesWith(guard.getResult(0));
+  load.erase();
   return success();
 }
 
@@ -758,6 +879,11 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
   }
   numSyncs += barriers + shuffles + mmas;
   kernel.erase();
+  SmallVector<vector::LoadOp> vectorLoads;
+  fn.getBody().walk([&](vector::LoadOp load) { vectorLoads.push_back(load); });
+  for (vector::LoadOp load : vectorLoads)
+    if (failed(expandVectorLoad(load, fn, report, numBuffers)))
+      return failure();
   if (!boundsChecks)
     return success();
   SmallVector<Operation *> accesses;

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
@@ -36,7 +37,7 @@ namespace {
 void classify(Value v, bool &read, bool &write) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
-    if (isa<memref::LoadOp>(user)) {
+    if (isa<memref::LoadOp, vector::LoadOp>(user)) {
       read = true;
     } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
       if (use.get() == store.getMemRef())

@@ -910,6 +910,11 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
       fuseLoops(body, /*serial=*/false);
       fuseLoops(body, /*serial=*/true);
     }
+    mlir::gpuopt::WorkgroupTileOptions tileOptions;
+    tileOptions.minBlocks = workgroupTileMinBlocks;
+    tileOptions.tensorCores = workgroupTileTensorCores;
+    tileOptions.prefetch = workgroupTilePrefetch;
+    tileOptions.vectorLoads = workgroupTileVectorLoads;
     // Warps must not straddle blocks for lanes to share a row. A loop that
     // is not a row kernel may be a reduction to tile in registers.
     for (auto loop :
@@ -919,8 +924,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         ++numWarpRows;
       else if (workgroupTile &&
                succeeded(mlir::gpuopt::tileReductionInWorkgroupMemory(
-                   loop, workgroupTileMinBlocks, workgroupTileTensorCores,
-                   workgroupTilePrefetch)))
+                   loop, tileOptions)))
         ++numWorkgroupTiled;
       else if (succeeded(
                    mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))

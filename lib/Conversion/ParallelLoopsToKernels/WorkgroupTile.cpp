@@ -28,6 +28,7 @@
 #include "WrittenBuffers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -307,6 +308,59 @@ void forwardFinalValue(memref::StoreOp store) {
   }
 }
 
+/// `v`'s load when 4 consecutive reduction steps of it are one aligned
+/// 128-bit load (tileReductionInWorkgroupMemory's `vectorLoads`): a
+/// `memref.load` of a function argument or `memref.alloc` (a buffer the
+/// launch plan places, 256-byte aligned) of static shape and identity
+/// layout whose last indices, but for trailing dimensions of size 1 (a 1x1
+/// convolution's kernel), are the nest's indices, in order, each over its
+/// whole dimension from 0 with step 1, its other indices independent of the
+/// nest (`nestMask`), and `sizeK` (the product of those dimensions) a
+/// multiple of 4: then the element of flat step k is at (the leading
+/// indices) x K + k, and k in a multiple of 4 starts a 16-byte line. Sets
+/// `lead` to the number of leading indices.
+memref::LoadOp getContiguousNestLoad(Value v, const Reduction &r,
+                                     Recomputable &rec, uint64_t nestMask,
+                                     int64_t sizeK, int64_t &lead) {
+  auto load = v.getDefiningOp<memref::LoadOp>();
+  if (!load || sizeK % 4 != 0)
+    return nullptr;
+  Value memref = load.getMemRef();
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      type.getMemorySpace() || !type.getElementType().isF32())
+    return nullptr;
+  auto arg = dyn_cast<BlockArgument>(memref);
+  bool planBuffer =
+      arg ? isa<func::FuncOp>(arg.getOwner()->getParentOp())
+          : isa_and_nonnull<memref::AllocOp>(memref.getDefiningOp());
+  if (!planBuffer)
+    return nullptr;
+  int64_t end = type.getRank();
+  while (end > 0 && type.getDimSize(end - 1) == 1)
+    --end;
+  int64_t depth = r.nestIvs.size();
+  lead = end - depth;
+  if (lead < 0)
+    return nullptr;
+  for (auto [d, index] : llvm::enumerate(load.getIndices())) {
+    int64_t dim = d;
+    if (dim >= end)
+      break; // size 1: the index is 0 (in bounds)
+    if (dim < lead) {
+      std::optional<uint64_t> deps = rec.deps(index);
+      if (!deps || (*deps & nestMask))
+        return nullptr;
+      continue;
+    }
+    int64_t n = dim - lead;
+    if (index != r.nestIvs[n] || r.lower[n] != 0 || r.step[n] != 1 ||
+        r.count[n] != type.getDimSize(dim))
+      return nullptr;
+  }
+  return load;
+}
+
 /// The shape with the least padding among those giving at least
 /// `minBlocks` blocks (larger thread tiles on a tie), else the one with the
 /// most blocks.
@@ -341,17 +395,18 @@ TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks) {
 } // namespace
 
 double mlir::gpuopt::getWorkgroupTileUtilization(int64_t m, int64_t n,
+                                                 int64_t minBlocks,
                                                  int64_t units) {
-  if (m <= 0 || n <= 0 || units <= 0)
+  if (m <= 0 || n <= 0 || units <= 0 || minBlocks <= 0)
     return 1.0;
-  TileShape s = chooseShape(m, n, units);
+  TileShape s = chooseShape(m, n, minBlocks);
   int64_t blocks = llvm::divideCeil(m, s.bm) * llvm::divideCeil(n, s.bn);
   int64_t waves = llvm::divideCeil(blocks, units);
   return double(m) * n / (double(waves) * units * s.bm * s.bn);
 }
 
 FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
-    scf::ParallelOp loop, int64_t minBlocks, bool tensorCores, bool prefetch) {
+    scf::ParallelOp loop, const WorkgroupTileOptions &options) {
   if (!loop.getInitVals().empty() || loop->hasAttr(kThreadBlockAttrName))
     return failure();
   FailureOr<LoopBounds> bounds = getLoopBounds(loop);
@@ -440,7 +495,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     fixed.map(loop.getInductionVars()[d],
               arith::ConstantIndexOp::create(b, loc, bounds->lower[d]));
 
-  TileShape shape = chooseShape(sideM.size, sideN.size, minBlocks);
+  TileShape shape = chooseShape(sideM.size, sideN.size, options.minBlocks);
   int64_t numBN = llvm::divideCeil(sideN.size, shape.bn);
   int64_t blocks = llvm::divideCeil(sideM.size, shape.bm) * numBN;
   int64_t tm = shape.bm / shape.rm, tn = shape.bn / shape.rn;
@@ -448,7 +503,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // tile of m16n8k8 products; the fragments' rows and columns are again
   // RM x RN outputs per thread.
   int64_t wm = 0, wn = 0;
-  if (tensorCores) {
+  if (options.tensorCores) {
     for (int64_t w : {2, 4, 1, 8}) {
       if (shape.bm % (16 * w) == 0 && shape.bn % (8 * (8 / w)) == 0) {
         wm = w;
@@ -584,28 +639,59 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // thread's elements of the x and the y tile, zero past M, N and (with
   // `guardK`) K. They are loaded a step ahead (below), so the global loads
   // of the next step are in flight while this one multiplies.
+  // A slot is `lanes` consecutive k of one position; `active` (null: all
+  // threads) says whether this thread has the slot (fewer vectors than
+  // threads in a narrow tile).
   struct Staged {
-    Value tile, kk, pos;
+    Value tile, kk, pos, active;
+    int64_t lanes;
   };
   SmallVector<Staged> slots;
-  auto stageSlots = [&](Value tile, int64_t width, bool kFastest) {
-    for (int64_t e0 = 0; e0 < kTileK * width; e0 += kThreads) {
+  auto stageSlots = [&](Value tile, int64_t width, bool kFastest,
+                        int64_t lanes) {
+    int64_t total = kTileK * width / lanes;
+    for (int64_t e0 = 0; e0 < total; e0 += kThreads) {
       Value e = addc(tb, tid, e0);
-      Value kk, pos;
+      Value kk, pos, active;
       if (kFastest) {
-        kk = arith::RemUIOp::create(tb, loc, e, cst(tb, kTileK));
-        pos = arith::DivUIOp::create(tb, loc, e, cst(tb, kTileK));
+        kk = mulc(tb,
+                  arith::RemUIOp::create(tb, loc, e, cst(tb, kTileK / lanes)),
+                  lanes);
+        pos = arith::DivUIOp::create(tb, loc, e, cst(tb, kTileK / lanes));
       } else {
         pos = arith::RemUIOp::create(tb, loc, e, cst(tb, width));
         kk = arith::DivUIOp::create(tb, loc, e, cst(tb, width));
       }
-      slots.push_back({tile, kk, pos});
+      if (e0 + kThreads > total)
+        active = lessThan(tb, e, total);
+      slots.push_back({tile, kk, pos, active, lanes});
     }
   };
   // The weights are contiguous along k, the input along the pixels.
-  stageSlots(xTile, shape.bm, /*kFastest=*/true);
+  memref::LoadOp xVector;
+  int64_t xLead = 0;
+  if (options.vectorLoads)
+    xVector = getContiguousNestLoad(x, r, rec, nestMask, sizeK, xLead);
+  Value xFlat;
+  if (xVector &&
+      cast<MemRefType>(xVector.getMemRef().getType()).getRank() == xLead + 1) {
+    xFlat = xVector.getMemRef();
+  } else if (xVector) {
+    // The buffer as [leading dimensions..., K].
+    auto type = cast<MemRefType>(xVector.getMemRef().getType());
+    int64_t lead = xLead;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < lead; ++d)
+      groups.push_back({d});
+    groups.emplace_back();
+    for (int64_t d = lead; d < type.getRank(); ++d)
+      groups.back().push_back(d);
+    xFlat =
+        memref::CollapseShapeOp::create(tb, loc, xVector.getMemRef(), groups);
+  }
+  stageSlots(xTile, shape.bm, /*kFastest=*/true, xVector ? 4 : 1);
   size_t numXSlots = slots.size();
-  stageSlots(yTile, shape.bn, /*kFastest=*/false);
+  stageSlots(yTile, shape.bn, /*kFastest=*/false, 1);
   auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK) {
     SmallVector<Value> values;
     for (auto [n, slot] : llvm::enumerate(slots)) {
@@ -614,19 +700,48 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       Value at = arith::AddIOp::create(sb, loc, isX ? mBase : nBase, slot.pos);
       Value k = arith::AddIOp::create(sb, loc, k0, slot.kk);
       Value ok = lessThan(sb, at, side.size);
+      // (k is a multiple of `lanes`, which divides sizeK.)
       if (guardK)
         ok = arith::AndIOp::create(sb, loc, ok, lessThan(sb, k, sizeK));
+      if (slot.active)
+        ok = arith::AndIOp::create(sb, loc, ok, slot.active);
+      auto vectorType = VectorType::get({slot.lanes}, elem);
       auto load = scf::IfOp::create(
           sb, loc, ok,
           [&](OpBuilder &ob, Location) {
             IRMapping map = fixed;
             side.map(ob, loc, at, map);
-            mapFlatIndex(ob, loc, k, r.nestIvs, r.lower, r.count, r.step, map);
-            cloneAll(ob, isX ? xOps.getArrayRef() : yOps.getArrayRef(), map);
-            scf::YieldOp::create(ob, loc, map.lookupOrDefault(isX ? x : y));
+            if (slot.lanes == 1) {
+              mapFlatIndex(ob, loc, k, r.nestIvs, r.lower, r.count, r.step,
+                           map);
+              cloneAll(ob, isX ? xOps.getArrayRef() : yOps.getArrayRef(), map);
+              scf::YieldOp::create(ob, loc, map.lookupOrDefault(isX ? x : y));
+              return;
+            }
+            // The leading indices (independent of the nest), then the
+            // vector of steps k .. k + lanes - 1.
+            for (Value iv : r.nestIvs)
+              map.map(iv, cst(ob, 0));
+            for (Operation *op : xOps)
+              if (op != xVector.getOperation())
+                ob.clone(*op, map);
+            SmallVector<Value> indices;
+            for (Value index : xVector.getIndices().take_front(xLead))
+              indices.push_back(map.lookupOrDefault(index));
+            indices.push_back(k);
+            Value v = vector::LoadOp::create(ob, loc, vectorType, xFlat,
+                                             indices, /*nontemporal=*/false,
+                                             llvm::MaybeAlign(slot.lanes * 4));
+            scf::YieldOp::create(ob, loc, v);
           },
           [&](OpBuilder &ob, Location) {
-            scf::YieldOp::create(ob, loc, zero(ob));
+            Value none = slot.lanes == 1
+                             ? zero(ob)
+                             : arith::ConstantOp::create(
+                                   ob, loc,
+                                   DenseElementsAttr::get(
+                                       vectorType, ob.getZeroAttr(elem)));
+            scf::YieldOp::create(ob, loc, none);
           });
       values.push_back(load.getResult(0));
     }
@@ -634,13 +749,30 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   };
 
   // One step of `kc` reduction iterations whose operands are `staged`:
-  // stored into the tiles, then multiplied; but after the last step, a
-  // barrier before the next step's stores.
+  // stored into the tiles, then multiplied; and, except after the last
+  // step, a barrier before the next step's stores.
   auto emitStep = [&](OpBuilder &sb, ValueRange staged, int64_t kc,
                       ValueRange in, bool last) -> SmallVector<Value> {
-    for (auto [slot, v] : llvm::zip_equal(slots, staged))
-      memref::StoreOp::create(sb, loc, v, slot.tile,
-                              ValueRange{slot.kk, slot.pos});
+    for (auto [slot, v] : llvm::zip_equal(slots, staged)) {
+      auto store = [&](OpBuilder &ob) {
+        if (slot.lanes == 1) {
+          memref::StoreOp::create(ob, loc, v, slot.tile,
+                                  ValueRange{slot.kk, slot.pos});
+          return;
+        }
+        for (int64_t j = 0; j < slot.lanes; ++j)
+          memref::StoreOp::create(
+              ob, loc, vector::ExtractOp::create(ob, loc, v, j), slot.tile,
+              ValueRange{addc(ob, slot.kk, j), slot.pos});
+      };
+      if (!slot.active) {
+        store(sb);
+        continue;
+      }
+      auto guard = scf::IfOp::create(sb, loc, slot.active);
+      OpBuilder gb = guard.getThenBodyBuilder();
+      store(gb);
+    }
     gpu::BarrierOp::create(sb, loc);
     if (mma) {
       // Steps of 8 (the rest of a short step is zeros in both tiles).
@@ -732,7 +864,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
   int64_t rest = sizeK - (numSteps - 1) * kTileK;
   SmallVector<Value> staged;
-  if (!prefetch) {
+  if (!options.prefetch) {
     if (numSteps > 1) {
       auto kLoop = scf::ForOp::create(
           tb, loc, cst(tb, 0), cst(tb, numSteps - 1), cst(tb, 1), accs,

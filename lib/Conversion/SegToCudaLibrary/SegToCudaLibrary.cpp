@@ -61,9 +61,12 @@ bool isEligible(Operation *op) {
 /// (Passes.td, `select=auto`).
 class RouteChooser {
 public:
-  RouteChooser(ModuleOp module, const DeviceModel &device, StringRef precision)
-      : device(device), model(device, precision) {
+  RouteChooser(ModuleOp module, const DeviceModel &device, StringRef precision,
+               int64_t minBlocks)
+      : device(device), model(device, precision), minBlocks(minBlocks) {
     module.walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
       analyses.push_back(std::make_unique<SegCostAnalysis>(func));
       for (const OpCost &cost : analyses.back()->getOps())
         costs[cost.op] = &cost;
@@ -74,6 +77,12 @@ public:
   /// why. Failure (reported) when the device has no peak for the op.
   FailureOr<bool> choose(Operation *op, bool explain) const {
     const OpCost *cost = costs.lookup(op);
+    // Computed once at load time (from parameters only): as select=all.
+    if (cost && cost->loadTime) {
+      if (explain)
+        op->emitRemark("library call: computed at load time");
+      return true;
+    }
     if (!cost || cost->compiled.size() != 1)
       return op->emitOpError("convert-seg-to-cuda-library: the cost model "
                              "has no single kernel for this op");
@@ -84,9 +93,12 @@ public:
     const KernelCost &k = cost->compiled.front();
     double libraryTiles = 1, generatedTiles = 1;
     if (k.gemm) {
-      // The generated tiles split the output channels (the GEMM's N) by BM.
-      generatedTiles = getWorkgroupTileUtilization(
-          k.gemm->n, k.gemm->batch * k.gemm->m, device.units);
+      // The generated tiles split the output channels (the GEMM's N) by BM;
+      // a product the workgroup tiles leave to register tiles (batched,
+      // fewer than 16 rows or 8 reduction steps) is not quantized.
+      if (k.gemm->batch == 1 && k.gemm->n >= 16 && k.gemm->k >= 8)
+        generatedTiles = getWorkgroupTileUtilization(k.gemm->n, k.gemm->m,
+                                                     minBlocks, device.units);
       // The libraries' large tiles, or as good a fill as the generated
       // kernels' where that is better: cuDNN and cuBLASLt also carry small
       // tiles and split-K for small products.
@@ -116,6 +128,7 @@ public:
 private:
   const DeviceModel &device;
   LatencyModel model;
+  int64_t minBlocks;
   SmallVector<std::unique_ptr<SegCostAnalysis>> analyses;
   DenseMap<Operation *, const OpCost *> costs;
 };
@@ -139,6 +152,9 @@ struct ConvertSegToCudaLibraryPass
       return fail("select must be all or auto, got '" + select + "'");
     if (precision != "fp32" && precision != "tf32")
       return fail("precision must be fp32 or tf32, got '" + precision + "'");
+    if (workgroupTileMinBlocks < 1)
+      return fail("workgroup-tile-min-blocks must be at least 1, got " +
+                  Twine(static_cast<int64_t>(workgroupTileMinBlocks)));
     if (failed(checkReservedKernelSymbols(module)))
       return signalPassFailure();
     SmallVector<Operation *> ops;
@@ -158,7 +174,8 @@ struct ConvertSegToCudaLibraryPass
       if (!loaded)
         return fail(llvm::toString(loaded.takeError()));
       deviceModel = std::move(*loaded);
-      chooser = std::make_unique<RouteChooser>(module, *deviceModel, precision);
+      chooser = std::make_unique<RouteChooser>(module, *deviceModel, precision,
+                                               workgroupTileMinBlocks);
     }
     for (Operation *op : ops) {
       if (!isEligible(op)) {

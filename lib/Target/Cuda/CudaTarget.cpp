@@ -33,6 +33,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -159,6 +160,8 @@ LogicalResult collectAccesses(Value v, SmallVectorImpl<memref::LoadOp> &loads,
       loads.push_back(load);
     } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
       stores.push_back(store); // a memref is never the stored value
+    } else if (isa<vector::LoadOp>(user)) {
+      read = true; // (the workgroup tiles' weight loads)
     } else if (auto copy = dyn_cast<memref::CopyOp>(user)) {
       (use.get() == copy.getSource() ? read : write) = true;
     } else if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(user)) {

@@ -76,13 +76,47 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Vector values are emulated, vector memory accesses are not (unchecked).
+// Vector values are emulated, vector stores are not (unchecked).
 module attributes {gpu.container_module} {
   gpu.module @kernels {
-    gpu.func @negative_vector_load(%a: memref<8xf32>) kernel {
+    gpu.func @negative_vector_store(%a: memref<8xf32>) kernel {
       %c0 = arith.constant 0 : index
-      // expected-error @+1 {{'vector.load' op accesses memory in a way the host emulation does not bounds-check (only memref.load and memref.store are checked)}}
-      %v = vector.load %a[%c0] : memref<8xf32>, vector<4xf32>
+      %v = arith.constant dense<1.0> : vector<4xf32>
+      // expected-error @+1 {{'vector.store' op accesses memory in a way the host emulation does not bounds-check (only memref.load and memref.store are checked)}}
+      vector.store %v, %a[%c0] : memref<8xf32>, vector<4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A vector load runs as scalar loads: of a 1-D vector only.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_vector_load_2d(%a: memref<8x8xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op loads 'vector<2x4xf32>' from 'memref<8x8xf32>'; the host emulation runs vector.load of a fixed 1-D vector from global memory only}}
+      %v = vector.load %a[%c0, %c0] : memref<8x8xf32>, vector<2x4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// An aligned vector load must read a kernel argument (a plan buffer, whose
+// alignment on the GPU is known).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    memref.global "private" constant @table : memref<8xf32> = dense<1.0>
+    gpu.func @negative_aligned_global(%a: memref<8xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %g = memref.get_global @table : memref<8xf32>
+      // expected-error @+1 {{'vector.load' op loads with alignment 16 from memory that is no kernel argument, whose alignment on the GPU the host emulation does not know}}
+      %v = vector.load %g[%c0] {alignment = 16 : i64} : memref<8xf32>, vector<4xf32>
+      %x = vector.extract %v[0] : f32 from vector<4xf32>
+      memref.store %x, %a[%c0] : memref<8xf32>
       gpu.return
     }
   }

@@ -153,3 +153,41 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A vector load with alignment 16 of a kernel argument: its first element's
+// byte offset (4 x the linear offset) must be a multiple of 16, else the
+// violation is reported as kind 2 of argument 1 with the alignment as
+// extent and the load yields NaNs; aligned, it runs as 4 scalar loads, each
+// guarded as above.
+// CHECK-LABEL: func.func @vector_load(
+// CHECK-SAME: %[[B:[a-z0-9_]+]]: memref<8xf32>, %[[A:[a-z0-9_]+]]: memref<5x6x8xf32>, %[[REC:[a-z0-9_]+]]: memref<24xi64>)
+// CHECK: memref.extract_strided_metadata %[[A]]
+// CHECK: %[[BYTES:.*]] = arith.muli %{{.*}}, %c4{{[_0-9]*}} : index
+// CHECK: %[[MOD:.*]] = arith.remui %[[BYTES]], %c16{{[_0-9]*}} : index
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MOD]], %c0{{[_0-9]*}} : index
+// CHECK: %[[V:.*]] = scf.if %[[ALIGNED]] -> (vector<4xf32>) {
+// CHECK-COUNT-4: memref.load %[[A]]
+// CHECK: %[[E:.*]] = vector.from_elements
+// CHECK-NEXT: scf.yield %[[E]] : vector<4xf32>
+// CHECK-NEXT: } else {
+// CHECK: %[[ALIGN:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[K2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[ARG1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[RANK:.*]] = arith.constant 3 : index
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K2]], %[[ARG1]], %{{[^,]*}}, %[[ALIGN]], %[[RANK]],
+// CHECK: arith.constant dense<0x7FC00000> : vector<4xf32>
+// CHECK-NOT: vector.load
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @vector_load(%b: memref<8xf32>, %a: memref<5x6x8xf32>) kernel {
+      %t = gpu.thread_id x
+      %c1 = arith.constant 1 : index
+      %v = vector.load %a[%c1, %c1, %t] {alignment = 16 : i64} : memref<5x6x8xf32>, vector<4xf32>
+      %x = vector.extract %v[3] : f32 from vector<4xf32>
+      memref.store %x, %b[%t] : memref<8xf32>
+      gpu.return
+    }
+  }
+}

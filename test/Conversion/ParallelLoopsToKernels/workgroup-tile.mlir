@@ -1,6 +1,7 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true register-tile=4" | FileCheck %s
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-min-blocks=4" | FileCheck %s --check-prefix=SMALL
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=TC
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-vector-loads=false workgroup-tile-prefetch=false" | FileCheck %s --check-prefix=SCALAR
 // Off by default: register tiles only.
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="register-tile=4" | FileCheck %s --check-prefix=OFF
 
@@ -10,12 +11,14 @@
 // 64 x 64 tile, 4 x 4 outputs per thread; two steps of 16 reduction
 // iterations each store 4 weights and 4 inputs per thread into workgroup
 // memory (the weight tile's rows padded to 65), then run 16 iterations of
-// 4 + 4 workgroup loads and 16 multiply-adds. Each step's operands are
-// loaded from global memory into registers one step ahead: before the loop
-// of steps, and in it before the step multiplies (carried: 16 accumulators
-// + 8 operands). No barrier after the last step. The zero fill is the
-// accumulators' initial value (no store), and the epilogue stores each
-// output once.
+// 4 + 4 workgroup loads and 16 multiply-adds. The weights (a function
+// argument, contiguous along the reduction, K = 32) come in one 16-byte
+// vector.load of 4 reduction steps per thread, the inputs in 4 scalar
+// loads. Each step's operands are loaded from global memory into registers
+// one step ahead: before the loop of steps, and in it before the step
+// multiplies (carried: 16 accumulators, the weight vector and 4 inputs). No
+// barrier after the last step. The zero fill is the accumulators' initial
+// value (no store), and the epilogue stores each output once.
 // CHECK-LABEL: func.func @matmul_like
 // CHECK: gpu.launch_func @kernels::@matmul_like_kernel0 blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK: gpu.func @matmul_like_kernel0(%[[WT:[^:]*]]: memref<64x32xf32>, %[[IN:[^:]*]]: memref<32x8x8xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
@@ -23,12 +26,14 @@
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK-NOT: memref.store %{{.*}}, %[[OUT]]
-// CHECK-COUNT-4: memref.load %[[WT]]
+// CHECK-NOT: memref.load %[[WT]]
+// CHECK: vector.load %[[WT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x32xf32>, vector<4xf32>
 // CHECK-COUNT-4: memref.load %[[IN]]
 // CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
-// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// CHECK-COUNT-4: memref.load %[[WT]]
+// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, f32, f32, f32, f32)
+// CHECK: vector.load %[[WT]]
 // CHECK-COUNT-4: memref.load %[[IN]]
+// CHECK: vector.extract %{{.*}}[0] : f32 from vector<4xf32>
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
 // CHECK: gpu.barrier
@@ -39,7 +44,7 @@
 // CHECK: gpu.barrier
 // CHECK: scf.yield
 // The last step, from the carried operands.
-// CHECK-NOT: memref.load %[[WT]]
+// CHECK-NOT: vector.load %[[WT]]
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
 // CHECK: gpu.barrier
@@ -69,6 +74,21 @@
 // TC: gpu.barrier
 // TC-COUNT-16: memref.store %{{.*}} : memref<64x8x8xf32>
 // TC: gpu.return
+// Scalar loads at the start of each step: nothing carried but the
+// accumulators, 4 weights and 4 inputs loaded in the loop of steps.
+// SCALAR-LABEL: func.func @matmul_like
+// SCALAR: gpu.func @matmul_like_kernel0(%[[WT:[^:]*]]: memref<64x32xf32>, %[[IN:[^:]*]]: memref<32x8x8xf32>
+// SCALAR-NOT: vector.load
+// SCALAR: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// SCALAR-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// SCALAR-COUNT-4: memref.load %[[WT]]
+// SCALAR-COUNT-4: memref.load %[[IN]]
+// SCALAR: gpu.barrier
+// SCALAR: gpu.barrier
+// SCALAR: scf.yield
+// SCALAR-COUNT-4: memref.load %[[WT]]
+// SCALAR-NOT: vector.load
+// SCALAR: gpu.return
 // OFF-LABEL: gpu.func @matmul_like_kernel0
 // OFF-NOT: workgroup
 // OFF-NOT: gpu.barrier
@@ -111,6 +131,8 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 // CHECK: blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 // CHECK: gpu.func @conv_remainder_kernel0(%[[WT:[^:]*]]: memref<20x3x3x3xf32>, %[[IN:[^:]*]]: memref<1x3x6x6xf32>, %{{.*}}: memref<1x20x6x6xf32>)
 // CHECK-SAME: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// K = 27 is no multiple of 4: scalar weight loads.
+// CHECK-NOT: vector.load
 // CHECK-NOT: arith.cmpi ult, %{{.*}}, %c27
 // CHECK: memref.load %[[WT]]
 // CHECK: memref.load %[[IN]]
@@ -167,6 +189,91 @@ func.func @conv_remainder(%in: memref<1x3x6x6xf32>, %wt: memref<20x3x3x3xf32>, %
           memref.store %s, %out[%n, %o, %h, %w] : memref<1x20x6x6xf32>
         }
       }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 3x3 convolution of 16 into 32 channels: K = 144, a multiple of 4, and
+// the weight's last indices are the nest's (c, kh, kw) over whole
+// dimensions: the weight, collapsed to 32 x 144, is read 4 steps per
+// vector.load. With M = 32, BM = 32: 128 vectors per step, so only threads
+// below 128 load and store them.
+// CHECK-LABEL: func.func @conv3x3_vector
+// CHECK: gpu.func @conv3x3_vector_kernel0(%[[WT:[^:]*]]: memref<32x16x3x3xf32>
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[WT]] {{\[}}[0], [1, 2, 3]] : memref<32x16x3x3xf32> into memref<32x144xf32>
+// CHECK: %[[ACTIVE:.*]] = arith.cmpi ult, %{{.*}}, %c128{{[_0-9]*}} : index
+// CHECK: %[[OK:.*]] = arith.andi %{{.*}}, %[[ACTIVE]] : i1
+// CHECK: scf.if %[[OK]] -> (vector<4xf32>)
+// CHECK: vector.load %[[FLAT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x144xf32>, vector<4xf32>
+// CHECK-NOT: memref.load %[[WT]]
+// CHECK: scf.if %[[ACTIVE]] {
+// CHECK-COUNT-4: memref.store
+// CHECK: gpu.barrier
+func.func @conv3x3_vector(%in: memref<16x10x10xf32>, %wt: memref<32x16x3x3xf32>, %out: memref<32x8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %h, %w) = (%c0, %c0, %c0) to (%c32, %c8, %c8) step (%c1, %c1, %c1) {
+    memref.store %zero, %out[%o, %h, %w] : memref<32x8x8xf32>
+    scf.for %c = %c0 to %c16 step %c1 {
+      scf.for %kh = %c0 to %c3 step %c1 {
+        scf.for %kw = %c0 to %c3 step %c1 {
+          %a = memref.load %out[%o, %h, %w] : memref<32x8x8xf32>
+          %ih = arith.addi %h, %kh : index
+          %iw = arith.addi %w, %kw : index
+          %x = memref.load %in[%c, %ih, %iw] : memref<16x10x10xf32>
+          %f = memref.load %wt[%o, %c, %kh, %kw] : memref<32x16x3x3xf32>
+          %p = arith.mulf %f, %x : f32
+          %s = arith.addf %a, %p : f32
+          memref.store %s, %out[%o, %h, %w] : memref<32x8x8xf32>
+        }
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 1x1 convolution, K = 8: one step, so no loop of steps; the step's
+// operands are guarded by k < 8 (the tile's other 8 rows are zeros), its
+// loop runs 8 times, and no barrier follows it. The weight's trailing
+// dimensions of size 1 join K: it is read as 16 x 8.
+// CHECK-LABEL: func.func @single_step
+// CHECK: gpu.func @single_step_kernel0(%[[WT:[^:]*]]: memref<16x8x1x1xf32>
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[WT]] {{\[}}[0], [1, 2, 3]] : memref<16x8x1x1xf32> into memref<16x8xf32>
+// CHECK-NOT: scf.for {{.*}} iter_args
+// CHECK: arith.cmpi ult, %{{.*}}, %c8{{[_0-9]*}} : index
+// CHECK: vector.load %[[FLAT]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c8{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @single_step(%in: memref<8x64xf32>, %wt: memref<16x8x1x1xf32>, %out: memref<16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %p) = (%c0, %c0) to (%c16, %c64) step (%c1, %c1) {
+    memref.store %zero, %out[%o, %p] : memref<16x64xf32>
+    scf.for %c = %c0 to %c8 step %c1 {
+      %a = memref.load %out[%o, %p] : memref<16x64xf32>
+      %x = memref.load %in[%c, %p] : memref<8x64xf32>
+      %f = memref.load %wt[%o, %c, %c0, %c0] : memref<16x8x1x1xf32>
+      %m = arith.mulf %f, %x : f32
+      %s = arith.addf %a, %m : f32
+      memref.store %s, %out[%o, %p] : memref<16x64xf32>
     }
     scf.reduce
   }

@@ -62,3 +62,20 @@ func.func @negative_ineligible(%x: tensor<1x64x64x64xf32>, %w: tensor<64x64x3x3x
   %y = seg.fused_conv2d %x, %w offsets_h = [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7] offsets_w = [] mode = cyclic stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 activation = none : (tensor<1x64x64x64xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x64x64xf32>
   return %y : tensor<1x64x64x64xf32>
 }
+
+// -----
+
+// A function declaration is not costed (and does not stop the pass); an
+// op computed from parameters only runs at load time: a library call, as
+// with select=all.
+// CHECK-LABEL: func.func @load_time
+// CHECK: call @gpuopt_cpu_linear
+func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+func.func @load_time(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %a = seg.param "a" : tensor<1x4x8xf32>
+  %w = seg.param "w" : tensor<8x8xf32>
+  // expected-remark @+1 {{library call: computed at load time}}
+  %l = seg.linear %a, %w : tensor<1x4x8xf32>, tensor<8x8xf32> -> tensor<1x4x8xf32>
+  %y = seg.add %x, %l : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+  return %y : tensor<1x4x8xf32>
+}

@@ -32,6 +32,19 @@ constexpr llvm::StringLiteral kThreadBlockAttrName = "gpuopt.thread_block";
 /// Threads of a block of a workgroup-tiled loop.
 constexpr int64_t kWorkgroupTileThreads = 256;
 
+/// How tileReductionInWorkgroupMemory builds its tiles.
+struct WorkgroupTileOptions {
+  /// Blocks the tile shape should give at least.
+  int64_t minBlocks = 132;
+  /// TF32 tensor cores (nvgpu.mma.sync) instead of FMAs.
+  bool tensorCores = false;
+  /// Operands of step t + 1 loaded during step t.
+  bool prefetch = true;
+  /// 128-bit loads of the x operand where it is contiguous along the
+  /// reduction.
+  bool vectorLoads = true;
+};
+
 /// Rewrites `loop` when its body, besides ops before and after it, is one
 /// perfect nest of `scf.for` loops with constant bounds whose innermost body
 /// only accumulates `acc[p] = acc[p] + x * y` (or with the operands of the
@@ -47,33 +60,41 @@ constexpr int64_t kWorkgroupTileThreads = 256;
 /// sums its terms in the original order (the same rounding as `loop`).
 /// The ops before the nest run per output before, those after it per output
 /// after. Among a few tile shapes the one with the least padding that still
-/// gives at least `minBlocks` blocks is chosen (else the one with the most
-/// blocks). Returns the new loop, or failure (IR unchanged) when `loop` is
+/// gives at least `options.minBlocks` blocks is chosen (else the one with the
+/// most blocks). Returns the new loop, or failure (IR unchanged) when `loop` is
 /// not such a reduction.
 ///
-/// With `tensorCores`, each warp of the block computes its part of the tile
-/// with TF32 `nvgpu.mma.sync` (m16n8k8) from the same workgroup tiles: the
+/// With `options.tensorCores`, each warp of the block computes its part of the
+/// tile with TF32 `nvgpu.mma.sync` (m16n8k8) from the same workgroup tiles: the
 /// operands are rounded to TF32 and each 8 reduction steps are summed by
 /// the tensor core, so results differ from the FP32 kernel within TF32's
 /// tolerance.
 ///
-/// With `prefetch`, each thread loads its elements of step t + 1's tiles
-/// into registers before step t multiplies (a loop-carried copy of them),
-/// so that the global loads overlap the multiply-adds; without it, at the
-/// start of step t + 1.
-FailureOr<scf::ParallelOp> tileReductionInWorkgroupMemory(scf::ParallelOp loop,
-                                                          int64_t minBlocks,
-                                                          bool tensorCores,
-                                                          bool prefetch = true);
+/// With `options.prefetch`, each thread loads its elements of step t + 1's
+/// tiles into registers before step t multiplies (a loop-carried copy of
+/// them), so that the global loads overlap the multiply-adds; without it,
+/// at the start of step t + 1.
+///
+/// With `options.vectorLoads`, when `x` is a load whose last indices are
+/// the nest's indices over whole dimensions of a buffer the plan places
+/// (a function argument or `memref.alloc` of identity layout: 256-byte
+/// aligned), its others independent of the nest, and K is a multiple of 4,
+/// each thread loads 4 consecutive reduction elements of `x` with one
+/// `vector.load` of the buffer collapsed to [..., K] (alignment 16: PTX
+/// `ld.global.v4.f32`) instead of 4 scalar loads.
+FailureOr<scf::ParallelOp>
+tileReductionInWorkgroupMemory(scf::ParallelOp loop,
+                               const WorkgroupTileOptions &options);
 
 /// The fraction of the block slots a workgroup-tiled `m` x `n` product
 /// (M: the output rows the tiles split by BM, N: the rest) fills on a device
 /// of `units` multiprocessors, one block each per wave, with the tile shape
-/// tileReductionInWorkgroupMemory chooses for `minBlocks` = `units`:
+/// tileReductionInWorkgroupMemory chooses for `minBlocks`:
 /// m·n / (waves · units · BM · BN). The cost model's view of the generated
 /// kernels' tile and wave quantization (--convert-seg-to-cuda-library's
 /// `select=auto`).
-double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t units);
+double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t minBlocks,
+                                   int64_t units);
 
 } // namespace gpuopt
 } // namespace mlir
