@@ -464,6 +464,23 @@ def test_zoo_emulated(name: str, pipeline: str, zoo_exports) -> None:
     check_pipeline(name, e["dir"], pipeline, e["expected"])
 
 
+@needs_cuda_run
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_tf32_emulated(name: str, zoo_exports) -> None:
+    """Every zoo model, optimized, with its workgroup-tiled convolutions and
+    linears on TF32 tensor cores (--gpu-precision=tf32, generated kernels):
+    PyTorch's FP32 output within the TF32 tolerance (issue 17: relative L2
+    5e-3), TF32 in use (not FP32's result), two orders bitwise equal."""
+    e = zoo_exports(name)
+    d = e["dir"]
+    artifact = compile_cuda(d / "m.mlir", d / "tf32.gpuopt", "gpuopt-optimize", "--gpu-precision=tf32")
+    outputs = [emulate(artifact, d / "m.safetensors", [d / "x.npy"], d, order) for order in ORDERS[:2]]
+    assert np.array_equal(outputs[0].view(np.uint32), outputs[1].view(np.uint32)), f"{name}: orders differ"
+    err = rel_l2(outputs[0], e["expected"])
+    print(f"{name} TF32 tiles: relative L2 error {err:.3e} vs PyTorch (FP32)")
+    assert 1e-7 < err <= 5e-3, f"{name}: TF32 relative L2 error {err:.3e} vs PyTorch (FP32)"
+
+
 @pytest.fixture(scope="module")
 def rolling_unet_s_224(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     d = tmp_path_factory.mktemp("rolling_unet_s_224")

@@ -196,7 +196,8 @@ def ConvertParallelLoopsToKernelsPass
       default) a weight operand contiguous along the reduction (a buffer
       the plan places, its last indices the nest's over whole dimensions,
       K a multiple of 4) is loaded 4 elements per `vector.load` (alignment
-      16, PTX `ld.global.v4.f32`). The ops before the nest
+      16, PTX `ld.global.nc.v4.b32`), and so are an input contiguous along
+      the pixels and operands stored transposed (contiguous along M or k). The ops before the nest
       run per output before the first step, those after it after the last;
       each output adds its terms in the nest's order, so the results equal
       the untiled kernel's bit for bit. With `workgroup-tile-tensor-cores`
@@ -1003,8 +1004,9 @@ def ConvertGpuKernelsToHostPass
     exactly is an error located at it: other GPU ops (`gpu.subgroup_reduce`,
     `gpu.subgroup_mma_*`, async copies, `gpu.dynamic_shared_memory`, ...),
     other nvgpu ops and other mma shapes or types, shuffles of other types,
-    vector ops that access memory (`vector.load`, `vector.transfer_read`,
-    ...), workgroup memory other than attributions (an alloca, a global, a
+    vector ops that access memory (`vector.store`, `vector.transfer_read`,
+    ...) but a `vector.load` of a 1-D float vector from global memory (run
+    as scalar loads; below), workgroup memory other than attributions (an alloca, a global, a
     memory space cast), memrefs in the global memory space, functions that
     are not kernels, and ops of dialects other than arith, math, memref,
     scf, cf, affine, index, ub and vector.
@@ -1019,14 +1021,21 @@ def ConvertGpuKernelsToHostPass
     transpose). A violating access is skipped (a load yields NaN, or 0 for an
     integer) and reported into one more, trailing kernel argument, the
     violation record `memref<24xi64>`: [0] the number of violations, then,
-    written by the first only, [1] 0 load / 1 store, [2] the kernel argument
+    written by the first only, [1] 0 load / 1 store / 2 misaligned vector
+    load, [2] the kernel argument
     the memory belongs to (-1 a memref.global, -2 an allocation of the
-    kernel, -3 - k workgroup attribution k), [3] the element offset, [4] the allocation's element count,
+    kernel, -3 - k workgroup attribution k), [3] the element offset, [4] the
+    allocation's element count (kind 2: the alignment in bytes),
     [5] the rank, [6..14) the indices and [14..22) the dimensions (the first
     eight). Any other op that reads or writes memory (affine.load/store,
     memref.copy, atomics, ...) and an access whose memref cannot be traced
     to its allocation are errors located at them: every access of an
-    accepted kernel is checked.
+    accepted kernel is checked. A `vector.load` becomes one guarded scalar
+    load per element; with an `alignment` above the element's, first the
+    check that its first element's byte offset in its allocation, which
+    must be a kernel argument (a plan buffer, 256-byte aligned on the GPU),
+    is a multiple of it: a misaligned load is skipped (NaNs) and reported
+    as kind 2.
   }];
   let options = [
     Option<"boundsChecks", "bounds-checks", "bool", /*default=*/"false",

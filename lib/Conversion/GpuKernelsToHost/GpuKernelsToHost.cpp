@@ -227,11 +227,13 @@ LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
   if (auto load = dyn_cast<vector::LoadOp>(op)) {
     // Run as scalar loads, each bounds-checked, after an alignment check.
     if (load.getVectorType().getRank() != 1 ||
-        load.getVectorType().isScalable() || gpuSpace(load.getBase().getType()))
+        load.getVectorType().isScalable() ||
+        !isa<FloatType>(load.getVectorType().getElementType()) ||
+        gpuSpace(load.getBase().getType()))
       return op->emitOpError("loads ")
              << load.getVectorType() << " from " << load.getBase().getType()
-             << "; the host emulation runs vector.load of a fixed 1-D vector "
-                "from global memory only";
+             << "; the host emulation runs vector.load of a fixed 1-D float "
+                "vector from global memory only";
     return success();
   }
   if (isa<vector::VectorDialect>(op->getDialect())) {
@@ -340,14 +342,10 @@ func::FuncOp createReportFunction(ModuleOp module, Location loc) {
   return fn;
 }
 
-/// Guards the load or store `op` of host kernel `fn` (whose last argument
-/// is the record and whose arguments from kNumIdArgs on are the kernel's
-/// `numBuffers` memrefs, then its workgroup attributions): it runs only if
-/// every index is inside its dimension and the element inside the
-/// allocation; otherwise the report function is called and a load yields
-/// NaN (0 for an integer).
-/// The allocation `memref` is a view of in host kernel `fn` (see
-/// guardAccess) and the record's kind of it: the kernel argument's number,
+/// The allocation `memref` is a view of in host kernel `fn` (whose last
+/// argument is the record and whose arguments from kNumIdArgs on are the
+/// kernel's `numBuffers` memrefs, then its workgroup attributions) and the
+/// record's kind of it: the kernel argument's number,
 /// or kRootGlobal, kRootLocal, kRootWorkgroup - k. Failure (reported at
 /// `op`) for a memref the emulation cannot check.
 FailureOr<std::pair<Value, int64_t>> getCheckedRoot(Operation *op, Value memref,
@@ -417,6 +415,12 @@ void reportViolation(OpBuilder &b, Location loc, func::FuncOp fn,
   func::CallOp::create(b, loc, report, args);
 }
 
+/// Guards the load or store `op` of host kernel `fn` (whose last argument
+/// is the record and whose arguments from kNumIdArgs on are the kernel's
+/// `numBuffers` memrefs, then its workgroup attributions): it runs only if
+/// every index is inside its dimension and the element inside the
+/// allocation; otherwise the report function is called and a load yields
+/// NaN (0 for an integer).
 LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
                           unsigned numBuffers) {
   bool isStore = isa<memref::StoreOp>(op);
@@ -529,11 +533,15 @@ LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
       getCheckedRoot(load, load.getBase(), fn, numBuffers);
   if (failed(checked))
     return failure();
-  if (checked->second < 0 || rt::kCudaArenaAlignment % *alignment != 0)
+  if (checked->second < 0)
     return load.emitOpError("loads with alignment ")
            << *alignment
            << " from memory that is no kernel argument, whose alignment on "
               "the GPU the host emulation does not know";
+  if (rt::kCudaArenaAlignment % *alignment != 0)
+    return load.emitOpError("loads with alignment ")
+           << *alignment << ", more than the " << rt::kCudaArenaAlignment
+           << " bytes the launch plan aligns its buffers to";
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };

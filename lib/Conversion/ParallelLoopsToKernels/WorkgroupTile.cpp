@@ -230,13 +230,16 @@ struct Side {
   SmallVector<Value> ivs;
   SmallVector<int64_t> lower, count, step;
   int64_t size = 1;
+  /// The bits of `ivs` in the dependence masks of Recomputable.
+  uint64_t mask = 0;
 
-  void add(Value iv, int64_t lb, int64_t n, int64_t st) {
+  void add(Value iv, int64_t lb, int64_t n, int64_t st, uint64_t bit) {
     ivs.push_back(iv);
     lower.push_back(lb);
     count.push_back(n);
     step.push_back(st);
     size *= n;
+    mask |= bit;
   }
   void map(OpBuilder &b, Location loc, Value flat, IRMapping &m) const {
     mapFlatIndex(b, loc, flat, ivs, lower, count, step, m);
@@ -308,38 +311,58 @@ void forwardFinalValue(memref::StoreOp store) {
   }
 }
 
-/// `v`'s load when 4 consecutive reduction steps of it are one aligned
-/// 128-bit load (tileReductionInWorkgroupMemory's `vectorLoads`): a
+/// Indices an operand's vector loads run along: the reduction nest's or a
+/// side's, flattened in order (the first slowest).
+struct IndexGroup {
+  ArrayRef<Value> ivs;
+  ArrayRef<int64_t> lower, count, step;
+  /// Their bits in the dependence masks of Recomputable.
+  uint64_t mask;
+  /// The product of `count`.
+  int64_t size;
+};
+
+/// `v`'s load when 4 consecutive elements of `group`, flattened, are one
+/// aligned 128-bit load (tileReductionInWorkgroupMemory's `vectorLoads`): a
 /// `memref.load` of a function argument or `memref.alloc` (a buffer the
-/// launch plan places, 256-byte aligned) of static shape and identity
-/// layout whose last indices, but for trailing dimensions of size 1 (a 1x1
-/// convolution's kernel), are the nest's indices, in order, each over its
-/// whole dimension from 0 with step 1, its other indices independent of the
-/// nest (`nestMask`), and `sizeK` (the product of those dimensions) a
-/// multiple of 4: then the element of flat step k is at (the leading
-/// indices) x K + k, and k in a multiple of 4 starts a 16-byte line. Sets
-/// `lead` to the number of leading indices.
-memref::LoadOp getContiguousNestLoad(Value v, const Reduction &r,
-                                     Recomputable &rec, uint64_t nestMask,
-                                     int64_t sizeK, int64_t &lead) {
+/// launch plan places, 256-byte aligned), or of a reshape of one, of static
+/// shape and identity layout whose last indices, but for trailing dimensions of
+/// size 1 (a 1x1 convolution's kernel), are the group's indices, in order, each
+/// over its whole dimension from 0 with step 1, its other indices independent
+/// of the group, and the group's size a multiple of 4: then the element of flat
+/// group index g is at (the leading indices) x size + g, and g in a multiple of
+/// 4 starts a 16-byte line. Sets `lead` to the number of leading indices.
+memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
+                                 Recomputable &rec, int64_t &lead) {
   auto load = v.getDefiningOp<memref::LoadOp>();
-  if (!load || sizeK % 4 != 0)
+  if (!load || group.size % 4 != 0)
     return nullptr;
   Value memref = load.getMemRef();
   auto type = cast<MemRefType>(memref.getType());
   if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
       type.getMemorySpace() || !type.getElementType().isF32())
     return nullptr;
-  auto arg = dyn_cast<BlockArgument>(memref);
+  // Reshapes of an identity-layout buffer keep its first element.
+  Value root = memref;
+  while (Operation *def = root.getDefiningOp()) {
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
+      root = expand.getSrc();
+    else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
+      root = collapse.getSrc();
+    else
+      break;
+  }
+  auto arg = dyn_cast<BlockArgument>(root);
   bool planBuffer =
-      arg ? isa<func::FuncOp>(arg.getOwner()->getParentOp())
-          : isa_and_nonnull<memref::AllocOp>(memref.getDefiningOp());
+      cast<MemRefType>(root.getType()).getLayout().isIdentity() &&
+      (arg ? isa<func::FuncOp>(arg.getOwner()->getParentOp())
+           : isa_and_nonnull<memref::AllocOp>(root.getDefiningOp()));
   if (!planBuffer)
     return nullptr;
   int64_t end = type.getRank();
   while (end > 0 && type.getDimSize(end - 1) == 1)
     --end;
-  int64_t depth = r.nestIvs.size();
+  int64_t depth = group.ivs.size();
   lead = end - depth;
   if (lead < 0)
     return nullptr;
@@ -349,13 +372,13 @@ memref::LoadOp getContiguousNestLoad(Value v, const Reduction &r,
       break; // size 1: the index is 0 (in bounds)
     if (dim < lead) {
       std::optional<uint64_t> deps = rec.deps(index);
-      if (!deps || (*deps & nestMask))
+      if (!deps || (*deps & group.mask))
         return nullptr;
       continue;
     }
     int64_t n = dim - lead;
-    if (index != r.nestIvs[n] || r.lower[n] != 0 || r.step[n] != 1 ||
-        r.count[n] != type.getDimSize(dim))
+    if (index != group.ivs[n] || group.lower[n] != 0 || group.step[n] != 1 ||
+        group.count[n] != type.getDimSize(dim))
       return nullptr;
   }
   return load;
@@ -463,7 +486,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     if ((*dx & bit) && (*dy & bit))
       return failure(); // a batch index: not one product
     Side &side = (*dx & bit) ? sideM : sideN;
-    side.add(iv, bounds->lower[d], bounds->count[d], bounds->step[d]);
+    side.add(iv, bounds->lower[d], bounds->count[d], bounds->step[d], bit);
   }
   int64_t sizeK = 1;
   for (int64_t c : r.count)
@@ -639,59 +662,85 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // thread's elements of the x and the y tile, zero past M, N and (with
   // `guardK`) K. They are loaded a step ahead (below), so the global loads
   // of the next step are in flight while this one multiplies.
-  // A slot is `lanes` consecutive k of one position; `active` (null: all
+  // A slot is one element of the tile or, with `lanes` 4, 4 consecutive
+  // ones along k (`alongK`) or along the positions; `active` (null: all
   // threads) says whether this thread has the slot (fewer vectors than
   // threads in a narrow tile).
   struct Staged {
     Value tile, kk, pos, active;
     int64_t lanes;
+    bool alongK;
   };
   SmallVector<Staged> slots;
   auto stageSlots = [&](Value tile, int64_t width, bool kFastest,
                         int64_t lanes) {
     int64_t total = kTileK * width / lanes;
+    int64_t fastest = (kFastest ? kTileK : width) / lanes;
     for (int64_t e0 = 0; e0 < total; e0 += kThreads) {
       Value e = addc(tb, tid, e0);
-      Value kk, pos, active;
-      if (kFastest) {
-        kk = mulc(tb,
-                  arith::RemUIOp::create(tb, loc, e, cst(tb, kTileK / lanes)),
-                  lanes);
-        pos = arith::DivUIOp::create(tb, loc, e, cst(tb, kTileK / lanes));
-      } else {
-        pos = arith::RemUIOp::create(tb, loc, e, cst(tb, width));
-        kk = arith::DivUIOp::create(tb, loc, e, cst(tb, width));
-      }
+      Value first = arith::RemUIOp::create(tb, loc, e, cst(tb, fastest));
+      if (lanes != 1)
+        first = mulc(tb, first, lanes);
+      Value other = arith::DivUIOp::create(tb, loc, e, cst(tb, fastest));
+      Value active;
       if (e0 + kThreads > total)
         active = lessThan(tb, e, total);
-      slots.push_back({tile, kk, pos, active, lanes});
+      slots.push_back({tile, kFastest ? first : other, kFastest ? other : first,
+                       active, lanes, kFastest});
     }
   };
-  // The weights are contiguous along k, the input along the pixels.
-  memref::LoadOp xVector;
-  int64_t xLead = 0;
-  if (options.vectorLoads)
-    xVector = getContiguousNestLoad(x, r, rec, nestMask, sizeK, xLead);
-  Value xFlat;
-  if (xVector &&
-      cast<MemRefType>(xVector.getMemRef().getType()).getRank() == xLead + 1) {
-    xFlat = xVector.getMemRef();
-  } else if (xVector) {
-    // The buffer as [leading dimensions..., K].
-    auto type = cast<MemRefType>(xVector.getMemRef().getType());
-    int64_t lead = xLead;
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d < lead; ++d)
-      groups.push_back({d});
-    groups.emplace_back();
-    for (int64_t d = lead; d < type.getRank(); ++d)
-      groups.back().push_back(d);
-    xFlat =
-        memref::CollapseShapeOp::create(tb, loc, xVector.getMemRef(), groups);
-  }
-  stageSlots(xTile, shape.bm, /*kFastest=*/true, xVector ? 4 : 1);
+  // An operand loaded 4 elements at a time: its load, leading indices, the
+  // group it is contiguous along, and its buffer as [leading..., group].
+  struct VectorOperand {
+    memref::LoadOp load;
+    int64_t lead = 0;
+    bool alongK = false;
+    Value flat;
+  };
+  IndexGroup nestGroup{r.nestIvs, r.lower, r.count, r.step, nestMask, sizeK};
+  auto sideGroup = [](const Side &side) {
+    return IndexGroup{side.ivs,  side.lower, side.count,
+                      side.step, side.mask,  side.size};
+  };
+  // The first of `groups` (along k or not) `v` is contiguous along.
+  auto findVector =
+      [&](Value v,
+          ArrayRef<std::pair<IndexGroup, bool>> groups) -> VectorOperand {
+    VectorOperand vec;
+    if (!options.vectorLoads)
+      return vec;
+    for (auto [group, alongK] : groups) {
+      vec.load = getContiguousLoad(v, group, rec, vec.lead);
+      if (!vec.load)
+        continue;
+      vec.alongK = alongK;
+      Value memref = vec.load.getMemRef();
+      auto type = cast<MemRefType>(memref.getType());
+      if (type.getRank() == vec.lead + 1) {
+        vec.flat = memref;
+        return vec;
+      }
+      SmallVector<ReassociationIndices> dims;
+      for (int64_t d = 0; d < vec.lead; ++d)
+        dims.push_back({d});
+      dims.emplace_back();
+      for (int64_t d = vec.lead; d < type.getRank(); ++d)
+        dims.back().push_back(d);
+      vec.flat = memref::CollapseShapeOp::create(tb, loc, memref, dims);
+      return vec;
+    }
+    return vec;
+  };
+  // The weights are contiguous along k (OIHW) or, transposed (a transposed
+  // convolution's IOHW), along M; the input along the pixels or, a linear's
+  // rows, along k. Scalar slots take the same order as the first.
+  VectorOperand xVec =
+      findVector(x, {{nestGroup, true}, {sideGroup(sideM), false}});
+  VectorOperand yVec =
+      findVector(y, {{sideGroup(sideN), false}, {nestGroup, true}});
+  stageSlots(xTile, shape.bm, !xVec.load || xVec.alongK, xVec.load ? 4 : 1);
   size_t numXSlots = slots.size();
-  stageSlots(yTile, shape.bn, /*kFastest=*/false, 1);
+  stageSlots(yTile, shape.bn, yVec.load && yVec.alongK, yVec.load ? 4 : 1);
   auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK) {
     SmallVector<Value> values;
     for (auto [n, slot] : llvm::enumerate(slots)) {
@@ -700,7 +749,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       Value at = arith::AddIOp::create(sb, loc, isX ? mBase : nBase, slot.pos);
       Value k = arith::AddIOp::create(sb, loc, k0, slot.kk);
       Value ok = lessThan(sb, at, side.size);
-      // (k is a multiple of `lanes`, which divides sizeK.)
+      // (A vector's first k or position is a multiple of 4, which divides
+      // sizeK or the side's size.)
       if (guardK)
         ok = arith::AndIOp::create(sb, loc, ok, lessThan(sb, k, sizeK));
       if (slot.active)
@@ -718,18 +768,26 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
               scf::YieldOp::create(ob, loc, map.lookupOrDefault(isX ? x : y));
               return;
             }
-            // The leading indices (independent of the nest), then the
-            // vector of steps k .. k + lanes - 1.
-            for (Value iv : r.nestIvs)
-              map.map(iv, cst(ob, 0));
-            for (Operation *op : xOps)
-              if (op != xVector.getOperation())
+            // The leading indices (independent of the group), then the
+            // vector of the group's elements from k or from `at`.
+            VectorOperand vec = isX ? xVec : yVec;
+            if (vec.alongK) {
+              for (Value iv : r.nestIvs)
+                map.map(iv, cst(ob, 0));
+            } else {
+              mapFlatIndex(ob, loc, k, r.nestIvs, r.lower, r.count, r.step,
+                           map);
+              for (Value iv : side.ivs)
+                map.map(iv, cst(ob, 0));
+            }
+            for (Operation *op : isX ? xOps : yOps)
+              if (op != vec.load.getOperation())
                 ob.clone(*op, map);
             SmallVector<Value> indices;
-            for (Value index : xVector.getIndices().take_front(xLead))
+            for (Value index : vec.load.getIndices().take_front(vec.lead))
               indices.push_back(map.lookupOrDefault(index));
-            indices.push_back(k);
-            Value v = vector::LoadOp::create(ob, loc, vectorType, xFlat,
+            indices.push_back(vec.alongK ? k : at);
+            Value v = vector::LoadOp::create(ob, loc, vectorType, vec.flat,
                                              indices, /*nontemporal=*/false,
                                              llvm::MaybeAlign(slot.lanes * 4));
             scf::YieldOp::create(ob, loc, v);
@@ -763,7 +821,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         for (int64_t j = 0; j < slot.lanes; ++j)
           memref::StoreOp::create(
               ob, loc, vector::ExtractOp::create(ob, loc, v, j), slot.tile,
-              ValueRange{addc(ob, slot.kk, j), slot.pos});
+              slot.alongK ? ValueRange{addc(ob, slot.kk, j), slot.pos}
+                          : ValueRange{slot.kk, addc(ob, slot.pos, j)});
       };
       if (!slot.active) {
         store(sb);

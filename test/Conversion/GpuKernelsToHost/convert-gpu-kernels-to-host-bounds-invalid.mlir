@@ -96,8 +96,38 @@ module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @negative_vector_load_2d(%a: memref<8x8xf32>) kernel {
       %c0 = arith.constant 0 : index
-      // expected-error @+1 {{'vector.load' op loads 'vector<2x4xf32>' from 'memref<8x8xf32>'; the host emulation runs vector.load of a fixed 1-D vector from global memory only}}
+      // expected-error @+1 {{'vector.load' op loads 'vector<2x4xf32>' from 'memref<8x8xf32>'; the host emulation runs vector.load of a fixed 1-D float vector from global memory only}}
       %v = vector.load %a[%c0, %c0] : memref<8x8xf32>, vector<2x4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Of float elements only.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_vector_load_index(%a: memref<8xindex>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op loads 'vector<4xindex>' from 'memref<8xindex>'; the host emulation runs vector.load of a fixed 1-D float vector from global memory only}}
+      %v = vector.load %a[%c0] : memref<8xindex>, vector<4xindex>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// An alignment the launch plan does not give its buffers.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_alignment_512(%a: memref<256xf32>, %b: memref<8xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op loads with alignment 512, more than the 256 bytes the launch plan aligns its buffers to}}
+      %v = vector.load %a[%c0] {alignment = 512 : i64} : memref<256xf32>, vector<4xf32>
+      %x = vector.extract %v[0] : f32 from vector<4xf32>
+      memref.store %x, %b[%c0] : memref<8xf32>
       gpu.return
     }
   }

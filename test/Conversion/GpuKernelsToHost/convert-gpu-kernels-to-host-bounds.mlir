@@ -168,7 +168,15 @@ module attributes {gpu.container_module} {
 // CHECK: %[[MOD:.*]] = arith.remui %[[BYTES]], %c16{{[_0-9]*}} : index
 // CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MOD]], %c0{{[_0-9]*}} : index
 // CHECK: %[[V:.*]] = scf.if %[[ALIGNED]] -> (vector<4xf32>) {
-// CHECK-COUNT-4: memref.load %[[A]]
+// Each of the 4 scalar loads inside its own bounds guard.
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK-NEXT: memref.load %[[A]]
 // CHECK: %[[E:.*]] = vector.from_elements
 // CHECK-NEXT: scf.yield %[[E]] : vector<4xf32>
 // CHECK-NEXT: } else {

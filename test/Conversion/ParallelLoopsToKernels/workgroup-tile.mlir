@@ -2,6 +2,7 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-min-blocks=4" | FileCheck %s --check-prefix=SMALL
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=TC
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-vector-loads=false workgroup-tile-prefetch=false" | FileCheck %s --check-prefix=SCALAR
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-prefetch=false" | FileCheck %s --check-prefix=NOPREFETCH
 // Off by default: register tiles only.
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="register-tile=4" | FileCheck %s --check-prefix=OFF
 
@@ -11,28 +12,30 @@
 // 64 x 64 tile, 4 x 4 outputs per thread; two steps of 16 reduction
 // iterations each store 4 weights and 4 inputs per thread into workgroup
 // memory (the weight tile's rows padded to 65), then run 16 iterations of
-// 4 + 4 workgroup loads and 16 multiply-adds. The weights (a function
-// argument, contiguous along the reduction, K = 32) come in one 16-byte
-// vector.load of 4 reduction steps per thread, the inputs in 4 scalar
-// loads. Each step's operands are loaded from global memory into registers
-// one step ahead: before the loop of steps, and in it before the step
-// multiplies (carried: 16 accumulators, the weight vector and 4 inputs). No
-// barrier after the last step. The zero fill is the accumulators' initial
-// value (no store), and the epilogue stores each output once.
+// 4 + 4 workgroup loads and 16 multiply-adds. Both operands are plan
+// buffers contiguous along their tile's fast axis: each thread loads 4
+// weights (consecutive k) with one 16-byte vector.load, and 4 inputs
+// (consecutive pixels of the input collapsed to 32 x 64) with another.
+// Each step's operands are loaded from global memory into registers one
+// step ahead: before the loop of steps, and in it before the step
+// multiplies (carried: 16 accumulators and the two vectors). No barrier
+// after the last step. The zero fill is the accumulators' initial value (no
+// store), and the epilogue stores each output once.
 // CHECK-LABEL: func.func @matmul_like
 // CHECK: gpu.launch_func @kernels::@matmul_like_kernel0 blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
-// CHECK: gpu.func @matmul_like_kernel0(%[[WT:[^:]*]]: memref<64x32xf32>, %[[IN:[^:]*]]: memref<32x8x8xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
+// CHECK: gpu.func @matmul_like_kernel0(%[[IN:[^:]*]]: memref<32x8x8xf32>, %[[WT:[^:]*]]: memref<64x32xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
 // CHECK-SAME: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
+// CHECK: %[[INF:.*]] = memref.collapse_shape %[[IN]] {{\[}}[0], [1, 2]] : memref<32x8x8xf32> into memref<32x64xf32>
 // CHECK-NOT: memref.store %{{.*}}, %[[OUT]]
 // CHECK-NOT: memref.load %[[WT]]
 // CHECK: vector.load %[[WT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x32xf32>, vector<4xf32>
-// CHECK-COUNT-4: memref.load %[[IN]]
+// CHECK: vector.load %[[INF]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
 // CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
-// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, f32, f32, f32, f32)
+// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, vector<4xf32>)
 // CHECK: vector.load %[[WT]]
-// CHECK-COUNT-4: memref.load %[[IN]]
+// CHECK: vector.load %[[INF]]
 // CHECK: vector.extract %{{.*}}[0] : f32 from vector<4xf32>
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
@@ -44,7 +47,7 @@
 // CHECK: gpu.barrier
 // CHECK: scf.yield
 // The last step, from the carried operands.
-// CHECK-NOT: vector.load %[[WT]]
+// CHECK-NOT: vector.load
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
 // CHECK: gpu.barrier
@@ -89,6 +92,21 @@
 // SCALAR-COUNT-4: memref.load %[[WT]]
 // SCALAR-NOT: vector.load
 // SCALAR: gpu.return
+// Vector loads without prefetch: loaded at the start of each step, nothing
+// carried but the accumulators.
+// NOPREFETCH-LABEL: func.func @matmul_like
+// NOPREFETCH: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// NOPREFETCH-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// NOPREFETCH: vector.load
+// NOPREFETCH: vector.load
+// NOPREFETCH: gpu.barrier
+// NOPREFETCH: gpu.barrier
+// NOPREFETCH: scf.yield
+// NOPREFETCH: vector.load
+// NOPREFETCH: vector.load
+// NOPREFETCH: gpu.barrier
+// NOPREFETCH-NOT: gpu.barrier
+// NOPREFETCH: gpu.return
 // OFF-LABEL: gpu.func @matmul_like_kernel0
 // OFF-NOT: workgroup
 // OFF-NOT: gpu.barrier
@@ -236,6 +254,88 @@ func.func @conv3x3_vector(%in: memref<16x10x10xf32>, %wt: memref<32x16x3x3xf32>,
           memref.store %s, %out[%o, %h, %w] : memref<32x8x8xf32>
         }
       }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Both operands transposed: the weight stored K x M (a transposed
+// convolution's [Cin, Cout]) is contiguous along M, the input stored N x K
+// (a linear's rows) along k: the weight tile is staged 4 consecutive
+// output rows per vector.load (stored along a tile row), the input tile 4
+// consecutive k per vector.load (stored down a tile column). The weight is
+// read through a reshape of the argument, which keeps its alignment.
+// CHECK-LABEL: func.func @transposed_operands
+// CHECK: gpu.func @transposed_operands_kernel0(%[[WT:[^:]*]]: memref<32x64xf32>, %[[IN:[^:]*]]: memref<64x32xf32>
+// CHECK-SAME: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref.load %[[WT]]
+// CHECK-NOT: memref.load %[[IN]]
+// CHECK: %[[WV:.*]] = memref.expand_shape %[[WT]]
+// CHECK: vector.load %[[WV]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x32x64xf32>, vector<4xf32>
+// CHECK: vector.load %[[IN]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x32xf32>, vector<4xf32>
+// CHECK: scf.for
+// Weight: [kk, pos], [kk, pos + 1], ...; input: [kk, pos], [kk + 1, pos], ...
+// CHECK: %[[X0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// CHECK-NEXT: memref.store %[[X0]], %[[XS]][%[[XK:.*]], %[[XP:.*]]] :
+// CHECK: %[[XP1:.*]] = arith.addi %[[XP]], %c1
+// CHECK-NEXT: %[[X1:.*]] = vector.extract %{{.*}}[1] : f32 from vector<4xf32>
+// CHECK-NEXT: memref.store %[[X1]], %[[XS]][%[[XK]], %[[XP1]]] :
+// CHECK: %[[Y0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// CHECK-NEXT: memref.store %[[Y0]], %[[YS]][%[[YK:.*]], %[[YP:.*]]] :
+// CHECK: %[[YK1:.*]] = arith.addi %[[YK]], %c1
+// CHECK-NEXT: %[[Y1:.*]] = vector.extract %{{.*}}[1] : f32 from vector<4xf32>
+// CHECK-NEXT: memref.store %[[Y1]], %[[YS]][%[[YK1]], %[[YP]]] :
+func.func @transposed_operands(%in: memref<64x32xf32>, %wt: memref<32x64xf32>, %out: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %wv = memref.expand_shape %wt [[0, 1], [2]] output_shape [1, 32, 64] : memref<32x64xf32> into memref<1x32x64xf32>
+  scf.parallel (%o, %p) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    memref.store %zero, %out[%o, %p] : memref<64x64xf32>
+    scf.for %c = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %p] : memref<64x64xf32>
+      %x = memref.load %in[%p, %c] : memref<64x32xf32>
+      %f = memref.load %wv[%c0, %c, %o] : memref<1x32x64xf32>
+      %m = arith.mulf %f, %x : f32
+      %s = arith.addf %a, %m : f32
+      memref.store %s, %out[%o, %p] : memref<64x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A weight read through a subview at an offset (not a buffer the plan
+// places, so its alignment is unknown) and an input read with its pixel
+// indices swapped (not contiguous along the pixels): scalar loads.
+// CHECK-LABEL: func.func @negative_vector_view
+// CHECK: gpu.func @negative_vector_view_kernel0
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+func.func @negative_vector_view(%in: memref<32x8x8xf32>, %wt: memref<65x32xf32>, %out: memref<64x8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  %w = memref.subview %wt[1, 0] [64, 32] [1, 1] : memref<65x32xf32> to memref<64x32xf32, strided<[32, 1], offset: 32>>
+  scf.parallel (%o, %h, %ww) = (%c0, %c0, %c0) to (%c64, %c8, %c8) step (%c1, %c1, %c1) {
+    memref.store %zero, %out[%o, %h, %ww] : memref<64x8x8xf32>
+    scf.for %c = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %h, %ww] : memref<64x8x8xf32>
+      %x = memref.load %in[%c, %ww, %h] : memref<32x8x8xf32>
+      %f = memref.load %w[%o, %c] : memref<64x32xf32, strided<[32, 1], offset: 32>>
+      %p = arith.mulf %x, %f : f32
+      %s = arith.addf %a, %p : f32
+      memref.store %s, %out[%o, %h, %ww] : memref<64x8x8xf32>
     }
     scf.reduce
   }

@@ -1,5 +1,6 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves" | FileCheck %s --check-prefix=WAVES
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=flat" | FileCheck %s --check-prefix=FLAT
+// RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves workgroup-tile-min-blocks=1" | FileCheck %s --check-prefix=MB1
 
 // Both routes compute at the same rate with no fixed cost; only tile and
 // wave quantization differ. A 3x3 convolution of 16 into 16 channels of
@@ -30,4 +31,35 @@ func.func @quantized(%x: tensor<1x16x4x4xf32>, %w: tensor<16x16x3x3xf32>) -> ten
 func.func @negative_register_tiled(%x: tensor<1x16x4x4xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<1x8x4x4xf32> {
   %y = seg.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x16x4x4xf32>, tensor<8x16x3x3xf32> -> tensor<1x8x4x4xf32>
   return %y : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A 1x1 convolution of 64 into 64 channels of 8x8 pixels: with
+// workgroup-tile-min-blocks 4 or more (the default 132 asks for more blocks
+// than any shape gives: the most, 4) the workgroup tiles are 32 x 32, one
+// wave of 4 blocks that fills the 4 units, as do the library's 16 x 16
+// tiles: a tie, generated. With 1, the workgroup tiles take one 64 x 64
+// block, a quarter of the units: the library call.
+// WAVES-LABEL: func.func @min_blocks
+// WAVES: seg.conv2d
+// WAVES-NOT: call
+// MB1-LABEL: func.func @min_blocks
+// MB1: call @gpuopt_cpu_conv2d
+func.func @min_blocks(%x: tensor<1x64x8x8xf32>, %w: tensor<64x64x1x1xf32>) -> tensor<1x64x8x8xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x64x8x8xf32>, tensor<64x64x1x1xf32> -> tensor<1x64x8x8xf32>
+  return %y : tensor<1x64x8x8xf32>
+}
+
+// -----
+
+// K = 4 reduction steps: the workgroup tiles leave it to register tiles,
+// not quantized; were it quantized like @quantized (one 32 x 32 block for
+// 16 x 16 outputs), the library call would win.
+// WAVES-LABEL: func.func @negative_short_reduction
+// WAVES: seg.conv2d
+// WAVES-NOT: call
+func.func @negative_short_reduction(%x: tensor<1x4x4x4xf32>, %w: tensor<16x4x1x1xf32>) -> tensor<1x16x4x4xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x4x4xf32>, tensor<16x4x1x1xf32> -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
 }
