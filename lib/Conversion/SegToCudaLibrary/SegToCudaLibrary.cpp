@@ -173,6 +173,9 @@ struct ConvertSegToCudaLibraryPass
       llvm::Expected<DeviceModel> loaded = loadDeviceModel(path, device);
       if (!loaded)
         return fail(llvm::toString(loaded.takeError()));
+      if (loaded->kind != "gpu")
+        return fail("device '" + device + "' is a " + loaded->kind +
+                    ", not a GPU: it has no library route to predict");
       deviceModel = std::move(*loaded);
       chooser = std::make_unique<RouteChooser>(module, *deviceModel, precision,
                                                workgroupTileMinBlocks);

@@ -132,6 +132,12 @@ public:
       error = "--" + error;
       return failure();
     }
+    if (gpuConvDevice.getNumOccurrences() && conv.gpuConv != "auto") {
+      error = "--gpu-conv-device applies to --gpu-conv=auto, not "
+              "--gpu-conv=" +
+              conv.gpuConv;
+      return failure();
+    }
     if (!findFormat()) {
       error =
           "--cuda-format must be fatbin, cubin or ptx, got '" + format + "'";

@@ -8,6 +8,9 @@
 // RUN: not gpuopt-compile %s --target=cuda --gpu-conv=cudnn -o %t 2>&1 | FileCheck %s --check-prefix=CONV
 // RUN: not gpuopt-compile %s --target=cuda --gpu-precision=fp16 -o %t 2>&1 | FileCheck %s --check-prefix=PRECISION
 // RUN: not gpuopt-compile %s --target=cpu --gpu-conv=library -o %t 2>&1 | FileCheck %s --check-prefix=CROSS-CONV
+// RUN: not gpuopt-compile %s --target=cuda --gpu-conv-device=a100 -o %t 2>&1 | FileCheck %s --check-prefix=CONV-DEVICE
+// RUN: not gpuopt-compile %s --target=cuda --gpu-conv=auto --gpu-conv-device=nope -o %t 2>&1 | FileCheck %s --check-prefix=AUTO-UNKNOWN
+// RUN: not gpuopt-compile %s --target=cuda --gpu-conv=auto --gpu-conv-device=cpu -o %t 2>&1 | FileCheck %s --check-prefix=AUTO-CPU
 // RUN: not gpuopt-compile %s --target=cuda --entry=nope -o %t 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not gpuopt-compile %s --target=cuda --pipeline=no-such-pass -o %t 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not gpuopt-compile %s --target=cuda -o %t.dir/missing/x.gpuopt 2>&1 | FileCheck %s --check-prefix=WRITE
@@ -22,6 +25,9 @@
 // CONV: gpuopt-compile: error: --gpu-conv must be generated, library or auto, got 'cudnn'
 // PRECISION: gpuopt-compile: error: --gpu-precision must be fp32 or tf32, got 'fp16'
 // CROSS-CONV: gpuopt-compile: error: --gpu-conv applies to --target=cuda, not --target=cpu
+// CONV-DEVICE: gpuopt-compile: error: --gpu-conv-device applies to --gpu-conv=auto, not --gpu-conv=generated
+// AUTO-UNKNOWN: invalid.mlir:{{[0-9]+}}:1: error: convert-seg-to-cuda-library: device file '{{.*}}devices.json': unknown device 'nope'; known devices: {{.*}}h200
+// AUTO-CPU: invalid.mlir:{{[0-9]+}}:1: error: convert-seg-to-cuda-library: device 'cpu' is a cpu, not a GPU: it has no library route to predict
 // ENTRY: error: no function 'nope' with a body to compile
 // PIPE: error: invalid pipeline 'no-such-pass'
 // WRITE: error: {{.*}}x.gpuopt: cannot create
