@@ -414,9 +414,12 @@ ROLLING = {"rolling_unet_s", "rolling_unet_m", "rolling_unet_l", "unext", "unext
 
 
 def export_zoo(name: str, side: int, d: Path) -> np.ndarray:
-    """Exports zoo model `name` (random weights and statistics) at side x side
-    into d (m.mlir, m.safetensors, x.npy); returns PyTorch's output."""
-    model = randomize(models.build(name).eval(), seed=11)
+    """Exports zoo model `name` (random weights and statistics, the same in
+    every run) at side x side into d (m.mlir, m.safetensors, x.npy); returns
+    PyTorch's output."""
+    with torch.random.fork_rng():
+        torch.manual_seed(11)  # the layers' initial weights
+        model = randomize(models.build(name).eval(), seed=11)
     x = torch.randn(1, 3, side, side, generator=torch.Generator().manual_seed(5))
     gpuopt.export(model, (x,), d / "m.mlir", d / "m.safetensors")
     np.save(d / "x.npy", x.numpy())

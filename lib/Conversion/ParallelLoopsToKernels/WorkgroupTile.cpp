@@ -311,6 +311,33 @@ void forwardFinalValue(memref::StoreOp store) {
   }
 }
 
+/// `v` (f32 or a vector of f32) rounded to TF32: to the nearest value with
+/// 10 mantissa bits, ties away from zero (PTX cvt.rna.tf32.f32), as the
+/// bits of an f32 whose low 13 bits are zero. Infinities and NaNs keep
+/// their class; a value that rounds past the largest finite one becomes
+/// infinite, as with cvt.rna.
+Value roundToTf32(OpBuilder &b, Location loc, Value v) {
+  Type bitsType = b.getI32Type();
+  if (auto vec = dyn_cast<VectorType>(v.getType()))
+    bitsType = VectorType::get(vec.getShape(), bitsType);
+  auto splat = [&](uint32_t c) -> Value {
+    auto attr = b.getI32IntegerAttr(static_cast<int32_t>(c));
+    if (auto vec = dyn_cast<VectorType>(bitsType))
+      return arith::ConstantOp::create(b, loc,
+                                       DenseElementsAttr::get(vec, attr));
+    return arith::ConstantOp::create(b, loc, attr);
+  };
+  Value bits = arith::BitcastOp::create(b, loc, bitsType, v);
+  Value exponent = arith::AndIOp::create(b, loc, bits, splat(0x7F800000u));
+  Value finite = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       exponent, splat(0x7F800000u));
+  Value rounded = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, bits, splat(0x1000u)),
+      splat(0xFFFFE000u));
+  Value kept = arith::SelectOp::create(b, loc, finite, rounded, bits);
+  return arith::BitcastOp::create(b, loc, v.getType(), kept);
+}
+
 /// Indices an operand's vector loads run along: the reduction nest's or a
 /// side's, flattened in order (the first slowest).
 struct IndexGroup {
@@ -325,19 +352,25 @@ struct IndexGroup {
 /// `v`'s load when 4 consecutive elements of `group`, flattened, are one
 /// aligned 128-bit load (tileReductionInWorkgroupMemory's `vectorLoads`): a
 /// `memref.load` of a function argument or `memref.alloc` (a buffer the
-/// launch plan places, 256-byte aligned), or of a reshape of one, of static
-/// shape and identity layout whose last indices, but for trailing dimensions of
-/// size 1 (a 1x1 convolution's kernel), are the group's indices, in order, each
-/// over its whole dimension from 0 with step 1, its other indices independent
-/// of the group, and the group's size a multiple of 4: then the element of flat
-/// group index g is at (the leading indices) x size + g, and g in a multiple of
-/// 4 starts a 16-byte line. Sets `lead` to the number of leading indices.
+/// launch plan places, 256-byte aligned), or of a reshape of one made
+/// before `loop`, of static shape and identity layout whose last indices, but
+/// for trailing dimensions of size 1 (a 1x1 convolution's kernel), are the
+/// group's indices, in order, each over its whole dimension from 0 with step 1,
+/// its other indices independent of the group, and the group's size a multiple
+/// of 4: then the element of flat group index g is at (the leading indices) x
+/// size + g, and g in a multiple of 4 starts a 16-byte line. Sets `lead` to the
+/// number of leading indices.
 memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
-                                 Recomputable &rec, int64_t &lead) {
+                                 scf::ParallelOp loop, Recomputable &rec,
+                                 int64_t &lead) {
   auto load = v.getDefiningOp<memref::LoadOp>();
   if (!load || group.size % 4 != 0)
     return nullptr;
   Value memref = load.getMemRef();
+  // The tiled loop replaces `loop`: the buffer's view must be made before.
+  if (Operation *def = memref.getDefiningOp();
+      def && loop->isProperAncestor(def))
+    return nullptr;
   auto type = cast<MemRefType>(memref.getType());
   if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
       type.getMemorySpace() || !type.getElementType().isF32())
@@ -710,7 +743,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     if (!options.vectorLoads)
       return vec;
     for (auto [group, alongK] : groups) {
-      vec.load = getContiguousLoad(v, group, rec, vec.lead);
+      vec.load = getContiguousLoad(v, group, loop, rec, vec.lead);
       if (!vec.load)
         continue;
       vec.alongK = alongK;
@@ -811,8 +844,12 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // step, a barrier before the next step's stores.
   auto emitStep = [&](OpBuilder &sb, ValueRange staged, int64_t kc,
                       ValueRange in, bool last) -> SmallVector<Value> {
-    for (auto [slot, v] : llvm::zip_equal(slots, staged)) {
+    for (auto [slot, staged] : llvm::zip_equal(slots, staged)) {
       auto store = [&](OpBuilder &ob) {
+        // The tensor cores read only the high 19 bits of each operand
+        // (truncation): round to TF32 (nearest, ties away, cvt.rna's rule)
+        // as the tile is staged, once per element and block.
+        Value v = mma ? roundToTf32(ob, loc, staged) : staged;
         if (slot.lanes == 1) {
           memref::StoreOp::create(ob, loc, v, slot.tile,
                                   ValueRange{slot.kk, slot.pos});

@@ -66,8 +66,22 @@
 // With tensor cores the 8 warps are 2 x 4 of 32 x 16 outputs: per 8
 // reduction steps 2 A and 2 B fragments from workgroup memory (rows padded
 // to 72) and 4 TF32 m16n8k8 products; no scalar multiply-add is left.
+// The operands are rounded to TF32 (nearest, ties away: + 0x1000, then the
+// low 13 bits cleared, but for infinities and NaNs) as they are staged: the
+// tensor cores would truncate them.
 // TC-LABEL: gpu.func @matmul_like_kernel0
 // TC-SAME: workgroup(%[[XS:.*]] : memref<16x72xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x72xf32, #gpu.address_space<workgroup>>)
+// TC: %[[BITS:.*]] = arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// TC: %[[EXP:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<4xi32>
+// TC: %[[FINITE:.*]] = arith.cmpi ne, %[[EXP]], %{{.*}} : vector<4xi32>
+// TC-DAG: %[[MASK:.*]] = arith.constant dense<-8192> : vector<4xi32>
+// TC-DAG: %[[HALF:.*]] = arith.constant dense<4096> : vector<4xi32>
+// TC: %[[UP:.*]] = arith.addi %[[BITS]], %[[HALF]] : vector<4xi32>
+// TC: %[[CUT:.*]] = arith.andi %[[UP]], %[[MASK]] : vector<4xi32>
+// TC: %[[KEPT:.*]] = arith.select %[[FINITE]], %[[CUT]], %[[BITS]]
+// TC: %[[R:.*]] = arith.bitcast %[[KEPT]] : vector<4xi32> to vector<4xf32>
+// TC: %[[R0:.*]] = vector.extract %[[R]][0]
+// TC-NEXT: memref.store %[[R0]], %[[XS]]
 // TC: gpu.barrier
 // TC: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step %c8
 // TC-COUNT-8: memref.load %[[XS]]
@@ -336,6 +350,37 @@ func.func @negative_vector_view(%in: memref<32x8x8xf32>, %wt: memref<65x32xf32>,
       %p = arith.mulf %x, %f : f32
       %s = arith.addf %a, %p : f32
       memref.store %s, %out[%o, %h, %ww] : memref<64x8x8xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A reshape of the weight made inside the reduction nest (recomputable,
+// but gone with the loop the tiles replace): scalar loads, through a copy
+// of the reshape in each load.
+// CHECK-LABEL: func.func @negative_vector_inner_view
+// CHECK: gpu.func @negative_vector_inner_view_kernel0
+// CHECK-NOT: vector.load %{{.*}} : memref<1x32x64xf32>
+// CHECK: gpu.return
+func.func @negative_vector_inner_view(%in: memref<64x32xf32>, %wt: memref<32x64xf32>, %out: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %p) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    memref.store %zero, %out[%o, %p] : memref<64x64xf32>
+    scf.for %c = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %p] : memref<64x64xf32>
+      %x = memref.load %in[%p, %c] : memref<64x32xf32>
+      %wv = memref.expand_shape %wt [[0, 1], [2]] output_shape [1, 32, 64] : memref<32x64xf32> into memref<1x32x64xf32>
+      %f = memref.load %wv[%c0, %c, %o] : memref<1x32x64xf32>
+      %m = arith.mulf %f, %x : f32
+      %s = arith.addf %a, %m : f32
+      memref.store %s, %out[%o, %p] : memref<64x64xf32>
     }
     scf.reduce
   }
