@@ -40,8 +40,8 @@ struct WorkgroupTileOptions {
   bool tensorCores = false;
   /// Operands of step t + 1 loaded during step t.
   bool prefetch = true;
-  /// 128-bit loads of the x operand where it is contiguous along the
-  /// reduction.
+  /// 128-bit loads of an operand where it is contiguous along the
+  /// reduction or its tile side.
   bool vectorLoads = true;
 };
 
@@ -75,13 +75,17 @@ struct WorkgroupTileOptions {
 /// them), so that the global loads overlap the multiply-adds; without it,
 /// at the start of step t + 1.
 ///
-/// With `options.vectorLoads`, when `x` is a load whose last indices are
-/// the nest's indices over whole dimensions of a buffer the plan places
-/// (a function argument or `memref.alloc` of identity layout: 256-byte
-/// aligned), its others independent of the nest, and K is a multiple of 4,
-/// each thread loads 4 consecutive reduction elements of `x` with one
-/// `vector.load` of the buffer collapsed to [..., K] (alignment 16: PTX
-/// `ld.global.v4.f32`) instead of 4 scalar loads.
+/// With `options.vectorLoads`, when `x` or `y` is a load of a buffer the
+/// plan places (a function argument or `memref.alloc`, or a reshape of one
+/// made before `loop`, of identity layout: 256-byte aligned) whose last
+/// indices, but for trailing size-1 dimensions, run in order over whole
+/// dimensions of a group of indices — the nest (k), or the operand's tile
+/// side (M for `x`, N for `y`) — with its other indices independent of that
+/// group, and the group's size is a multiple of 4, each thread loads 4
+/// consecutive elements of the group with one `vector.load` of the buffer
+/// collapsed to [..., group] (alignment 16: PTX `ld.global.nc.v4.b32`)
+/// instead of 4 scalar loads. With `options.tensorCores` the staged
+/// operands are rounded to TF32 (nearest, ties away from zero).
 FailureOr<scf::ParallelOp>
 tileReductionInWorkgroupMemory(scf::ParallelOp loop,
                                const WorkgroupTileOptions &options);
