@@ -55,6 +55,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.registerTile = registerTile;
   options.workgroupTile = workgroupTile;
   options.workgroupTilePrefetch = workgroupTilePrefetch;
+  options.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
   options.gpuConvDevice = gpuConvDevice;
@@ -130,6 +131,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.workgroupTile = options.workgroupTile;
   kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
   kernelOptions.workgroupTilePrefetch = options.workgroupTilePrefetch;
+  kernelOptions.workgroupTileDoubleBuffer = options.workgroupTileDoubleBuffer;
   // TF32 is the precision of the whole plan: library steps and tiles alike.
   kernelOptions.workgroupTileTensorCores = options.precision == "tf32";
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));
@@ -238,6 +240,12 @@ void mlir::gpuopt::registerGpuPipelines() {
         std::string error;
         if (failed(checkGpuConvOptions(target, error)))
           return errorHandler(error);
+        // A device model only "auto" predicts for: given otherwise it would
+        // be silently ignored (gpuopt-compile --gpu-conv-device alike).
+        if (options.gpuConvDevice.hasValue() && target.gpuConv != "auto")
+          return errorHandler("gpu-conv-device applies to gpu-conv=auto, not "
+                              "gpu-conv=" +
+                              target.gpuConv);
         if (failed(buildGpuKernelPipeline(pm, target)))
           return errorHandler("gpuopt-gpu-lowering: cannot build the kernel "
                               "pipeline");

@@ -204,28 +204,76 @@ class CudaOptions:
     host"; the artifact then also carries the kernels built for this CPU).
     ``cuda_arch``: gpuopt-compile's ``--cuda-arch`` (None: its default).
     ``gpu_conv`` / ``gpu_precision``: ``--gpu-conv`` / ``--gpu-precision``.
+    ``gpu_conv_device``: ``--gpu-conv-device`` (``gpu_conv="auto"`` only;
+    None: gpuopt-compile's default model).
     """
 
     device: int | str | None = None
     cuda_arch: str | None = None
     gpu_conv: str = "generated"
     gpu_precision: str = "fp32"
+    gpu_conv_device: str | None = None
 
     def compile_flags(self) -> list[str]:
         """The gpuopt-compile flags of these settings."""
         flags = [f"--gpu-conv={self.gpu_conv}", f"--gpu-precision={self.gpu_precision}"]
         if self.cuda_arch is not None:
             flags.insert(0, f"--cuda-arch={self.cuda_arch}")
+        if self.gpu_conv_device is not None:
+            flags.append(f"--gpu-conv-device={self.gpu_conv_device}")
         if self.device == "emulate":
             flags.append("--cuda-host-image")
         return flags
 
 
+# CUdevice_attribute: CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR.
+_CU_CC_MAJOR, _CU_CC_MINOR = 75, 76
+
+
+def local_cuda_arch(ordinal: int) -> str | None:
+    """``sm_NN`` of the GPU ``ordinal`` as the NVIDIA driver (libcuda)
+    reports it, or None where there is no driver or no such GPU (the
+    artifact's load then says so)."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    try:
+        ok = (
+            lib.cuInit(0) == 0
+            and lib.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(ordinal)) == 0
+            and lib.cuDeviceGetAttribute(ctypes.byref(major), _CU_CC_MAJOR, dev) == 0
+            and lib.cuDeviceGetAttribute(ctypes.byref(minor), _CU_CC_MINOR, dev) == 0
+        )
+    except AttributeError:  # not a CUDA driver
+        return None
+    return f"sm_{major.value}{minor.value}" if ok else None
+
+
+def _gpu_device_models() -> list[str]:
+    """The GPU models of data/devices.json (--gpu-conv-device's names)."""
+    try:
+        devices = json.loads(DEFAULT_DEVICES.read_text())["devices"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"cannot read the device models {DEFAULT_DEVICES}: {e}") from None
+    return sorted(name for name, d in devices.items() if isinstance(d, dict) and d.get("kind") == "gpu")
+
+
 def _check_cuda_options(
-    target: str, device: Any, cuda_arch: Any, gpu_conv: Any, gpu_precision: Any
+    target: str,
+    device: Any,
+    cuda_arch: Any,
+    gpu_conv: Any,
+    gpu_precision: Any,
+    gpu_conv_device: Any = None,
 ) -> CudaOptions | None:
     """The checked CUDA settings, None for target="cpu" (where setting any of
-    them is an error: they would silently do nothing)."""
+    them is an error: they would silently do nothing). Without ``cuda_arch``
+    a GPU ``device`` gets its own architecture (the driver's compute
+    capability) where the driver reports one."""
     if target != "cuda":
         given = [
             name
@@ -234,6 +282,7 @@ def _check_cuda_options(
                 ("cuda_arch", cuda_arch, None),
                 ("gpu_conv", gpu_conv, "generated"),
                 ("gpu_precision", gpu_precision, "fp32"),
+                ("gpu_conv_device", gpu_conv_device, None),
             )
             if value != default
         ]
@@ -253,7 +302,18 @@ def _check_cuda_options(
         raise ValueError(
             f"gpu_precision must be one of {', '.join(map(repr, GPU_PRECISIONS))}, got {gpu_precision!r}"
         )
-    return CudaOptions(device, cuda_arch, gpu_conv, gpu_precision)
+    if gpu_conv_device is not None:
+        if gpu_conv != "auto":
+            raise ValueError(f"gpu_conv_device applies to gpu_conv='auto', not gpu_conv={gpu_conv!r}")
+        models = _gpu_device_models()
+        if gpu_conv_device not in models:
+            raise ValueError(
+                f"gpu_conv_device must be a GPU model of {DEFAULT_DEVICES.name} "
+                f"({', '.join(map(repr, models))}) or None, got {gpu_conv_device!r}"
+            )
+    if cuda_arch is None and device != "emulate":
+        cuda_arch = local_cuda_arch(device or 0)
+    return CudaOptions(device, cuda_arch, gpu_conv, gpu_precision, gpu_conv_device)
 
 
 def _check_options(
@@ -590,6 +650,7 @@ def compile(
     cuda_arch: str | None = None,
     gpu_conv: str = "generated",
     gpu_precision: str = "fp32",
+    gpu_conv_device: str | None = None,
 ) -> CompiledCallable:
     """Exports ``module`` on ``example_inputs``, compiles it for ``target``
     ("cpu" or "cuda") after ``pipeline`` (gpuopt-compile's ``--pipeline``;
@@ -598,9 +659,12 @@ def compile(
     For ``target="cuda"`` (see :class:`CudaOptions`): ``device`` is the GPU
     ordinal (None: 0) or ``"emulate"`` (the host emulator, no GPU needed);
     ``cuda_arch`` the kernel images (``"sm_90"``, ``"sm_86,sm_90"``; None:
+    the GPU ``device``'s own architecture as its driver reports it, else
     gpuopt-compile's default); ``gpu_conv`` ``"generated"`` (gpuopt's kernels),
     ``"library"`` (cuDNN/cuBLASLt where eligible) or ``"auto"`` (cuDNN/cuBLASLt
-    where eligible and the cost model predicts them faster); ``gpu_precision``
+    where eligible and the cost model predicts them faster, on the device
+    model ``gpu_conv_device`` of data/devices.json, e.g. ``"rtx3080"``; None:
+    gpuopt-compile's default, ``"h200"``); ``gpu_precision``
     ``"fp32"`` or ``"tf32"`` (the arithmetic of the library steps and the
     workgroup-tiled kernels). Setting them for
     target="cpu" is a ValueError.
@@ -614,7 +678,7 @@ def compile(
     ValueError (bad arguments).
     """
     target, pipeline, cache, threads = _check_options(target, pipeline, cache_dir, threads)
-    cuda = _check_cuda_options(target, device, cuda_arch, gpu_conv, gpu_precision)
+    cuda = _check_cuda_options(target, device, cuda_arch, gpu_conv, gpu_precision, gpu_conv_device)
     if not isinstance(module, nn.Module):
         raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
     if isinstance(example_inputs, torch.Tensor):
@@ -860,8 +924,8 @@ def dynamo_backend(
 ) -> Callable[..., Any]:
     """The torch.compile backend "gpuopt": ``torch.compile(m, backend="gpuopt",
     options={"target": "cpu", "pipeline": ..., "cache_dir": ..., "threads": ...})``;
-    for ``"target": "cuda"`` also ``"device"``, ``"cuda_arch"``, ``"gpu_conv"``
-    and ``"gpu_precision"`` (as :func:`compile`).
+    for ``"target": "cuda"`` also ``"device"``, ``"cuda_arch"``, ``"gpu_conv"``,
+    ``"gpu_precision"`` and ``"gpu_conv_device"`` (as :func:`compile`).
 
     Returns the compiled graph, or ``gm.forward`` (eager) with the reason
     logged when gpuopt cannot capture or compile the graph.
@@ -869,7 +933,17 @@ def dynamo_backend(
     if mode not in (None, "default"):
         raise ValueError(f"the gpuopt backend has no mode {mode!r}; pass options={{...}} instead")
     opts = dict(options or {})
-    known = {"target", "pipeline", "cache_dir", "threads", "device", "cuda_arch", "gpu_conv", "gpu_precision"}
+    known = {
+        "target",
+        "pipeline",
+        "cache_dir",
+        "threads",
+        "device",
+        "cuda_arch",
+        "gpu_conv",
+        "gpu_precision",
+        "gpu_conv_device",
+    }
     if set(opts) - known:
         raise ValueError(
             f"unknown gpuopt backend option(s) {', '.join(sorted(set(opts) - known))}; "
@@ -887,6 +961,7 @@ def dynamo_backend(
         opts.get("cuda_arch"),
         opts.get("gpu_conv", "generated"),
         opts.get("gpu_precision", "fp32"),
+        opts.get("gpu_conv_device"),
     )
     if torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs

@@ -10,6 +10,10 @@
 // (gpuopt-compile --gpu-conv/--gpu-precision: test/Target/Cuda/invalid.mlir).
 // RUN: gpuopt-opt %t/gpu-conv.mlir --gpuopt-gpu-lowering="gpu-conv=cublas" -verify-diagnostics
 // RUN: gpuopt-opt %t/gpu-precision.mlir --gpuopt-gpu-lowering="gpu-precision=bf16" -verify-diagnostics
+// A device model for the cost model's choice is an error without
+// gpu-conv=auto, explicit or the default route.
+// RUN: gpuopt-opt %t/device-library.mlir --gpuopt-gpu-lowering="gpu-conv=library gpu-conv-device=h200" -verify-diagnostics
+// RUN: gpuopt-opt %t/device-generated.mlir --gpuopt-gpu-lowering="gpu-conv-device=h200" -verify-diagnostics
 
 //--- no-underscore.mlir
 // expected-error@unknown {{chip must be sm_NN[,sm_MM...] with NN >= 50, got 'sm90'}}
@@ -33,4 +37,12 @@ module {}
 
 //--- gpu-precision.mlir
 // expected-error@unknown {{gpu-precision must be fp32 or tf32, got 'bf16'}}
+module {}
+
+//--- device-library.mlir
+// expected-error@unknown {{gpu-conv-device applies to gpu-conv=auto, not gpu-conv=library}}
+module {}
+
+//--- device-generated.mlir
+// expected-error@unknown {{gpu-conv-device applies to gpu-conv=auto, not gpu-conv=generated}}
 module {}

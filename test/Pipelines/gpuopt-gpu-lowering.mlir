@@ -1,5 +1,6 @@
 // RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0" | FileCheck %s --check-prefix=NVVM
 // RUN: gpuopt-opt %s --gpuopt-gpu-lowering="format=isa chip=sm_86" | FileCheck %s --check-prefix=PTX
+// RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0 gpu-conv=auto gpu-conv-device=rtx3080" | FileCheck %s --check-prefix=AUTO
 
 // The host function only launches kernels; the convolution's output fill,
 // accumulation (padding read in the load: no padded copy), bias and ReLU
@@ -30,6 +31,14 @@
 // NVVM: llvm.br ^bb6
 // NVVM: llvm.intr.maximum
 // NVVM-NOT: llvm.func @forward_kernel1
+
+// gpu-conv=auto on the RTX 3080's model: a 4-channel convolution of an 8x8
+// map is too small for a library call to pay its overhead; the same one
+// generated kernel.
+// AUTO-LABEL: func.func @forward
+// AUTO-COUNT-1: gpu.launch_func @kernels::@forward_kernel0
+// AUTO-NOT: gpu.launch_func
+// AUTO: return
 
 // PTX: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_86", features = "+ptx80">, properties = {{.*}}assembly = "
 // PTX-SAME: .target sm_86

@@ -343,6 +343,22 @@ def test_bad_arguments_of_compile(cache: Path) -> None:
             {"target": "cuda", "gpu_precision": "fp16"},
             "gpu_precision must be one of 'fp32', 'tf32', got 'fp16'",
         ),
+        ({"gpu_conv_device": "h200"}, "gpu_conv_device apply to target='cuda', not target='cpu'"),
+        (
+            {"target": "cuda", "gpu_conv_device": "h200"},
+            "gpu_conv_device applies to gpu_conv='auto', not gpu_conv='generated'",
+        ),
+        (
+            {"target": "cuda", "gpu_conv": "library", "gpu_conv_device": "h200"},
+            "gpu_conv_device applies to gpu_conv='auto', not gpu_conv='library'",
+        ),
+        (
+            {"target": "cuda", "gpu_conv": "auto", "gpu_conv_device": "cpu"},
+            (
+                "gpu_conv_device must be a GPU model of devices.json ('a100', 'h200', 'rtx3080') "
+                "or None, got 'cpu'"
+            ),
+        ),
     ]
     for kwargs, message in cuda_cases:
         with pytest.raises(ValueError) as info:
@@ -468,6 +484,20 @@ def test_cuda_target_emulated(tmp_path: Path, compiler_calls: list[Path]) -> Non
     again = gpuopt.compile(model, x, target="cuda", cache_dir=cache, device="emulate", cuda_arch="sm_90")
     assert len(compiler_calls) == 3 and list(again.cached.values()) == [True]
 
+    # --gpu-conv=auto on another device model: its flag, its own artifact.
+    auto = gpuopt.compile(
+        model,
+        x,
+        target="cuda",
+        cache_dir=cache,
+        device="emulate",
+        gpu_conv="auto",
+        gpu_conv_device="rtx3080",
+    )
+    assert "--gpu-conv-device=rtx3080" in auto.cuda.compile_flags()
+    assert len(compiler_calls) == 4 and list(auto.cached.values()) == [False]
+    check_close(auto(x), want, "emulated, auto on rtx3080")
+
     # torch.compile(backend="gpuopt") takes the same settings.
     torch._dynamo.reset()
     fast = torch.compile(
@@ -477,6 +507,31 @@ def test_cuda_target_emulated(tmp_path: Path, compiler_calls: list[Path]) -> Non
     )
     with torch.no_grad():
         check_close(fast(x), want, "torch.compile, emulated, library")
+
+
+def test_cuda_arch_of_the_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuda_arch=None compiles for the GPU the artifact will run on (its
+    compute capability as the driver reports it), never asks the driver for
+    the emulator or an explicit cuda_arch, and keeps gpuopt-compile's
+    default where the driver reports none."""
+    asked: list[int] = []
+
+    def fake(ordinal: int) -> str | None:
+        asked.append(ordinal)
+        return "sm_86" if ordinal == 1 else None
+
+    monkeypatch.setattr(gpc, "local_cuda_arch", fake)
+    check = gpc._check_cuda_options
+    assert check("cuda", 1, None, "generated", "fp32").cuda_arch == "sm_86"
+    assert "--cuda-arch=sm_86" in check("cuda", 1, None, "generated", "fp32").compile_flags()
+    assert check("cuda", None, None, "generated", "fp32").cuda_arch is None  # device 0: no GPU
+    assert asked == [1, 1, 0]
+    assert check("cuda", "emulate", None, "generated", "fp32").cuda_arch is None
+    assert check("cuda", 1, "sm_90", "generated", "fp32").cuda_arch == "sm_90"
+    assert asked == [1, 1, 0]
+    monkeypatch.undo()
+    if not torch.cuda.is_available():  # the real query on a machine without a GPU
+        assert gpc.local_cuda_arch(0) is None
 
 
 # ---------------------------------------------------------------------------
@@ -574,7 +629,9 @@ def test_backend_bad_options(cache: Path) -> None:
     torch._dynamo.reset()
     with pytest.raises(Exception) as info, torch.no_grad():
         fast(torch.zeros(1, 3, 4, 4))
-    known = "cache_dir, cuda_arch, device, gpu_conv, gpu_precision, pipeline, target, threads"
+    known = (
+        "cache_dir, cuda_arch, device, gpu_conv, gpu_conv_device, gpu_precision, pipeline, target, threads"
+    )
     assert f"unknown gpuopt backend option(s) colour; known: {known}" in str(info.value)
     fast = torch.compile(
         ConvBnRelu().eval(), backend="gpuopt", options={"cache_dir": str(cache), "gpu_conv": "library"}

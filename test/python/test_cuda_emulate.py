@@ -601,6 +601,42 @@ def test_workgroup_tiles_emulated(workgroup_tile_shapes: dict, pipeline: str | N
 
 
 @needs_cuda_run
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--cuda-workgroup-tile-double-buffer=false",),
+        ("--cuda-workgroup-tile-prefetch=false",),
+        ("--cuda-workgroup-tile-prefetch=false", "--cuda-workgroup-tile-double-buffer=false"),
+        ("--gpu-precision=tf32", "--cuda-workgroup-tile-double-buffer=false"),
+        ("--gpu-precision=tf32", "--cuda-workgroup-tile-prefetch=false"),
+    ],
+    ids=["one-buffer", "no-prefetch", "neither", "tf32-one-buffer", "tf32-no-prefetch"],
+)
+def test_workgroup_tile_schedules_emulated(workgroup_tile_shapes: dict, flags: tuple[str, ...]) -> None:
+    """The schedules of the workgroup tiles (two buffers or one, operands
+    loaded a step ahead or at the step) change when the operands are
+    loaded and which buffer holds them, never a sum: in every block and
+    thread order each gives the default schedule's bits (two buffers,
+    prefetch; FP32 or TF32). A step stored into the buffer another thread
+    still multiplies from, or read before its barrier, differs in some
+    order."""
+    d = workgroup_tile_shapes["dir"]
+    tf32 = tuple(f for f in flags if f.startswith("--gpu-precision"))
+    tag = "-".join(f.split("-")[-1].replace("=", "") for f in flags)
+    default = compile_cuda(
+        d / "m.mlir", d / f"m-sched-default{'-tf32' if tf32 else ''}.gpuopt", "gpuopt-optimize", *tf32
+    )
+    variant = compile_cuda(d / "m.mlir", d / f"m-sched-{tag}.gpuopt", "gpuopt-optimize", *flags)
+    ref = emulate(default, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
+    for order in ORDERS:
+        for name, artifact in (("default", default), (" ".join(flags), variant)):
+            got = emulate(artifact, d / "m.safetensors", [d / "x.npy"], d, order)
+            assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), (
+                f"{name}, order {order}: other bits"
+            )
+
+
+@needs_cuda_run
 def test_workgroup_tiles_tf32_emulated(workgroup_tile_shapes: dict) -> None:
     """--gpu-precision=tf32: the workgroup tiles are computed with TF32
     tensor cores (nvgpu.mma.sync m16n8k8, exact in the emulator), partial

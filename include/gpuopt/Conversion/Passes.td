@@ -192,7 +192,11 @@ def ConvertParallelLoopsToKernelsPass
       `workgroup-tile-prefetch` (the default) each thread loads its elements
       of the next step's tiles from global memory into registers before it
       multiplies (carried by the loop of steps), so that those loads are in
-      flight during the step; with `workgroup-tile-vector-loads` (the
+      flight during the step; with `workgroup-tile-double-buffer` (the
+      default, where there are at least 2 steps) the tiles have two
+      buffers used in turn: step t multiplies from one while the threads
+      store step t + 1's operands into the other, one `gpu.barrier` per
+      step instead of two; with `workgroup-tile-vector-loads` (the
       default) a weight operand contiguous along the reduction (a buffer
       the plan places, its last indices the nest's over whole dimensions,
       K a multiple of 4) is loaded 4 elements per `vector.load` (alignment
@@ -294,6 +298,10 @@ def ConvertParallelLoopsToKernelsPass
            /*default=*/"true",
            "Load a workgroup tile step's operands into registers while the "
            "step before multiplies (false: load them at the step)">,
+    Option<"workgroupTileDoubleBuffer", "workgroup-tile-double-buffer",
+           "bool", /*default=*/"true",
+           "Two buffers of each workgroup tile used in turn, one barrier per "
+           "step (false: one buffer, two barriers per step)">,
     Option<"workgroupTileVectorLoads", "workgroup-tile-vector-loads", "bool",
            /*default=*/"true",
            "Load the weight tile 4 reduction elements at a time "

@@ -53,6 +53,9 @@ struct CudaTargetOptions {
   /// Whether those kernels load each step's operand tiles a step ahead
   /// (--convert-parallel-loops-to-kernels' workgroup-tile-prefetch).
   bool workgroupTilePrefetch = true;
+  /// Whether their tiles have two buffers used in turn
+  /// (--convert-parallel-loops-to-kernels' workgroup-tile-double-buffer).
+  bool workgroupTileDoubleBuffer = true;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
@@ -135,6 +138,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Workgroup tiles load each step's operands into "
                      "registers during the step before (false: at the step)"),
       llvm::cl::init(CudaTargetOptions().workgroupTilePrefetch)};
+  Option<bool> workgroupTileDoubleBuffer{
+      *this, "workgroup-tile-double-buffer",
+      llvm::cl::desc("Workgroup tiles have two buffers used in turn, one "
+                     "barrier per step (false: one buffer, two barriers)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTileDoubleBuffer)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

@@ -914,6 +914,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
     tileOptions.minBlocks = workgroupTileMinBlocks;
     tileOptions.tensorCores = workgroupTileTensorCores;
     tileOptions.prefetch = workgroupTilePrefetch;
+    tileOptions.doubleBuffer = workgroupTileDoubleBuffer;
     tileOptions.vectorLoads = workgroupTileVectorLoads;
     // Warps must not straddle blocks for lanes to share a row. A loop that
     // is not a row kernel may be a reduction to tile in registers.

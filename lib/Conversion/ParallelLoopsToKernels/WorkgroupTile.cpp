@@ -587,15 +587,26 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   Value blk = tiled.getInductionVars()[0], tid = tiled.getInductionVars()[1];
 
   // A padded row: the x tile is stored along k by neighbouring threads.
+  // With `doubleBuffer` two of each, [buffer, k, row]: step t is multiplied
+  // from buffer t % 2 while step t + 1 is stored into the other one.
+  int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
+  bool doubleBuffer = options.doubleBuffer && numSteps > 1;
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto xTile = memref::AllocaOp::create(
-      tb, loc,
-      MemRefType::get({kTileK, shape.bm + xPad}, elem,
-                      MemRefLayoutAttrInterface(), wg));
-  auto yTile = memref::AllocaOp::create(
-      tb, loc,
-      MemRefType::get({kTileK, shape.bn + yPad}, elem,
-                      MemRefLayoutAttrInterface(), wg));
+  auto tileType = [&](int64_t width) {
+    SmallVector<int64_t> dims;
+    if (doubleBuffer)
+      dims.push_back(2);
+    dims.append({kTileK, width});
+    return MemRefType::get(dims, elem, MemRefLayoutAttrInterface(), wg);
+  };
+  auto xTile = memref::AllocaOp::create(tb, loc, tileType(shape.bm + xPad));
+  auto yTile = memref::AllocaOp::create(tb, loc, tileType(shape.bn + yPad));
+  // The indices of element (k, row) of buffer `buf` (null: single buffer).
+  auto tileAt = [](Value buf, Value k, Value row) -> SmallVector<Value, 3> {
+    if (buf)
+      return {buf, k, row};
+    return {k, row};
+  };
 
   auto mulc = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
     return arith::MulIOp::create(ob, loc, v, cst(ob, c));
@@ -839,11 +850,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     return values;
   };
 
-  // One step of `kc` reduction iterations whose operands are `staged`:
-  // stored into the tiles, then multiplied; and, except after the last
-  // step, a barrier before the next step's stores.
-  auto emitStep = [&](OpBuilder &sb, ValueRange staged, int64_t kc,
-                      ValueRange in, bool last) -> SmallVector<Value> {
+  // The operands `staged` stored into buffer `buf` of the tiles.
+  auto storeStep = [&](OpBuilder &sb, ValueRange staged, Value buf) {
     for (auto [slot, staged] : llvm::zip_equal(slots, staged)) {
       auto store = [&](OpBuilder &ob) {
         // The tensor cores read only the high 19 bits of each operand
@@ -852,14 +860,14 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         Value v = mma ? roundToTf32(ob, loc, staged) : staged;
         if (slot.lanes == 1) {
           memref::StoreOp::create(ob, loc, v, slot.tile,
-                                  ValueRange{slot.kk, slot.pos});
+                                  tileAt(buf, slot.kk, slot.pos));
           return;
         }
         for (int64_t j = 0; j < slot.lanes; ++j)
           memref::StoreOp::create(
               ob, loc, vector::ExtractOp::create(ob, loc, v, j), slot.tile,
-              slot.alongK ? ValueRange{addc(ob, slot.kk, j), slot.pos}
-                          : ValueRange{slot.kk, addc(ob, slot.pos, j)});
+              slot.alongK ? tileAt(buf, addc(ob, slot.kk, j), slot.pos)
+                          : tileAt(buf, slot.kk, addc(ob, slot.pos, j)));
       };
       if (!slot.active) {
         store(sb);
@@ -869,7 +877,12 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       OpBuilder gb = guard.getThenBodyBuilder();
       store(gb);
     }
-    gpu::BarrierOp::create(sb, loc);
+  };
+
+  // The multiply-adds of `kc` reduction iterations from buffer `buf` of the
+  // tiles, onto the accumulators `in`.
+  auto multiplyStep = [&](OpBuilder &sb, Value buf, int64_t kc,
+                          ValueRange in) -> SmallVector<Value> {
     if (mma) {
       // Steps of 8 (the rest of a short step is zeros in both tiles).
       auto steps = scf::ForOp::create(
@@ -878,7 +891,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
             Value kt = arith::AddIOp::create(lb, loc, k8, t4);
             Value kt4 = addc(lb, kt, 4);
             auto load = [&](Value tile, Value k, Value at) -> Value {
-              return memref::LoadOp::create(lb, loc, tile, ValueRange{k, at});
+              return memref::LoadOp::create(lb, loc, tile, tileAt(buf, k, at));
             };
             auto vec = [&](ArrayRef<int64_t> shape2, ValueRange parts) {
               return vector::FromElementsOp::create(
@@ -924,8 +937,6 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
             }
             scf::YieldOp::create(lb, loc, next);
           });
-      if (!last)
-        gpu::BarrierOp::create(sb, loc);
       return SmallVector<Value>(steps.getResults());
     }
     auto steps = scf::ForOp::create(
@@ -934,10 +945,10 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           SmallVector<Value> a, bv, next;
           for (int64_t i = 0; i < shape.rm; ++i)
             a.push_back(memref::LoadOp::create(
-                lb, loc, xTile, ValueRange{kk, addc(lb, ty, i * tm)}));
+                lb, loc, xTile, tileAt(buf, kk, addc(lb, ty, i * tm))));
           for (int64_t j = 0; j < shape.rn; ++j)
             bv.push_back(memref::LoadOp::create(
-                lb, loc, yTile, ValueRange{kk, addc(lb, tx, j * tn)}));
+                lb, loc, yTile, tileAt(buf, kk, addc(lb, tx, j * tn))));
           for (int64_t i = 0; i < shape.rm; ++i) {
             for (int64_t j = 0; j < shape.rn; ++j) {
               IRMapping map;
@@ -950,48 +961,104 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           }
           scf::YieldOp::create(lb, loc, next);
         });
-    if (!last)
-      gpu::BarrierOp::create(sb, loc);
     return SmallVector<Value>(steps.getResults());
   };
 
-  // Steps of kTileK, the last one `rest` short; with `prefetch` step t + 1's
-  // operands are loaded while step t multiplies.
-  int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
+  // Steps of kTileK, the last one `rest` short. With `prefetch` step t + 1's
+  // operands are loaded while step t multiplies. With one buffer each step
+  // stores its operands, synchronises, multiplies and synchronises again
+  // before the next step's stores; with `doubleBuffer` step t + 1's stores go
+  // into the other buffer, which nobody reads after the barrier of step t - 1,
+  // so one barrier per step suffices.
   int64_t rest = sizeK - (numSteps - 1) * kTileK;
-  SmallVector<Value> staged;
-  if (!options.prefetch) {
-    if (numSteps > 1) {
-      auto kLoop = scf::ForOp::create(
-          tb, loc, cst(tb, 0), cst(tb, numSteps - 1), cst(tb, 1), accs,
-          [&](OpBuilder &lb, Location, Value t, ValueRange in) {
-            SmallVector<Value> now =
-                loadStep(lb, mulc(lb, t, kTileK), /*guardK=*/false);
-            scf::YieldOp::create(lb, loc,
-                                 emitStep(lb, now, kTileK, in, /*last=*/false));
-          });
-      accs = SmallVector<Value>(kLoop.getResults());
-    }
-    staged = loadStep(tb, cst(tb, (numSteps - 1) * kTileK), rest < kTileK);
-  } else if (staged = loadStep(tb, cst(tb, 0), sizeK < kTileK); numSteps > 1) {
-    size_t numAccs = accs.size();
-    SmallVector<Value> carried = accs;
-    llvm::append_range(carried, staged);
+  bool guardLast = rest < kTileK;
+  // Step t + ahead's operands; only the last step may be short.
+  auto loadAt = [&](OpBuilder &lb, Value t, int64_t ahead) {
+    return loadStep(lb, mulc(lb, addc(lb, t, ahead), kTileK),
+                    ahead != 0 && guardLast);
+  };
+  auto barrier = [&](OpBuilder &ob) { gpu::BarrierOp::create(ob, loc); };
+  auto stepLoop =
+      [&](int64_t count, ValueRange carried,
+          function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> body)
+      -> SmallVector<Value> {
+    if (count == 0)
+      return SmallVector<Value>(carried);
     auto kLoop = scf::ForOp::create(
-        tb, loc, cst(tb, 0), cst(tb, numSteps - 1), cst(tb, 1), carried,
+        tb, loc, cst(tb, 0), cst(tb, count), cst(tb, 1), carried,
         [&](OpBuilder &lb, Location, Value t, ValueRange in) {
-          Value k0 = mulc(lb, addc(lb, t, 1), kTileK);
-          SmallVector<Value> next = loadStep(lb, k0, /*guardK=*/rest < kTileK);
-          SmallVector<Value> out = emitStep(lb, in.drop_front(numAccs), kTileK,
-                                            in.take_front(numAccs),
-                                            /*last=*/false);
-          llvm::append_range(out, next);
-          scf::YieldOp::create(lb, loc, out);
+          scf::YieldOp::create(lb, loc, body(lb, t, in));
         });
-    accs = SmallVector<Value>(kLoop.getResults().take_front(numAccs));
-    staged = SmallVector<Value>(kLoop.getResults().drop_front(numAccs));
+    return SmallVector<Value>(kLoop.getResults());
+  };
+  Value lastBuf;
+  if (doubleBuffer) {
+    // Buffer t % 2 of step t.
+    auto bufOf = [&](OpBuilder &ob, Value t) -> Value {
+      return arith::RemUIOp::create(ob, loc, t, cst(ob, 2));
+    };
+    if (options.prefetch) {
+      storeStep(tb, loadStep(tb, cst(tb, 0), sizeK < kTileK), cst(tb, 0));
+      barrier(tb);
+      accs = stepLoop(
+          numSteps - 1, accs, [&](OpBuilder &lb, Value t, ValueRange in) {
+            SmallVector<Value> next = loadAt(lb, t, 1);
+            SmallVector<Value> out = multiplyStep(lb, bufOf(lb, t), kTileK, in);
+            storeStep(lb, next, bufOf(lb, addc(lb, t, 1)));
+            barrier(lb);
+            return out;
+          });
+    } else {
+      accs = stepLoop(numSteps - 1, accs,
+                      [&](OpBuilder &lb, Value t, ValueRange in) {
+                        Value buf = bufOf(lb, t);
+                        storeStep(lb, loadAt(lb, t, 0), buf);
+                        barrier(lb);
+                        return multiplyStep(lb, buf, kTileK, in);
+                      });
+      storeStep(tb, loadStep(tb, cst(tb, (numSteps - 1) * kTileK), guardLast),
+                cst(tb, (numSteps - 1) % 2));
+      barrier(tb);
+    }
+    lastBuf = cst(tb, (numSteps - 1) % 2);
+  } else {
+    // Store, synchronise, multiply, synchronise before the next stores.
+    auto step = [&](OpBuilder &lb, ValueRange staged, int64_t kc,
+                    ValueRange in) {
+      storeStep(lb, staged, Value());
+      barrier(lb);
+      SmallVector<Value> out = multiplyStep(lb, Value(), kc, in);
+      barrier(lb);
+      return out;
+    };
+    SmallVector<Value> staged;
+    if (options.prefetch) {
+      staged = loadStep(tb, cst(tb, 0), sizeK < kTileK);
+      size_t numAccs = accs.size();
+      SmallVector<Value> carried = accs;
+      llvm::append_range(carried, staged);
+      carried = stepLoop(
+          numSteps - 1, carried, [&](OpBuilder &lb, Value t, ValueRange in) {
+            SmallVector<Value> next = loadAt(lb, t, 1);
+            SmallVector<Value> out = step(lb, in.drop_front(numAccs), kTileK,
+                                          in.take_front(numAccs));
+            llvm::append_range(out, next);
+            return out;
+          });
+      accs.assign(carried.begin(), carried.begin() + numAccs);
+      staged.assign(carried.begin() + numAccs, carried.end());
+    } else {
+      accs = stepLoop(numSteps - 1, accs,
+                      [&](OpBuilder &lb, Value t, ValueRange in) {
+                        return step(lb, loadAt(lb, t, 0), kTileK, in);
+                      });
+      staged = loadStep(tb, cst(tb, (numSteps - 1) * kTileK), guardLast);
+    }
+    storeStep(tb, staged, Value());
+    barrier(tb);
   }
-  accs = emitStep(tb, staged, rest, accs, /*last=*/true);
+  // The last step; no barrier after it.
+  accs = multiplyStep(tb, lastBuf, rest, accs);
 
   // Each output's accumulator stored, then its part after the nest.
   for (int64_t i = 0; i < numRows; ++i) {

@@ -69,6 +69,13 @@ public:
                      "multiplies (false: at the step)"),
             cl::init(CudaTargetOptions().workgroupTilePrefetch),
             cl::cat(category)),
+        workgroupTileDoubleBuffer(
+            "cuda-workgroup-tile-double-buffer",
+            cl::desc("--target=cuda: workgroup tiles have two buffers used "
+                     "in turn, one barrier per step (false: one buffer, two "
+                     "barriers per step)"),
+            cl::init(CudaTargetOptions().workgroupTileDoubleBuffer),
+            cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
                          "generated kernels (generated), where eligible as "
@@ -107,6 +114,7 @@ public:
             &registerTile,
             &workgroupTile,
             &workgroupTilePrefetch,
+            &workgroupTileDoubleBuffer,
             &gpuConv,
             &gpuConvDevice,
             &precision,
@@ -164,6 +172,7 @@ public:
     options.target.registerTile = registerTile;
     options.target.workgroupTile = workgroupTile;
     options.target.workgroupTilePrefetch = workgroupTilePrefetch;
+    options.target.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
     options.target.gpuConv = gpuConv;
     options.target.gpuConvDevice = gpuConvDevice;
     options.target.precision = precision;
@@ -189,6 +198,7 @@ private:
   cl::opt<int64_t> registerTile;
   cl::opt<bool> workgroupTile;
   cl::opt<bool> workgroupTilePrefetch;
+  cl::opt<bool> workgroupTileDoubleBuffer;
   cl::opt<std::string> gpuConv;
   cl::opt<std::string> gpuConvDevice;
   cl::opt<std::string> precision;

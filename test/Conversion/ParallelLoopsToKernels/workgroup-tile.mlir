@@ -3,6 +3,7 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=TC
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-vector-loads=false workgroup-tile-prefetch=false" | FileCheck %s --check-prefix=SCALAR
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-prefetch=false" | FileCheck %s --check-prefix=NOPREFETCH
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-double-buffer=false" | FileCheck %s --check-prefix=ONEBUF
 // Off by default: register tiles only.
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="register-tile=4" | FileCheck %s --check-prefix=OFF
 
@@ -17,14 +18,17 @@
 // weights (consecutive k) with one 16-byte vector.load, and 4 inputs
 // (consecutive pixels of the input collapsed to 32 x 64) with another.
 // Each step's operands are loaded from global memory into registers one
-// step ahead: before the loop of steps, and in it before the step
-// multiplies (carried: 16 accumulators and the two vectors). No barrier
-// after the last step. The zero fill is the accumulators' initial value (no
-// store), and the epilogue stores each output once.
+// step ahead: step 0's before the loop of steps, which stores them into
+// buffer 0 of the double-buffered tiles; step t + 1's in the loop before
+// step t multiplies from buffer t % 2, stored into the other buffer after
+// it, then one barrier per step (carried: only the 16 accumulators). The
+// last step multiplies from buffer 1, with no barrier after it. The zero
+// fill is the accumulators' initial value (no store), and the epilogue
+// stores each output once.
 // CHECK-LABEL: func.func @matmul_like
 // CHECK: gpu.launch_func @kernels::@matmul_like_kernel0 blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK: gpu.func @matmul_like_kernel0(%[[IN:[^:]*]]: memref<32x8x8xf32>, %[[WT:[^:]*]]: memref<64x32xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
-// CHECK-SAME: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[XS:.*]] : memref<2x16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<2x16x64xf32, #gpu.address_space<workgroup>>)
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK: %[[INF:.*]] = memref.collapse_shape %[[IN]] {{\[}}[0], [1, 2]] : memref<32x8x8xf32> into memref<32x64xf32>
@@ -32,26 +36,32 @@
 // CHECK-NOT: memref.load %[[WT]]
 // CHECK: vector.load %[[WT]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x32xf32>, vector<4xf32>
 // CHECK: vector.load %[[INF]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
-// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
-// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, vector<4xf32>)
+// CHECK: vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]][%c0
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]][%c0
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: vector.load %[[WT]]
 // CHECK: vector.load %[[INF]]
-// CHECK: vector.extract %{{.*}}[0] : f32 from vector<4xf32>
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[BUF:.*]] = arith.remui %[[T]], %c2
 // CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
-// CHECK-COUNT-4: memref.load %[[XS]][%[[K]], %{{.*}}]
-// CHECK-COUNT-4: memref.load %[[YS]][%[[K]], %{{.*}}]
+// CHECK-COUNT-4: memref.load %[[XS]][%[[BUF]], %[[K]], %{{.*}}]
+// CHECK-COUNT-4: memref.load %[[YS]][%[[BUF]], %[[K]], %{{.*}}]
 // CHECK-COUNT-16: arith.addf
-// CHECK: gpu.barrier
 // CHECK: scf.yield
-// The last step, from the carried operands.
-// CHECK-NOT: vector.load
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]]
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]]
+// CHECK: %[[T1:.*]] = arith.addi %[[T]], %c1
+// CHECK: %[[NEXT:.*]] = arith.remui %[[T1]], %c2
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]][%[[NEXT]],
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]][%[[NEXT]],
 // CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+// The last step, from buffer 1.
+// CHECK-NOT: vector.load
+// CHECK-NOT: memref.store
 // CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
+// CHECK: memref.load %[[XS]][%c1{{[_0-9]*}}, %[[K]], %{{.*}}]
 // CHECK-COUNT-16: arith.addf
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: memref.load %[[OUT]]
@@ -61,7 +71,7 @@
 // At least 4 blocks: 32 x 32 tiles of 2 x 2 outputs per thread.
 // SMALL-LABEL: func.func @matmul_like
 // SMALL: blocks in (%c4{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
-// SMALL: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// SMALL: workgroup(%{{.*}} : memref<2x16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>>)
 // SMALL: -> (f32, f32, f32, f32)
 // With tensor cores the 8 warps are 2 x 4 of 32 x 16 outputs: per 8
 // reduction steps 2 A and 2 B fragments from workgroup memory (rows padded
@@ -70,7 +80,7 @@
 // low 13 bits cleared, but for infinities and NaNs) as they are staged: the
 // tensor cores would truncate them.
 // TC-LABEL: gpu.func @matmul_like_kernel0
-// TC-SAME: workgroup(%[[XS:.*]] : memref<16x72xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x72xf32, #gpu.address_space<workgroup>>)
+// TC-SAME: workgroup(%[[XS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>>)
 // TC: %[[BITS:.*]] = arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
 // TC: %[[EXP:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<4xi32>
 // TC: %[[FINITE:.*]] = arith.cmpi ne, %[[EXP]], %{{.*}} : vector<4xi32>
@@ -106,21 +116,54 @@
 // SCALAR-COUNT-4: memref.load %[[WT]]
 // SCALAR-NOT: vector.load
 // SCALAR: gpu.return
-// Vector loads without prefetch: loaded at the start of each step, nothing
-// carried but the accumulators.
+// Vector loads without prefetch: step t loaded at its start, stored into
+// buffer t % 2, one barrier, multiplied; nothing carried but the
+// accumulators, no barrier after the multiply-adds.
 // NOPREFETCH-LABEL: func.func @matmul_like
-// NOPREFETCH: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// NOPREFETCH: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
 // NOPREFETCH-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// NOPREFETCH: %[[BUF:.*]] = arith.remui %[[T]], %c2
 // NOPREFETCH: vector.load
 // NOPREFETCH: vector.load
+// NOPREFETCH: memref.store %{{.*}}, %{{.*}}[%[[BUF]],
 // NOPREFETCH: gpu.barrier
-// NOPREFETCH: gpu.barrier
+// NOPREFETCH: scf.for
+// NOPREFETCH: memref.load %{{.*}}[%[[BUF]],
 // NOPREFETCH: scf.yield
+// NOPREFETCH-NOT: gpu.barrier
+// NOPREFETCH: scf.yield
+// The last step: loaded, stored into buffer 1, one barrier.
 // NOPREFETCH: vector.load
 // NOPREFETCH: vector.load
+// NOPREFETCH: memref.store %{{.*}}, %{{.*}}[%c1
 // NOPREFETCH: gpu.barrier
 // NOPREFETCH-NOT: gpu.barrier
 // NOPREFETCH: gpu.return
+// One buffer (prefetch on): 2-D tiles; the loop of steps carries the
+// accumulators and the next step's two vectors; each step stores them,
+// synchronises, multiplies and synchronises again before the next stores.
+// The last step stores, synchronises and multiplies.
+// ONEBUF-LABEL: func.func @matmul_like
+// ONEBUF: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// ONEBUF: vector.load
+// ONEBUF: vector.load
+// ONEBUF-NOT: memref.store %{{.*}}, %[[XS]]
+// ONEBUF: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// ONEBUF-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, vector<4xf32>)
+// ONEBUF: vector.load
+// ONEBUF: vector.load
+// ONEBUF-COUNT-4: memref.store %{{.*}}, %[[XS]][%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}] :
+// ONEBUF: gpu.barrier
+// ONEBUF: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
+// ONEBUF-COUNT-4: memref.load %[[XS]][%[[K]], %{{.*}}]
+// ONEBUF: gpu.barrier
+// ONEBUF-NEXT: scf.yield
+// ONEBUF-NOT: vector.load
+// ONEBUF-COUNT-4: memref.store %{{.*}}, %[[XS]]
+// ONEBUF: gpu.barrier
+// ONEBUF: scf.for
+// ONEBUF-NOT: gpu.barrier
+// ONEBUF: gpu.return
 // OFF-LABEL: gpu.func @matmul_like_kernel0
 // OFF-NOT: workgroup
 // OFF-NOT: gpu.barrier
@@ -158,27 +201,29 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 // for the padding) of 3 into 20 channels of a 6x6 map: K = 27 = 16 + 11,
 // M = 20 and N = 36 fill no tile. 32 x 32 tiles pad least: 2 blocks. The
 // last step covers the 11 remaining iterations: its operands, loaded during
-// the first step, are guarded by `k < 27` too, and its loop runs 11 times.
+// the first step, are guarded by `k < 27` too, and its loop runs 11 times
+// (from buffer 1 of the double-buffered tiles, stored during the first).
 // CHECK-LABEL: func.func @conv_remainder
 // CHECK: blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 // CHECK: gpu.func @conv_remainder_kernel0(%[[WT:[^:]*]]: memref<20x3x3x3xf32>, %[[IN:[^:]*]]: memref<1x3x6x6xf32>, %{{.*}}: memref<1x20x6x6xf32>)
-// CHECK-SAME: workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>>)
 // K = 27 is no multiple of 4: scalar weight loads.
 // CHECK-NOT: vector.load
 // CHECK-NOT: arith.cmpi ult, %{{.*}}, %c27
 // CHECK: memref.load %[[WT]]
 // CHECK: memref.load %[[IN]]
 // CHECK: arith.select
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK: arith.cmpi ult, %{{.*}}, %c27
 // CHECK: memref.load %[[WT]]
 // CHECK: memref.load %[[IN]]
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.for {{.*}} to %c16
 // CHECK: gpu.barrier
-// CHECK: scf.yield
+// CHECK-NEXT: scf.yield
 // CHECK-NOT: memref.load %[[WT]]
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.for {{.*}} to %c11{{[_0-9]*}} step
 // CHECK-NOT: gpu.barrier
 // CHECK-COUNT-4: memref.store {{.*}} : memref<1x20x6x6xf32>
@@ -284,7 +329,7 @@ func.func @conv3x3_vector(%in: memref<16x10x10xf32>, %wt: memref<32x16x3x3xf32>,
 // read through a reshape of the argument, which keeps its alignment.
 // CHECK-LABEL: func.func @transposed_operands
 // CHECK: gpu.func @transposed_operands_kernel0(%[[WT:[^:]*]]: memref<32x64xf32>, %[[IN:[^:]*]]: memref<64x32xf32>
-// CHECK-SAME: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[XS:.*]] : memref<2x16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<2x16x64xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT: memref.load %[[WT]]
 // CHECK-NOT: memref.load %[[IN]]
 // CHECK: %[[WV:.*]] = memref.expand_shape %[[WT]]
@@ -293,15 +338,15 @@ func.func @conv3x3_vector(%in: memref<16x10x10xf32>, %wt: memref<32x16x3x3xf32>,
 // CHECK: scf.for
 // Weight: [kk, pos], [kk, pos + 1], ...; input: [kk, pos], [kk + 1, pos], ...
 // CHECK: %[[X0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
-// CHECK-NEXT: memref.store %[[X0]], %[[XS]][%[[XK:.*]], %[[XP:.*]]] :
+// CHECK-NEXT: memref.store %[[X0]], %[[XS]][%[[B:[a-z0-9_]+]], %[[XK:[a-z0-9_]+]], %[[XP:[a-z0-9_]+]]] :
 // CHECK: %[[XP1:.*]] = arith.addi %[[XP]], %c1
 // CHECK-NEXT: %[[X1:.*]] = vector.extract %{{.*}}[1] : f32 from vector<4xf32>
-// CHECK-NEXT: memref.store %[[X1]], %[[XS]][%[[XK]], %[[XP1]]] :
+// CHECK-NEXT: memref.store %[[X1]], %[[XS]][%[[B]], %[[XK]], %[[XP1]]] :
 // CHECK: %[[Y0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
-// CHECK-NEXT: memref.store %[[Y0]], %[[YS]][%[[YK:.*]], %[[YP:.*]]] :
+// CHECK-NEXT: memref.store %[[Y0]], %[[YS]][%[[B]], %[[YK:[a-z0-9_]+]], %[[YP:[a-z0-9_]+]]] :
 // CHECK: %[[YK1:.*]] = arith.addi %[[YK]], %c1
 // CHECK-NEXT: %[[Y1:.*]] = vector.extract %{{.*}}[1] : f32 from vector<4xf32>
-// CHECK-NEXT: memref.store %[[Y1]], %[[YS]][%[[YK1]], %[[YP]]] :
+// CHECK-NEXT: memref.store %[[Y1]], %[[YS]][%[[B]], %[[YK1]], %[[YP]]] :
 func.func @transposed_operands(%in: memref<64x32xf32>, %wt: memref<32x64xf32>, %out: memref<64x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -40,6 +40,8 @@ struct WorkgroupTileOptions {
   bool tensorCores = false;
   /// Operands of step t + 1 loaded during step t.
   bool prefetch = true;
+  /// Two buffers of each operand tile, used in turn: one barrier per step.
+  bool doubleBuffer = true;
   /// 128-bit loads of an operand where it is contiguous along the
   /// reduction or its tile side.
   bool vectorLoads = true;
@@ -74,6 +76,12 @@ struct WorkgroupTileOptions {
 /// tiles into registers before step t multiplies (a loop-carried copy of
 /// them), so that the global loads overlap the multiply-adds; without it,
 /// at the start of step t + 1.
+///
+/// With `options.doubleBuffer` (and more than one step), the tiles have two
+/// buffers, [2, 16, rows]: step t multiplies from buffer t % 2 while the
+/// threads store step t + 1's operands into the other, then synchronise
+/// once. (With one buffer every step synchronises twice: after its stores,
+/// and after its multiply-adds before the next step's stores.)
 ///
 /// With `options.vectorLoads`, when `x` or `y` is a load of a buffer the
 /// plan places (a function argument or `memref.alloc`, or a reshape of one
