@@ -946,7 +946,7 @@ class Bench:
         for name in rows:
             if name not in timed:
                 rest += gp(
-                    name, (False,) if "-only-" in name or name.endswith("-deform-conv") else (False, True)
+                    name, (False,) if "-only-" in name or name.endswith(("-deform-conv", "-single-buffer")) else (False, True)
                 )
         later = [("unext", "default", "FP32", compile_cap), ("unext_stripe", "default", "FP32", compile_cap)]
         later += [

@@ -182,7 +182,6 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     // Warp-level matrix multiplies (nvgpu.mma.sync) to nvvm.mma.sync and
     // their fragments (vectors) to LLVM; kernels without them are unchanged.
     kernels.addPass(createConvertNVGPUToNVVMPass());
-    kernels.addPass(createConvertVectorToLLVMPass());
     kernels.addPass(memref::createExpandStridedMetadataPass());
     kernels.addPass(createLowerAffinePass());
     kernels.addPass(createSCFToControlFlowPass());

@@ -73,7 +73,6 @@
 // GPU-NEXT: verify-kernel-targets,
 // GPU-NEXT: mark-kernel-arguments-noalias,
 // GPU-NEXT: convert-nvgpu-to-nvvm,
-// GPU-NEXT: convert-vector-to-llvm{
 // GPU-NEXT: expand-strided-metadata,
 // GPU-NEXT: lower-affine,
 // GPU-NEXT: convert-scf-to-cf{

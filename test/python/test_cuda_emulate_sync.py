@@ -16,7 +16,8 @@ reads of the workgroup tile come out NaN), a barrier only some threads reach
 mismatch), a shuffle only some lanes reach (an error), a read past the tile
 (the out-of-bounds report names the workgroup attribution), a TF32 mma.sync
 fed the wrong fragment layout (a mismatch) or run by part of a warp (an
-error), a vector load off its alignment (reported).
+error), a vector load off its alignment, from a kernel argument or a
+workgroup attribution (reported).
 """
 
 from __future__ import annotations
@@ -471,6 +472,64 @@ def test_misaligned_vector_load_is_reported(linear: dict) -> None:
         r": thread \(0,0,0\) of block \(0,0,0\) loads a vector misaligned for its alignment of 16 bytes from "
         r"argument 1, .*: at element 1 \(index \[0, 1\] of shape \[20, 24\]\); 280 misaligned or "
         r"out-of-bounds accesses in the launch$",
+        line,
+    ), line
+
+
+# The reduction of TILE_KERNEL reading the tile 4 elements at a time with
+# 16-byte vector loads from workgroup memory (as the workgroup tiles read
+# their operand tiles): the attribution carries llvm.align = 16, its rows of
+# 24 words keep each vector aligned, and the 4 terms are added in k order.
+VECTOR_READS = (
+    (
+        "workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>>)",
+        "workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})",
+    ),
+    (
+        TILE_KERNEL[TILE_KERNEL.index("      %sum = scf.for %k") : TILE_KERNEL.index("\n      %bv = memref.load")],
+        """      %c4 = arith.constant 4 : index
+      %sum = scf.for %k = %c0 to %c24 step %c4 iter_args(%a = %zero) -> (f32) {
+        %k0 = arith.addi %k, %c0 : index // FIRST
+        %wv = vector.load %tile[%j, %k0] {alignment = 16 : i64} : memref<20x24xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+        %s4 = scf.for %e = %c0 to %c4 step %c1 iter_args(%b4 = %a) -> (f32) {
+          %ke = arith.addi %k, %e : index
+          %we = vector.extract %wv[%e] : f32 from vector<4xf32>
+          %xv = memref.load %x[%i, %ke] : memref<16x24xf32>
+          %m = arith.mulf %xv, %we : f32
+          %n = arith.addf %b4, %m : f32
+          scf.yield %n : f32
+        }
+        scf.yield %s4 : f32
+      }""",
+    ),
+)
+
+
+def test_workgroup_vector_reads(linear: dict) -> None:
+    """The tile read as aligned 16-byte vectors from workgroup memory
+    computes the Linear in every order."""
+    artifact = with_kernel(linear, "wg-vector", TILE_KERNEL, *VECTOR_READS)
+    d: Path = linear["dir"]
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], linear["expected"], "vector-read Linear")
+
+
+def test_misaligned_workgroup_vector_read_is_reported(linear: dict) -> None:
+    """Each vector read one element later (4 bytes past a 16-byte boundary
+    of the attribution, which faults on a GPU) is reported, naming the
+    workgroup attribution; the last vector of each output's row also reads
+    past the tile (6 reads per output, 320 outputs)."""
+    artifact = with_kernel(
+        linear,
+        "wg-misaligned",
+        TILE_KERNEL,
+        *VECTOR_READS,
+        ("%k0 = arith.addi %k, %c0 : index // FIRST", "%k0 = arith.addi %k, %c1 : index"),
+    )
+    line = failure(linear, artifact, "forward")
+    assert re.search(
+        r": thread \(0,0,0\) of block \(0,0,0\) loads a vector misaligned for its alignment of 16 bytes from "
+        r"workgroup attribution 0 of the kernel: at element 1 \(index \[0, 1\] of shape \[20, 24\]\); "
+        r"[0-9]+ misaligned or out-of-bounds accesses in the launch$",
         line,
     ), line
 

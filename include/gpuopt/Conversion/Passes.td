@@ -188,7 +188,9 @@ def ConvertParallelLoopsToKernelsPass
       fewer than `workgroup-tile-min-blocks` blocks); for each 16 reduction
       steps the block's threads store the x and y tiles into workgroup
       memory (`memref.alloca`s that become the kernel's workgroup
-      attributions), `gpu.barrier`, and multiply-add from there; with
+      attributions, 16-byte aligned: `llvm.align`), `gpu.barrier`, and
+      multiply-add from there (each thread's rows read as one vector, its
+      columns as 8-byte pairs: `ld.shared.v4`/`.v2`); with
       `workgroup-tile-prefetch` (the default) each thread loads its elements
       of the next step's tiles from global memory into registers before it
       multiplies (carried by the loop of steps), so that those loads are in

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -229,11 +230,12 @@ LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
     if (load.getVectorType().getRank() != 1 ||
         load.getVectorType().isScalable() ||
         !isa<FloatType>(load.getVectorType().getElementType()) ||
-        gpuSpace(load.getBase().getType()))
+        gpuSpace(load.getBase().getType()).value_or(
+            gpu::AddressSpace::Workgroup) != gpu::AddressSpace::Workgroup)
       return op->emitOpError("loads ")
              << load.getVectorType() << " from " << load.getBase().getType()
              << "; the host emulation runs vector.load of a fixed 1-D float "
-                "vector from global memory only";
+                "vector from global or workgroup memory only";
     return success();
   }
   if (isa<vector::VectorDialect>(op->getDialect())) {
@@ -501,10 +503,12 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
 /// loads (bounds-checked later like any other) and, with `report`, first
 /// checks its `alignment`: the first element's byte offset in its
 /// allocation, a kernel argument (a plan buffer, kCudaArenaAlignment-
-/// aligned on the GPU), must be a multiple of it; a misaligned load is
-/// reported (a GPU faults on it) and loads NaNs.
+/// aligned on the GPU) or workgroup attribution k (aligned to
+/// `workgroupAlign[k]` bytes on the GPU), must be a multiple of it; a
+/// misaligned load is reported (a GPU faults on it) and loads NaNs.
 LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
-                               func::FuncOp report, unsigned numBuffers) {
+                               func::FuncOp report, unsigned numBuffers,
+                               ArrayRef<int64_t> workgroupAlign) {
   Location loc = load.getLoc();
   OpBuilder b(load);
   VectorType type = load.getVectorType();
@@ -533,15 +537,24 @@ LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
       getCheckedRoot(load, load.getBase(), fn, numBuffers);
   if (failed(checked))
     return failure();
-  if (checked->second < 0)
+  int64_t kind = checked->second;
+  if (kind < 0 && kind > kRootWorkgroup)
     return load.emitOpError("loads with alignment ")
            << *alignment
-           << " from memory that is no kernel argument, whose alignment on "
-              "the GPU the host emulation does not know";
-  if (rt::kCudaArenaAlignment % *alignment != 0)
+           << " from memory that is no kernel argument or workgroup "
+              "attribution, whose alignment on the GPU the host emulation "
+              "does not know";
+  if (kind >= 0 && rt::kCudaArenaAlignment % *alignment != 0)
     return load.emitOpError("loads with alignment ")
            << *alignment << ", more than the " << rt::kCudaArenaAlignment
            << " bytes the launch plan aligns its buffers to";
+  if (kind <= kRootWorkgroup &&
+      workgroupAlign[kRootWorkgroup - kind] % *alignment != 0)
+    return load.emitOpError("loads with alignment ")
+           << *alignment << " from workgroup attribution "
+           << kRootWorkgroup - kind << ", which is aligned to "
+           << workgroupAlign[kRootWorkgroup - kind]
+           << " bytes (its llvm.align, else its element's size)";
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
@@ -886,11 +899,24 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
     op->erase();
   }
   numSyncs += barriers + shuffles + mmas;
+  // Each workgroup attribution's alignment on the GPU: its llvm.align (the
+  // NVVM lowering's shared array alignment), else its element's size.
+  SmallVector<int64_t> workgroupAlign;
+  for (unsigned k = 0; k < numWorkgroup; ++k) {
+    auto align =
+        dyn_cast_or_null<IntegerAttr>(kernel.getWorkgroupAttributionAttr(
+            k, LLVM::LLVMDialect::getAlignAttrName()));
+    Type element =
+        cast<MemRefType>(inputs[kNumIdArgs + numBuffers + k]).getElementType();
+    workgroupAlign.push_back(
+        align ? align.getInt()
+              : std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8));
+  }
   kernel.erase();
   SmallVector<vector::LoadOp> vectorLoads;
   fn.getBody().walk([&](vector::LoadOp load) { vectorLoads.push_back(load); });
   for (vector::LoadOp load : vectorLoads)
-    if (failed(expandVectorLoad(load, fn, report, numBuffers)))
+    if (failed(expandVectorLoad(load, fn, report, numBuffers, workgroupAlign)))
       return failure();
   if (!boundsChecks)
     return success();

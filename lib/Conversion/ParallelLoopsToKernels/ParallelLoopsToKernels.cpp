@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -978,6 +979,13 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
                     alloca.getType())) {
               map.map(alloca.getResult(),
                       kernel.addWorkgroupAttribution(alloca.getType(), loc));
+              // Its alignment (vector reads rely on it) on the shared
+              // array the NVVM lowering makes of it.
+              if (std::optional<uint64_t> align = alloca.getAlignment())
+                kernel.setWorkgroupAttributionAttr(
+                    kernel.getNumWorkgroupAttributions() - 1,
+                    LLVM::LLVMDialect::getAlignAttrName(),
+                    b2.getI64IntegerAttr(*align));
               continue;
             }
             b2.clone(inner, map);

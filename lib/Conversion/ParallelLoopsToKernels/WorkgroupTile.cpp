@@ -11,9 +11,9 @@
 // convolution, indexed by pixel). Each block computes BM x BN outputs, each
 // thread RM x RN of them in registers; for every 16 steps of k the block's
 // threads load the x and y tiles into workgroup memory once, then every
-// thread reads its RM + RN operands per step from there: RM * RN
-// multiply-adds for RM + RN workgroup loads, and each global element is
-// loaded once per block instead of once per output.
+// thread reads its RM + RN operands per step from there (RM / 4 + RN / 2
+// vector reads): RM * RN multiply-adds for RM + RN workgroup words, and
+// each global element is loaded once per block instead of once per output.
 //
 // Legality: the iterations of an scf.parallel are independent, so a thread
 // may run the parts of several (its outputs') interleaved, and the loads
@@ -554,7 +554,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   TileShape shape = chooseShape(sideM.size, sideN.size, options.minBlocks);
   int64_t numBN = llvm::divideCeil(sideN.size, shape.bn);
   int64_t blocks = llvm::divideCeil(sideM.size, shape.bm) * numBN;
-  int64_t tm = shape.bm / shape.rm, tn = shape.bn / shape.rn;
+  int64_t tn = shape.bn / shape.rn;
   // With tensor cores: 8 warps as wm x wn, each an (MI x 16) x (NI x 8)
   // tile of m16n8k8 products; the fragments' rows and columns are again
   // RM x RN outputs per thread.
@@ -570,9 +570,10 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   }
   bool mma = wm != 0;
   int64_t warpM = mma ? shape.bm / wm : 0, warpN = mma ? shape.bn / wn : 0;
-  // Rows padded so that a fragment's lanes ((k + t) x row + g) or the
-  // staging threads (k x row) hit distinct banks.
-  int64_t xPad = mma ? 8 : 1, yPad = mma ? 8 : 0;
+  // Rows padded so that a fragment's lanes ((k + t) x row + g) hit
+  // distinct banks; without tensor cores by 4, which keeps each thread's
+  // RM rows 16-byte aligned for its vector reads.
+  int64_t xPad = mma ? 8 : 4, yPad = mma ? 8 : 0;
 
   MLIRContext *ctx = loop.getContext();
   auto cst = [&](OpBuilder &ob, int64_t v) -> Value {
@@ -599,8 +600,12 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     dims.append({kTileK, width});
     return MemRefType::get(dims, elem, MemRefLayoutAttrInterface(), wg);
   };
-  auto xTile = memref::AllocaOp::create(tb, loc, tileType(shape.bm + xPad));
-  auto yTile = memref::AllocaOp::create(tb, loc, tileType(shape.bn + yPad));
+  // 16-byte aligned (the kernel outlining gives the workgroup attributions
+  // that alignment): rows of a multiple of 4 words start aligned.
+  auto xTile = memref::AllocaOp::create(tb, loc, tileType(shape.bm + xPad),
+                                        b.getI64IntegerAttr(16));
+  auto yTile = memref::AllocaOp::create(tb, loc, tileType(shape.bn + yPad),
+                                        b.getI64IntegerAttr(16));
   // The indices of element (k, row) of buffer `buf` (null: single buffer).
   auto tileAt = [](Value buf, Value k, Value row) -> SmallVector<Value, 3> {
     if (buf)
@@ -633,9 +638,13 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       mulc(tb, arith::RemUIOp::create(tb, loc, blk, cst(tb, numBN)), shape.bn);
   Value ty = arith::DivUIOp::create(tb, loc, tid, cst(tb, tn));
   Value tx = arith::RemUIOp::create(tb, loc, tid, cst(tb, tn));
-  // Without tensor cores thread (ty, tx) owns rows ty + i * tm and columns
-  // tx + j * tn: a warp's neighbouring threads read neighbouring workgroup
-  // words and write neighbouring outputs. With them, lane (g, t) of warp
+  // Without tensor cores thread (ty, tx) owns the RM consecutive rows
+  // ty * RM + i, read as one vector per step (a warp spans few ty: a
+  // broadcast), and columns in pairs, 2 tx + (j mod 2) + (j / 2) * 2 tn, each
+  // pair one 8-byte read per step: neighbouring threads read neighbouring
+  // pairs (a warp's 16 pairs are one 128-byte wavefront) and write
+  // neighbouring outputs. Per step RM/4 + RN/2 workgroup reads feed RM x RN
+  // FMAs. With them, lane (g, t) of warp
   // (wr, wc) owns the accumulator fragments' rows wr * warpM + 16 mi + g
   // (+ 8) and columns wc * warpN + 8 ni + 2 t (+ 1).
   SmallVector<Value> rows, cols, rowOk, colOk, rowInTile, colInTile;
@@ -658,10 +667,11 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       for (int64_t e : {0, 1})
         colInTile.push_back(addc(tb, colFirst, 8 * j + e));
   } else {
+    Value rowFirst = mulc(tb, ty, shape.rm), colFirst = mulc(tb, tx, 2);
     for (int64_t i = 0; i < shape.rm; ++i)
-      rowInTile.push_back(addc(tb, ty, i * tm));
+      rowInTile.push_back(addc(tb, rowFirst, i));
     for (int64_t j = 0; j < shape.rn; ++j)
-      colInTile.push_back(addc(tb, tx, j * tn));
+      colInTile.push_back(addc(tb, colFirst, (j / 2) * 2 * tn + j % 2));
   }
   for (Value v : rowInTile) {
     rows.push_back(arith::AddIOp::create(tb, loc, mBase, v));
@@ -943,12 +953,19 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         sb, loc, cst(sb, 0), cst(sb, kc), cst(sb, 1), in,
         [&](OpBuilder &lb, Location, Value kk, ValueRange acc) {
           SmallVector<Value> a, bv, next;
-          for (int64_t i = 0; i < shape.rm; ++i)
-            a.push_back(memref::LoadOp::create(
-                lb, loc, xTile, tileAt(buf, kk, addc(lb, ty, i * tm))));
-          for (int64_t j = 0; j < shape.rn; ++j)
-            bv.push_back(memref::LoadOp::create(
-                lb, loc, yTile, tileAt(buf, kk, addc(lb, tx, j * tn))));
+          // The thread's RM rows, then its column pairs, as aligned vectors
+          // (PTX ld.shared.v4 / .v2).
+          auto read = [&](Value tile, Value at, int64_t n,
+                          SmallVector<Value> &out) {
+            Value v = vector::LoadOp::create(
+                lb, loc, VectorType::get({n}, elem), tile, tileAt(buf, kk, at),
+                /*nontemporal=*/false, llvm::MaybeAlign(n * 4));
+            for (int64_t e = 0; e < n; ++e)
+              out.push_back(vector::ExtractOp::create(lb, loc, v, e));
+          };
+          read(xTile, rowInTile[0], shape.rm, a);
+          for (int64_t j = 0; j < shape.rn; j += 2)
+            read(yTile, colInTile[j], 2, bv);
           for (int64_t i = 0; i < shape.rm; ++i) {
             for (int64_t j = 0; j < shape.rn; ++j) {
               IRMapping map;

@@ -96,7 +96,7 @@ module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @negative_vector_load_2d(%a: memref<8x8xf32>) kernel {
       %c0 = arith.constant 0 : index
-      // expected-error @+1 {{'vector.load' op loads 'vector<2x4xf32>' from 'memref<8x8xf32>'; the host emulation runs vector.load of a fixed 1-D float vector from global memory only}}
+      // expected-error @+1 {{'vector.load' op loads 'vector<2x4xf32>' from 'memref<8x8xf32>'; the host emulation runs vector.load of a fixed 1-D float vector from global or workgroup memory only}}
       %v = vector.load %a[%c0, %c0] : memref<8x8xf32>, vector<2x4xf32>
       gpu.return
     }
@@ -110,7 +110,7 @@ module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @negative_vector_load_index(%a: memref<8xindex>) kernel {
       %c0 = arith.constant 0 : index
-      // expected-error @+1 {{'vector.load' op loads 'vector<4xindex>' from 'memref<8xindex>'; the host emulation runs vector.load of a fixed 1-D float vector from global memory only}}
+      // expected-error @+1 {{'vector.load' op loads 'vector<4xindex>' from 'memref<8xindex>'; the host emulation runs vector.load of a fixed 1-D float vector from global or workgroup memory only}}
       %v = vector.load %a[%c0] : memref<8xindex>, vector<4xindex>
       gpu.return
     }
@@ -136,15 +136,50 @@ module attributes {gpu.container_module} {
 // -----
 
 // An aligned vector load must read a kernel argument (a plan buffer, whose
-// alignment on the GPU is known).
+// alignment on the GPU is known) or a workgroup attribution.
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     memref.global "private" constant @table : memref<8xf32> = dense<1.0>
     gpu.func @negative_aligned_global(%a: memref<8xf32>) kernel {
       %c0 = arith.constant 0 : index
       %g = memref.get_global @table : memref<8xf32>
-      // expected-error @+1 {{'vector.load' op loads with alignment 16 from memory that is no kernel argument, whose alignment on the GPU the host emulation does not know}}
+      // expected-error @+1 {{'vector.load' op loads with alignment 16 from memory that is no kernel argument or workgroup attribution, whose alignment on the GPU the host emulation does not know}}
       %v = vector.load %g[%c0] {alignment = 16 : i64} : memref<8xf32>, vector<4xf32>
+      %x = vector.extract %v[0] : f32 from vector<4xf32>
+      memref.store %x, %a[%c0] : memref<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// A workgroup attribution without llvm.align is aligned to its element's
+// size on the GPU: a 16-byte vector load of it may fault.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_workgroup_unaligned(%a: memref<8xf32>)
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op loads with alignment 16 from workgroup attribution 0, which is aligned to 4 bytes (its llvm.align, else its element's size)}}
+      %v = vector.load %tile[%c0] {alignment = 16 : i64} : memref<8xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+      %x = vector.extract %v[0] : f32 from vector<4xf32>
+      memref.store %x, %a[%c0] : memref<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Private memory: no vector loads.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_private_vector(%a: memref<8xf32>)
+        private(%p: memref<8xf32, #gpu.address_space<private>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op loads 'vector<4xf32>' from 'memref<8xf32, #gpu.address_space<private>>'; the host emulation runs vector.load of a fixed 1-D float vector from global or workgroup memory only}}
+      %v = vector.load %p[%c0] : memref<8xf32, #gpu.address_space<private>>, vector<4xf32>
       %x = vector.extract %v[0] : f32 from vector<4xf32>
       memref.store %x, %a[%c0] : memref<8xf32>
       gpu.return

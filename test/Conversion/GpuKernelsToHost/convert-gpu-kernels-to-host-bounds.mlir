@@ -199,3 +199,34 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A vector load with alignment 8 of a workgroup attribution aligned to 16
+// (llvm.align): its byte offset in the attribution is checked the same way
+// and reported as of workgroup attribution 0 (root kind -3).
+// CHECK-LABEL: func.func @workgroup_vector_load(
+// CHECK-SAME: %[[B:[a-z0-9_]+]]: memref<8xf32>, %[[T:[a-z0-9_]+]]: memref<4x6xf32>, %[[REC:[a-z0-9_]+]]: memref<24xi64>)
+// CHECK: %[[MOD:.*]] = arith.remui %{{.*}}, %c8{{[_0-9]*}} : index
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MOD]], %c0{{[_0-9]*}} : index
+// CHECK: scf.if %[[ALIGNED]] -> (vector<2xf32>) {
+// CHECK-COUNT-2: memref.load %[[T]]
+// CHECK: } else {
+// CHECK: %[[ALIGN:.*]] = arith.constant 8 : index
+// CHECK-NEXT: %[[K2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[WG0:.*]] = arith.constant -3 : index
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K2]], %[[WG0]], %{{[^,]*}}, %[[ALIGN]],
+// CHECK-NOT: vector.load
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @workgroup_vector_load(%b: memref<8xf32>)
+        workgroup(%tile: memref<4x6xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel {
+      %t = gpu.thread_id x
+      %c1 = arith.constant 1 : index
+      %v = vector.load %tile[%c1, %t] {alignment = 8 : i64} : memref<4x6xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+      %x = vector.extract %v[1] : f32 from vector<2xf32>
+      memref.store %x, %b[%t] : memref<8xf32>
+      gpu.return
+    }
+  }
+}

@@ -28,7 +28,7 @@
 // CHECK-LABEL: func.func @matmul_like
 // CHECK: gpu.launch_func @kernels::@matmul_like_kernel0 blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}})
 // CHECK: gpu.func @matmul_like_kernel0(%[[IN:[^:]*]]: memref<32x8x8xf32>, %[[WT:[^:]*]]: memref<64x32xf32>, %{{[^:]*}}: memref<64xf32>, %[[OUT:[^:]*]]: memref<64x8x8xf32>)
-// CHECK-SAME: workgroup(%[[XS:.*]] : memref<2x16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<2x16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[XS:.*]] : memref<2x16x68xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<2x16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK: %[[INF:.*]] = memref.collapse_shape %[[IN]] {{\[}}[0], [1, 2]] : memref<32x8x8xf32> into memref<32x64xf32>
@@ -47,8 +47,8 @@
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[BUF:.*]] = arith.remui %[[T]], %c2
 // CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
-// CHECK-COUNT-4: memref.load %[[XS]][%[[BUF]], %[[K]], %{{.*}}]
-// CHECK-COUNT-4: memref.load %[[YS]][%[[BUF]], %[[K]], %{{.*}}]
+// CHECK: vector.load %[[XS]][%[[BUF]], %[[K]], %{{.*}}] {alignment = 16 : i64} : memref<2x16x68xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-2: vector.load %[[YS]][%[[BUF]], %[[K]], %{{.*}}] {alignment = 8 : i64} : memref<2x16x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-COUNT-16: arith.addf
 // CHECK: scf.yield
 // CHECK: %[[T1:.*]] = arith.addi %[[T]], %c1
@@ -58,10 +58,10 @@
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
 // The last step, from buffer 1.
-// CHECK-NOT: vector.load
+// CHECK-NOT: vector.load {{.*}}xf32>, vector<
 // CHECK-NOT: memref.store
 // CHECK: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
-// CHECK: memref.load %[[XS]][%c1{{[_0-9]*}}, %[[K]], %{{.*}}]
+// CHECK: vector.load %[[XS]][%c1{{[_0-9]*}}, %[[K]], %{{.*}}]
 // CHECK-COUNT-16: arith.addf
 // CHECK-NOT: gpu.barrier
 // CHECK-NOT: memref.load %[[OUT]]
@@ -71,7 +71,7 @@
 // At least 4 blocks: 32 x 32 tiles of 2 x 2 outputs per thread.
 // SMALL-LABEL: func.func @matmul_like
 // SMALL: blocks in (%c4{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
-// SMALL: workgroup(%{{.*}} : memref<2x16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>>)
+// SMALL: workgroup(%{{.*}} : memref<2x16x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // SMALL: -> (f32, f32, f32, f32)
 // With tensor cores the 8 warps are 2 x 4 of 32 x 16 outputs: per 8
 // reduction steps 2 A and 2 B fragments from workgroup memory (rows padded
@@ -80,7 +80,7 @@
 // low 13 bits cleared, but for infinities and NaNs) as they are staged: the
 // tensor cores would truncate them.
 // TC-LABEL: gpu.func @matmul_like_kernel0
-// TC-SAME: workgroup(%[[XS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>>)
+// TC-SAME: workgroup(%[[XS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // TC: %[[BITS:.*]] = arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
 // TC: %[[EXP:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<4xi32>
 // TC: %[[FINITE:.*]] = arith.cmpi ne, %[[EXP]], %{{.*}} : vector<4xi32>
@@ -105,7 +105,7 @@
 // accumulators, 4 weights and 4 inputs loaded in the loop of steps.
 // SCALAR-LABEL: func.func @matmul_like
 // SCALAR: gpu.func @matmul_like_kernel0(%[[WT:[^:]*]]: memref<64x32xf32>, %[[IN:[^:]*]]: memref<32x8x8xf32>
-// SCALAR-NOT: vector.load
+// SCALAR-NOT: vector.load {{.*}}xf32>, vector<
 // SCALAR: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
 // SCALAR-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // SCALAR-COUNT-4: memref.load %[[WT]]
@@ -114,7 +114,7 @@
 // SCALAR: gpu.barrier
 // SCALAR: scf.yield
 // SCALAR-COUNT-4: memref.load %[[WT]]
-// SCALAR-NOT: vector.load
+// SCALAR-NOT: vector.load {{.*}}xf32>, vector<
 // SCALAR: gpu.return
 // Vector loads without prefetch: step t loaded at its start, stored into
 // buffer t % 2, one barrier, multiplied; nothing carried but the
@@ -128,7 +128,7 @@
 // NOPREFETCH: memref.store %{{.*}}, %{{.*}}[%[[BUF]],
 // NOPREFETCH: gpu.barrier
 // NOPREFETCH: scf.for
-// NOPREFETCH: memref.load %{{.*}}[%[[BUF]],
+// NOPREFETCH: vector.load %{{.*}}[%[[BUF]],
 // NOPREFETCH: scf.yield
 // NOPREFETCH-NOT: gpu.barrier
 // NOPREFETCH: scf.yield
@@ -144,7 +144,7 @@
 // synchronises, multiplies and synchronises again before the next stores.
 // The last step stores, synchronises and multiplies.
 // ONEBUF-LABEL: func.func @matmul_like
-// ONEBUF: workgroup(%[[XS:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// ONEBUF: workgroup(%[[XS:.*]] : memref<16x68xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // ONEBUF: vector.load
 // ONEBUF: vector.load
 // ONEBUF-NOT: memref.store %{{.*}}, %[[XS]]
@@ -155,10 +155,10 @@
 // ONEBUF-COUNT-4: memref.store %{{.*}}, %[[XS]][%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}] :
 // ONEBUF: gpu.barrier
 // ONEBUF: scf.for %[[K:.*]] = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step
-// ONEBUF-COUNT-4: memref.load %[[XS]][%[[K]], %{{.*}}]
+// ONEBUF: vector.load %[[XS]][%[[K]], %{{.*}}] {alignment = 16 : i64}
 // ONEBUF: gpu.barrier
 // ONEBUF-NEXT: scf.yield
-// ONEBUF-NOT: vector.load
+// ONEBUF-NOT: vector.load {{.*}}xf32>, vector<
 // ONEBUF-COUNT-4: memref.store %{{.*}}, %[[XS]]
 // ONEBUF: gpu.barrier
 // ONEBUF: scf.for
@@ -206,9 +206,9 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 // CHECK-LABEL: func.func @conv_remainder
 // CHECK: blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 // CHECK: gpu.func @conv_remainder_kernel0(%[[WT:[^:]*]]: memref<20x3x3x3xf32>, %[[IN:[^:]*]]: memref<1x3x6x6xf32>, %{{.*}}: memref<1x20x6x6xf32>)
-// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // K = 27 is no multiple of 4: scalar weight loads.
-// CHECK-NOT: vector.load
+// CHECK-NOT: vector.load {{.*}}xf32>, vector<
 // CHECK-NOT: arith.cmpi ult, %{{.*}}, %c27
 // CHECK: memref.load %[[WT]]
 // CHECK: memref.load %[[IN]]
@@ -329,14 +329,14 @@ func.func @conv3x3_vector(%in: memref<16x10x10xf32>, %wt: memref<32x16x3x3xf32>,
 // read through a reshape of the argument, which keeps its alignment.
 // CHECK-LABEL: func.func @transposed_operands
 // CHECK: gpu.func @transposed_operands_kernel0(%[[WT:[^:]*]]: memref<32x64xf32>, %[[IN:[^:]*]]: memref<64x32xf32>
-// CHECK-SAME: workgroup(%[[XS:.*]] : memref<2x16x65xf32, #gpu.address_space<workgroup>>, %[[YS:.*]] : memref<2x16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[XS:.*]] : memref<2x16x68xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<2x16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-NOT: memref.load %[[WT]]
 // CHECK-NOT: memref.load %[[IN]]
 // CHECK: %[[WV:.*]] = memref.expand_shape %[[WT]]
 // CHECK: vector.load %[[WV]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<1x32x64xf32>, vector<4xf32>
 // CHECK: vector.load %[[IN]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x32xf32>, vector<4xf32>
-// CHECK: scf.for
-// Weight: [kk, pos], [kk, pos + 1], ...; input: [kk, pos], [kk + 1, pos], ...
+// Step 0's stores into buffer 0. Weight: [kk, pos], [kk, pos + 1], ...;
+// input: [kk, pos], [kk + 1, pos], ...
 // CHECK: %[[X0:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
 // CHECK-NEXT: memref.store %[[X0]], %[[XS]][%[[B:[a-z0-9_]+]], %[[XK:[a-z0-9_]+]], %[[XP:[a-z0-9_]+]]] :
 // CHECK: %[[XP1:.*]] = arith.addi %[[XP]], %c1
@@ -376,7 +376,7 @@ func.func @transposed_operands(%in: memref<64x32xf32>, %wt: memref<32x64xf32>, %
 // indices swapped (not contiguous along the pixels): scalar loads.
 // CHECK-LABEL: func.func @negative_vector_view
 // CHECK: gpu.func @negative_vector_view_kernel0
-// CHECK-NOT: vector.load
+// CHECK-NOT: vector.load {{.*}}xf32>, vector<
 // CHECK: gpu.return
 func.func @negative_vector_view(%in: memref<32x8x8xf32>, %wt: memref<65x32xf32>, %out: memref<64x8x8xf32>) {
   %c0 = arith.constant 0 : index

@@ -83,6 +83,13 @@ struct WorkgroupTileOptions {
 /// once. (With one buffer every step synchronises twice: after its stores,
 /// and after its multiply-adds before the next step's stores.)
 ///
+/// Without tensor cores each thread owns RM consecutive rows and its RN
+/// columns in pairs (neighbouring threads, neighbouring pairs); per step it
+/// reads its rows as one aligned vector and each pair as one 8-byte vector
+/// from the tiles, which are 16-byte aligned `memref.alloca`s (the
+/// `alignment` the kernel outlining turns into the workgroup attribution's
+/// `llvm.align`) with rows of a multiple of 4 words.
+///
 /// With `options.vectorLoads`, when `x` or `y` is a load of a buffer the
 /// plan places (a function argument or `memref.alloc`, or a reshape of one
 /// made before `loop`, of identity layout: 256-byte aligned) whose last
