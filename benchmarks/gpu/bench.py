@@ -946,7 +946,10 @@ class Bench:
         for name in rows:
             if name not in timed:
                 rest += gp(
-                    name, (False,) if "-only-" in name or name.endswith(("-deform-conv", "-single-buffer")) else (False, True)
+                    name,
+                    (False,)
+                    if "-only-" in name or name.endswith(("-deform-conv", "-single-buffer"))
+                    else (False, True),
                 )
         later = [("unext", "default", "FP32", compile_cap), ("unext_stripe", "default", "FP32", compile_cap)]
         later += [

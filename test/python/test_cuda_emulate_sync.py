@@ -486,7 +486,9 @@ VECTOR_READS = (
         "workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})",
     ),
     (
-        TILE_KERNEL[TILE_KERNEL.index("      %sum = scf.for %k") : TILE_KERNEL.index("\n      %bv = memref.load")],
+        TILE_KERNEL[
+            TILE_KERNEL.index("      %sum = scf.for %k") : TILE_KERNEL.index("\n      %bv = memref.load")
+        ],
         """      %c4 = arith.constant 4 : index
       %sum = scf.for %k = %c0 to %c24 step %c4 iter_args(%a = %zero) -> (f32) {
         %k0 = arith.addi %k, %c0 : index // FIRST
