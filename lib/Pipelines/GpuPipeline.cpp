@@ -179,8 +179,10 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     // A located error for an op a chip lacks, not the back end's abort.
     kernels.addPass(createVerifyKernelTargetsPass());
     kernels.addPass(createMarkKernelArgumentsNoAliasPass());
-    // Warp-level matrix multiplies (nvgpu.mma.sync) to nvvm.mma.sync and
-    // their fragments (vectors) to LLVM; kernels without them are unchanged.
+    // Warp-level matrix multiplies (nvgpu.mma.sync) to nvvm.mma.sync;
+    // kernels without them are unchanged. Their fragments and the vector
+    // loads go to LLVM with the rest in convert-gpu-to-nvvm, which maps the
+    // workgroup address space (convert-vector-to-llvm before it cannot).
     kernels.addPass(createConvertNVGPUToNVVMPass());
     kernels.addPass(memref::createExpandStridedMetadataPass());
     kernels.addPass(createLowerAffinePass());

@@ -42,12 +42,14 @@ warning on the "gpuopt" logger.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
 import platform
 import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -226,31 +228,48 @@ class CudaOptions:
         return flags
 
 
-# CUdevice_attribute: CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR / _MINOR.
-_CU_CC_MAJOR, _CU_CC_MINOR = 75, 76
+# Run in a child process (local_cuda_arch): prints sm_NN of GPU argv[1], or
+# nothing. CUdevice_attribute 75 / 76: the compute capability's major / minor.
+_CUDA_ARCH_QUERY = """
+import ctypes, sys
+try:
+    lib = ctypes.CDLL("libcuda.so.1")
+except OSError:
+    sys.exit(0)
+dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+try:
+    ok = (
+        lib.cuInit(0) == 0
+        and lib.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(int(sys.argv[1]))) == 0
+        and lib.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) == 0
+        and lib.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) == 0
+    )
+except AttributeError:
+    sys.exit(0)
+if ok:
+    print(f"sm_{major.value}{minor.value}")
+"""
 
 
+@functools.cache
 def local_cuda_arch(ordinal: int) -> str | None:
     """``sm_NN`` of the GPU ``ordinal`` as the NVIDIA driver (libcuda)
     reports it, or None where there is no driver or no such GPU (the
-    artifact's load then says so)."""
-    import ctypes
-
+    artifact's load then says so). Asked in a child process: this one never
+    initializes CUDA (a process that forks after that cannot use CUDA in
+    its children)."""
     try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
-    dev, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-    try:
-        ok = (
-            lib.cuInit(0) == 0
-            and lib.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(ordinal)) == 0
-            and lib.cuDeviceGetAttribute(ctypes.byref(major), _CU_CC_MAJOR, dev) == 0
-            and lib.cuDeviceGetAttribute(ctypes.byref(minor), _CU_CC_MINOR, dev) == 0
+        proc = subprocess.run(
+            [sys.executable, "-c", _CUDA_ARCH_QUERY, str(ordinal)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
-    except AttributeError:  # not a CUDA driver
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    return f"sm_{major.value}{minor.value}" if ok else None
+    arch = proc.stdout.strip()
+    return arch if proc.returncode == 0 and _CUDA_ARCH.fullmatch(arch) else None
 
 
 def _gpu_device_models() -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -530,8 +531,13 @@ def test_cuda_arch_of_the_local_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     assert check("cuda", 1, "sm_90", "generated", "fp32").cuda_arch == "sm_90"
     assert asked == [1, 1, 0]
     monkeypatch.undo()
-    if not torch.cuda.is_available():  # the real query on a machine without a GPU
-        assert gpc.local_cuda_arch(0) is None
+    # The real query: None without a driver or GPU (this machine, or CI),
+    # else the GPU's own sm_NN, as torch sees it where torch has CUDA.
+    real = gpc.local_cuda_arch(0)
+    assert real is None or re.fullmatch(r"sm_[0-9]+", real), real
+    if torch.cuda.is_available():
+        major, minor = torch.cuda.get_device_capability(0)
+        assert real == f"sm_{major}{minor}"
 
 
 # ---------------------------------------------------------------------------

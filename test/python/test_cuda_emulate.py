@@ -520,11 +520,13 @@ class TileShapes(nn.Module):
         return self.out(y)
 
 
-def export_random(model: nn.Module, seed: int, out: Path) -> dict[str, object]:
-    """`model` with random parameters (seed) exported on a random 1x3x11x13
-    input (seed + 1) into `out`, with PyTorch's output."""
+def export_random(
+    model: nn.Module, seed: int, out: Path, shape: tuple[int, ...] = (1, 3, 11, 13)
+) -> dict[str, object]:
+    """`model` with random parameters (seed) exported on a random input of
+    `shape` (seed + 1) into `out`, with PyTorch's output."""
     model = randomize(model.eval(), seed=seed)
-    x = torch.randn(1, 3, 11, 13, generator=torch.Generator().manual_seed(seed + 1))
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed + 1))
     gpuopt.export(model, (x,), out / "m.mlir", out / "m.safetensors")
     np.save(out / "x.npy", x.numpy())
     with torch.no_grad():
@@ -597,6 +599,51 @@ def test_workgroup_tiles_emulated(workgroup_tile_shapes: dict, pipeline: str | N
     untiled = compile_cuda(d / "m.mlir", d / f"m-{tag}-off.gpuopt", pipeline, "--cuda-workgroup-tile=false")
     got = emulate(tiled, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
     ref = emulate(untiled, d / "m.safetensors", [d / "x.npy"], d, ORDERS[0])
+    assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
+
+
+class WideTileShapes(nn.Module):
+    """1x1 convolutions sized for the tile chooser's other shapes (at least
+    132 blocks, the pipeline's): 32 -> 32 channels of a 64x132 map (8448
+    pixels) in 32 x 64 tiles, 2 x 4 outputs per thread; 32 -> 64 channels of
+    it in 64 x 64 tiles, 4 x 4; 64 -> 64 channels at stride (1, 2) (4224
+    pixels) in 64 x 32 tiles, 4 x 2."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(32, 32, 1)
+        self.c = nn.Conv2d(32, 64, 1)
+        self.b = nn.Conv2d(64, 64, 1, stride=(1, 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(torch.relu(self.c(torch.relu(self.a(x)))))
+
+
+@needs_cuda_run
+def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
+    """The 2 x 4, 4 x 4 and 4 x 2 thread tiles (rows read as one vector,
+    columns as pairs, from double-buffered tiles) give PyTorch's result in
+    every order and the bits of the untiled kernels."""
+    data = export_random(WideTileShapes(), 17, tmp_path, (1, 32, 64, 132))
+    kernels = tmp_path / "k.mlir"
+    tiled = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "m.gpuopt", "gpuopt-optimize", f"--cuda-write-kernels={kernels}"
+    )
+    shapes = set(
+        re.findall(
+            r"memref<2x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
+            r"%\w+ : memref<2x16x(\d+)xf32",
+            kernels.read_text(),
+        )
+    )
+    # (BM + 4, BN): 32 x 64, 64 x 64, 64 x 32.
+    assert {("36", "64"), ("68", "64"), ("68", "32")} <= shapes, shapes
+    check_orders(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], data["expected"], "wide tiles")
+    untiled = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "off.gpuopt", "gpuopt-optimize", "--cuda-workgroup-tile=false"
+    )
+    got = emulate(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
+    ref = emulate(untiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
 
 

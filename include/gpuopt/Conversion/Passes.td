@@ -225,14 +225,16 @@ def ConvertParallelLoopsToKernelsPass
       }
       // becomes one 64 x 64 block tile
       scf.parallel (%b, %t) = (%c0, %c0) to (%c1, %c256) step (%c1, %c1) {
-        %xs = memref.alloca() : memref<16x65xf32, #gpu.address_space<workgroup>>
-        %ys = memref.alloca() : memref<16x64xf32, #gpu.address_space<workgroup>>
+        %xs = memref.alloca() {alignment = 16 : i64} : memref<2x16x68xf32, #gpu.address_space<workgroup>>
+        %ys = memref.alloca() {alignment = 16 : i64} : memref<2x16x64xf32, #gpu.address_space<workgroup>>
         // 16 initial values (scf.if: the fill per output, then its load)
-        %r = scf.for %s = %c0 to %c2 step %c1 iter_args(...) {
-          // 4 + 4 guarded loads per thread into %xs, %ys; gpu.barrier
-          // 16 steps: 4 + 4 loads from %xs, %ys, 16 multiply-adds
-          // gpu.barrier
+        // step 0: 1 + 1 vector loads per thread, stored into buffer 0; gpu.barrier
+        %r = scf.for %s = %c0 to %c1 step %c1 iter_args(...) {
+          // step s + 1's vector loads (in flight during the step)
+          // 16 steps: 1 + 2 vector reads of buffer s % 2, 16 multiply-adds
+          // stores into buffer (s + 1) % 2; gpu.barrier
         }
+        // the last step: 16 steps from buffer 1
         // 16 x scf.if: store the accumulator, then the ops after the nest
       } {gpuopt.thread_block}
       ```

@@ -230,8 +230,9 @@ LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
     if (load.getVectorType().getRank() != 1 ||
         load.getVectorType().isScalable() ||
         !isa<FloatType>(load.getVectorType().getElementType()) ||
-        gpuSpace(load.getBase().getType()).value_or(
-            gpu::AddressSpace::Workgroup) != gpu::AddressSpace::Workgroup)
+        gpuSpace(load.getBase().getType())
+                .value_or(gpu::AddressSpace::Workgroup) !=
+            gpu::AddressSpace::Workgroup)
       return op->emitOpError("loads ")
              << load.getVectorType() << " from " << load.getBase().getType()
              << "; the host emulation runs vector.load of a fixed 1-D float "
@@ -900,7 +901,9 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
   }
   numSyncs += barriers + shuffles + mmas;
   // Each workgroup attribution's alignment on the GPU: its llvm.align (the
-  // NVVM lowering's shared array alignment), else its element's size.
+  // NVVM lowering's shared array alignment) if a power of two, else what
+  // its element's size guarantees (1 for index elements, whose size the
+  // host does not fix).
   SmallVector<int64_t> workgroupAlign;
   for (unsigned k = 0; k < numWorkgroup; ++k) {
     auto align =
@@ -908,9 +911,13 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
             k, LLVM::LLVMDialect::getAlignAttrName()));
     Type element =
         cast<MemRefType>(inputs[kNumIdArgs + numBuffers + k]).getElementType();
-    workgroupAlign.push_back(
-        align ? align.getInt()
-              : std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8));
+    int64_t natural =
+        element.isIntOrFloat()
+            ? std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8)
+            : 1;
+    int64_t given = align ? align.getInt() : 0;
+    workgroupAlign.push_back(given > 0 && llvm::isPowerOf2_64(given) ? given
+                                                                     : natural);
   }
   kernel.erase();
   SmallVector<vector::LoadOp> vectorLoads;

@@ -11,7 +11,7 @@
 // convolution, indexed by pixel). Each block computes BM x BN outputs, each
 // thread RM x RN of them in registers; for every 16 steps of k the block's
 // threads load the x and y tiles into workgroup memory once, then every
-// thread reads its RM + RN operands per step from there (RM / 4 + RN / 2
+// thread reads its RM + RN operands per step from there (1 + RN / 2
 // vector reads): RM * RN multiply-adds for RM + RN workgroup words, and
 // each global element is loaded once per block instead of once per output.
 //
@@ -53,9 +53,14 @@ constexpr int64_t kTileK = 16;
 struct TileShape {
   int64_t bm, bn, rm, rn;
 };
+/// Where the 4 x 4 shapes give too few blocks, the 4 x 2 and 2 x 4 ones
+/// (half the block) still feed 8 FMAs per thread and step from 1 + 1 (or
+/// 1 + 2) workgroup vector reads; 2 x 2 only 4 from 1 + 1, which leaves
+/// the FMA units waiting on workgroup memory.
 constexpr TileShape kShapes[] = {
     {64, 64, 4, 4},  {128, 32, 4, 4}, {32, 128, 4, 4}, {256, 16, 4, 4},
-    {16, 256, 4, 4}, {32, 32, 2, 2},  {64, 16, 2, 2},  {16, 64, 2, 2}};
+    {16, 256, 4, 4}, {64, 32, 4, 2},  {32, 64, 2, 4},  {32, 32, 2, 2},
+    {64, 16, 2, 2},  {16, 64, 2, 2}};
 
 /// The matched nest: `acc[p] = acc[p] + x * y` in its innermost body.
 struct Reduction {

@@ -186,3 +186,20 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// An llvm.align of 0 gives the shared array no alignment: its element's.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_workgroup_align_zero(%a: memref<8xf32>)
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>> {llvm.align = 0 : i64}) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'vector.load' op loads with alignment 16 from workgroup attribution 0, which is aligned to 4 bytes (its llvm.align, else its element's size)}}
+      %v = vector.load %tile[%c0] {alignment = 16 : i64} : memref<8xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+      %x = vector.extract %v[0] : f32 from vector<4xf32>
+      memref.store %x, %a[%c0] : memref<8xf32>
+      gpu.return
+    }
+  }
+}

@@ -230,3 +230,24 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A workgroup attribution of index elements (no vector load of it): its
+// alignment, unknown to the host, is asked of no one.
+// CHECK-LABEL: func.func @index_attribution(
+// CHECK: memref.store
+// CHECK: call @__gpuopt_host_barrier
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @index_attribution(%b: memref<8xindex>)
+        workgroup(%s: memref<8xindex, #gpu.address_space<workgroup>>) kernel {
+      %t = gpu.thread_id x
+      memref.store %t, %s[%t] : memref<8xindex, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %v = memref.load %s[%t] : memref<8xindex, #gpu.address_space<workgroup>>
+      memref.store %v, %b[%t] : memref<8xindex>
+      gpu.return
+    }
+  }
+}

@@ -199,14 +199,15 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 
 // A padded 3x3 convolution (the remapped input: clamped indices, a select
 // for the padding) of 3 into 20 channels of a 6x6 map: K = 27 = 16 + 11,
-// M = 20 and N = 36 fill no tile. 32 x 32 tiles pad least: 2 blocks. The
+// M = 20 and N = 36 fill no tile. 32 x 32 and 32 x 64 tiles pad alike; the
+// larger thread tile wins: one block of 32 x 64, 2 x 4 per thread. The
 // last step covers the 11 remaining iterations: its operands, loaded during
 // the first step, are guarded by `k < 27` too, and its loop runs 11 times
 // (from buffer 1 of the double-buffered tiles, stored during the first).
 // CHECK-LABEL: func.func @conv_remainder
-// CHECK: blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
+// CHECK: blocks in (%c1{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 // CHECK: gpu.func @conv_remainder_kernel0(%[[WT:[^:]*]]: memref<20x3x3x3xf32>, %[[IN:[^:]*]]: memref<1x3x6x6xf32>, %{{.*}}: memref<1x20x6x6xf32>)
-// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME: workgroup(%{{.*}} : memref<2x16x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // K = 27 is no multiple of 4: scalar weight loads.
 // CHECK-NOT: vector.load {{.*}}xf32>, vector<
 // CHECK-NOT: arith.cmpi ult, %{{.*}}, %c27
@@ -214,7 +215,7 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 // CHECK: memref.load %[[IN]]
 // CHECK: arith.select
 // CHECK: gpu.barrier
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: arith.cmpi ult, %{{.*}}, %c27
 // CHECK: memref.load %[[WT]]
 // CHECK: memref.load %[[IN]]
@@ -226,7 +227,7 @@ func.func @matmul_like(%in: memref<32x8x8xf32>, %wt: memref<64x32xf32>, %bias: m
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.for {{.*}} to %c11{{[_0-9]*}} step
 // CHECK-NOT: gpu.barrier
-// CHECK-COUNT-4: memref.store {{.*}} : memref<1x20x6x6xf32>
+// CHECK-COUNT-8: memref.store {{.*}} : memref<1x20x6x6xf32>
 // CHECK-NOT: memref.store
 // CHECK: gpu.return
 func.func @conv_remainder(%in: memref<1x3x6x6xf32>, %wt: memref<20x3x3x3xf32>, %out: memref<1x20x6x6xf32>) {
