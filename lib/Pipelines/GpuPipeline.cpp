@@ -44,6 +44,54 @@ mlir::gpuopt::parseCudaChips(StringRef chips, std::string &error) {
   return result;
 }
 
+/// The oldest PTX ISA version (major * 10 + minor) LLVM's NVPTX back end
+/// emits for sm_`sm`, where that is newer than 8.0 (the default features');
+/// 0 otherwise.
+static unsigned getMinimumPtxVersion(unsigned sm) {
+  switch (sm) {
+  case 100:
+  case 101:
+    return 86;
+  case 120:
+    return 87;
+  case 103:
+  case 121:
+    return 88;
+  case 110:
+    return 90;
+  default:
+    return 0;
+  }
+}
+
+/// `features` for `chip` (sm_NN, checked): its `+ptxNN` raised to the
+/// chip's minimum PTX version, which the back end would otherwise abort on
+/// ("PTX version 8.0 does not support target 'sm_120'").
+static std::string getChipFeatures(StringRef features, StringRef chip) {
+  unsigned sm = 0;
+  if (!chip.drop_front(3).getAsInteger(10, sm))
+    if (unsigned minimum = getMinimumPtxVersion(sm)) {
+      SmallVector<StringRef> parts;
+      features.split(parts, ',', -1, /*KeepEmpty=*/false);
+      std::string result;
+      bool found = false;
+      for (StringRef part : parts) {
+        unsigned version = 0;
+        if (part.starts_with("+ptx") &&
+            !part.drop_front(4).getAsInteger(10, version)) {
+          found = true;
+          if (version < minimum)
+            part = StringRef();
+        }
+        std::string text =
+            part.empty() ? "+ptx" + std::to_string(minimum) : part.str();
+        result += (result.empty() ? "" : ",") + text;
+      }
+      return found ? result : features.str();
+    }
+  return features.str();
+}
+
 mlir::gpuopt::CudaTargetOptions
 mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   CudaTargetOptions options;
@@ -168,7 +216,7 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
   for (const std::string &chip : *chips) {
     GpuNVVMAttachTargetOptions target;
     target.chip = chip;
-    target.features = options.features;
+    target.features = getChipFeatures(options.features, chip);
     target.optLevel = options.optLevel;
     pm.addPass(createGpuNVVMAttachTarget(target));
   }

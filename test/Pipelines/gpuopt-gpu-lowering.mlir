@@ -1,6 +1,9 @@
 // RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0" | FileCheck %s --check-prefix=NVVM
 // RUN: gpuopt-opt %s --gpuopt-gpu-lowering="format=isa chip=sm_86" | FileCheck %s --check-prefix=PTX
 // RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0 gpu-conv=auto gpu-conv-device=rtx3080" | FileCheck %s --check-prefix=AUTO
+// RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0 chip=sm_90,sm_100,sm_120" | FileCheck %s --check-prefix=NEWER
+// RUN: gpuopt-opt %s --gpuopt-gpu-lowering="serialize=0 chip=sm_120,sm_121 features=+ptx90" | FileCheck %s --check-prefix=NEWEST
+// RUN: gpuopt-opt %s --gpuopt-gpu-lowering="format=isa chip=sm_120" | FileCheck %s --check-prefix=ISA120
 
 // The host function only launches kernels; the convolution's output fill,
 // accumulation (padding read in the load: no padded copy), bias and ReLU
@@ -39,6 +42,15 @@
 // AUTO-COUNT-1: gpu.launch_func @kernels::@forward_kernel0
 // AUTO-NOT: gpu.launch_func
 // AUTO: return
+
+// Chips newer than PTX 8.0 get their own minimum PTX version (the back end
+// aborts on an older one): sm_100 8.6, sm_120 8.7; sm_90 keeps 8.0, and a
+// newer version asked for is kept.
+// NEWER: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, #nvvm.target<O = 3, chip = "sm_100", features = "+ptx86">, #nvvm.target<O = 3, chip = "sm_120", features = "+ptx87">]
+// NEWEST: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_120", features = "+ptx90">, #nvvm.target<O = 3, chip = "sm_121", features = "+ptx90">]
+// ISA120: assembly = "
+// ISA120-SAME: .version 8.7
+// ISA120-SAME: .target sm_120
 
 // PTX: gpu.binary @kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_86", features = "+ptx80">, properties = {{.*}}assembly = "
 // PTX-SAME: .target sm_86

@@ -27,7 +27,8 @@ struct CudaTargetOptions {
   /// each.
   std::string chip = "sm_90";
   /// NVPTX features: the PTX ISA version (8.0, CUDA 12.0, covers sm_50 to
-  /// sm_90).
+  /// sm_90), raised per chip to what a newer chip needs (sm_100/101 8.6,
+  /// sm_120 8.7, sm_103/121 8.8, sm_110 9.0).
   std::string features = "+ptx80";
   /// gpu-module-to-binary's format: "fatbin" (cubin and PTX), "bin" (cubin,
   /// assembled by the toolkit's ptxas), "isa" (PTX, which the driver
@@ -108,7 +109,9 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::init(CudaTargetOptions().chip)};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("NVPTX target features; sm_90 needs +ptx80 or newer"),
+      llvm::cl::desc("NVPTX target features; sm_90 needs +ptx80 or newer, "
+                     "and a +ptxNN older than a chip needs is raised to its "
+                     "minimum (sm_120: +ptx87)"),
       llvm::cl::init(CudaTargetOptions().features)};
   Option<std::string> format{
       *this, "format",
