@@ -45,8 +45,8 @@ mlir::gpuopt::parseCudaChips(StringRef chips, std::string &error) {
 }
 
 /// The oldest PTX ISA version (major * 10 + minor) LLVM's NVPTX back end
-/// emits for sm_`sm`, where that is newer than 8.0 (the default features');
-/// 0 otherwise.
+/// accepts for sm_`sm`, where that is newer than 8.0 (the default
+/// features'); 0 otherwise.
 static unsigned getMinimumPtxVersion(unsigned sm) {
   switch (sm) {
   case 100:
@@ -64,32 +64,26 @@ static unsigned getMinimumPtxVersion(unsigned sm) {
   }
 }
 
-/// `features` for `chip` (sm_NN, checked): its `+ptxNN` raised to the
-/// chip's minimum PTX version, which the back end would otherwise abort on
-/// ("PTX version 8.0 does not support target 'sm_120'").
+/// `features` for `chip` (sm_NN, checked): a `+ptxNN` older than the chip's
+/// minimum PTX version raised to it, which the back end would otherwise
+/// abort on ("PTX version 8.0 does not support target 'sm_120'").
 static std::string getChipFeatures(StringRef features, StringRef chip) {
-  unsigned sm = 0;
-  if (!chip.drop_front(3).getAsInteger(10, sm))
-    if (unsigned minimum = getMinimumPtxVersion(sm)) {
-      SmallVector<StringRef> parts;
-      features.split(parts, ',', -1, /*KeepEmpty=*/false);
-      std::string result;
-      bool found = false;
-      for (StringRef part : parts) {
-        unsigned version = 0;
-        if (part.starts_with("+ptx") &&
-            !part.drop_front(4).getAsInteger(10, version)) {
-          found = true;
-          if (version < minimum)
-            part = StringRef();
-        }
-        std::string text =
-            part.empty() ? "+ptx" + std::to_string(minimum) : part.str();
-        result += (result.empty() ? "" : ",") + text;
-      }
-      return found ? result : features.str();
-    }
-  return features.str();
+  unsigned sm = 0, minimum = 0;
+  if (chip.drop_front(3).getAsInteger(10, sm) ||
+      !(minimum = getMinimumPtxVersion(sm)))
+    return features.str();
+  SmallVector<StringRef> parts;
+  features.split(parts, ',', -1, /*KeepEmpty=*/false);
+  std::string result;
+  for (StringRef part : parts) {
+    unsigned version = 0;
+    bool old = part.starts_with("+ptx") &&
+               !part.drop_front(4).getAsInteger(10, version) &&
+               version < minimum;
+    result += (result.empty() ? "" : ",") +
+              (old ? "+ptx" + std::to_string(minimum) : part.str());
+  }
+  return result;
 }
 
 mlir::gpuopt::CudaTargetOptions
@@ -113,6 +107,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
 
 LogicalResult
 mlir::gpuopt::checkGpuConvOptions(const CudaTargetOptions &options,
+                                  bool deviceGiven, StringRef dashes,
                                   std::string &error) {
   auto check = [&](const char *name, StringRef value,
                    ArrayRef<const char *> known) {
@@ -124,11 +119,22 @@ mlir::gpuopt::checkGpuConvOptions(const CudaTargetOptions &options,
                 : i + 1 == known.size() ? " or "
                                         : ", ") +
                std::string(k);
-    error = (Twine(name) + " must be " + names + ", got '" + value + "'").str();
+    error =
+        (dashes + name + " must be " + names + ", got '" + value + "'").str();
     return false;
   };
-  return success(check("gpu-conv", options.gpuConv, kGpuConvModes) &&
-                 check("gpu-precision", options.precision, kGpuPrecisions));
+  if (!check("gpu-conv", options.gpuConv, kGpuConvModes) ||
+      !check("gpu-precision", options.precision, kGpuPrecisions))
+    return failure();
+  // A device model only "auto" predicts for: elsewhere it would be
+  // silently ignored.
+  if (deviceGiven && options.gpuConv != "auto") {
+    error = (dashes + "gpu-conv-device applies to " + dashes +
+             "gpu-conv=auto, not " + dashes + "gpu-conv=" + options.gpuConv)
+                .str();
+    return failure();
+  }
+  return success();
 }
 
 LogicalResult
@@ -138,7 +144,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   // Then no calls: the kernel outlining and the CUDA launch plan take one
   // host function.
   std::string error;
-  if (failed(checkGpuConvOptions(options, error)))
+  if (failed(checkGpuConvOptions(options, /*deviceGiven=*/false, "", error)))
     return failure();
   pm.addPass(seg::createVerifyLowerablePass());
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
@@ -287,14 +293,9 @@ void mlir::gpuopt::registerGpuPipelines() {
          PipelineErrorHandler errorHandler) -> LogicalResult {
         CudaTargetOptions target = options.getTargetOptions();
         std::string error;
-        if (failed(checkGpuConvOptions(target, error)))
+        if (failed(checkGpuConvOptions(target, options.gpuConvDevice.hasValue(),
+                                       "", error)))
           return errorHandler(error);
-        // A device model only "auto" predicts for: given otherwise it would
-        // be silently ignored (gpuopt-compile --gpu-conv-device alike).
-        if (options.gpuConvDevice.hasValue() && target.gpuConv != "auto")
-          return errorHandler("gpu-conv-device applies to gpu-conv=auto, not "
-                              "gpu-conv=" +
-                              target.gpuConv);
         if (failed(buildGpuKernelPipeline(pm, target)))
           return errorHandler("gpuopt-gpu-lowering: cannot build the kernel "
                               "pipeline");

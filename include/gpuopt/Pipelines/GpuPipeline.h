@@ -76,11 +76,14 @@ struct CudaTargetOptions {
 inline constexpr const char *kGpuConvModes[] = {"generated", "library", "auto"};
 inline constexpr const char *kGpuPrecisions[] = {"fp32", "tf32"};
 
-/// Whether `options`' gpuConv and precision are known; failure otherwise,
-/// with "gpu-conv must be generated, library or auto, got 'x'" (or the
-/// same of
-/// gpu-precision) in `error` (the caller names the option's spelling).
+/// Whether `options`' gpuConv and precision are known and, where
+/// `deviceGiven` (the user set gpuConvDevice), gpuConv is "auto" (the only
+/// route that reads it); failure otherwise, with "gpu-conv must be
+/// generated, library or auto, got 'x'" (or the same of gpu-precision), or
+/// "gpu-conv-device applies to gpu-conv=auto, not gpu-conv=x", in `error`,
+/// each option spelled with `dashes` before it ("--" for gpuopt-compile).
 LogicalResult checkGpuConvOptions(const CudaTargetOptions &options,
+                                  bool deviceGiven, StringRef dashes,
                                   std::string &error);
 
 /// The chips of `sm_NN[,sm_MM...]` with every NN >= 50; failure otherwise,

@@ -648,7 +648,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // broadcast), and columns in pairs, 2 tx + (j mod 2) + (j / 2) * 2 tn, each
   // pair one 8-byte read per step: neighbouring threads read neighbouring
   // pairs (a warp's 16 pairs are one 128-byte wavefront) and write
-  // neighbouring outputs. Per step RM/4 + RN/2 workgroup reads feed RM x RN
+  // neighbouring outputs. Per step 1 + RN/2 workgroup reads feed RM x RN
   // FMAs. With them, lane (g, t) of warp
   // (wr, wc) owns the accumulator fragments' rows wr * warpM + 16 mi + g
   // (+ 8) and columns wc * warpN + 8 ni + 2 t (+ 1).

@@ -761,7 +761,8 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
            << target.format << "' (expected bin, isa or fatbin)";
   if (std::string error; failed(parseCudaChips(target.chip, error)))
     return module.emitError("CUDA chip ") << error;
-  if (std::string error; failed(checkGpuConvOptions(target, error)))
+  if (std::string error;
+      failed(checkGpuConvOptions(target, /*deviceGiven=*/false, "", error)))
     return module.emitError("CUDA ") << error;
   if (target.blockSize < 1 || target.blockSize > 1024)
     return module.emitError("CUDA block size must be in [1, 1024], got ")

@@ -136,16 +136,9 @@ public:
     CudaTargetOptions conv;
     conv.gpuConv = gpuConv;
     conv.precision = precision;
-    if (failed(checkGpuConvOptions(conv, error))) {
-      error = "--" + error;
+    if (failed(checkGpuConvOptions(conv, gpuConvDevice.getNumOccurrences(),
+                                   "--", error)))
       return failure();
-    }
-    if (gpuConvDevice.getNumOccurrences() && conv.gpuConv != "auto") {
-      error = "--gpu-conv-device applies to --gpu-conv=auto, not "
-              "--gpu-conv=" +
-              conv.gpuConv;
-      return failure();
-    }
     if (!findFormat()) {
       error =
           "--cuda-format must be fatbin, cubin or ptx, got '" + format + "'";
