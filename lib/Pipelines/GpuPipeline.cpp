@@ -98,6 +98,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.workgroupTile = workgroupTile;
   options.workgroupTilePrefetch = workgroupTilePrefetch;
   options.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
+  options.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
   options.gpuConvDevice = gpuConvDevice;
@@ -186,6 +187,19 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
   kernelOptions.workgroupTilePrefetch = options.workgroupTilePrefetch;
   kernelOptions.workgroupTileDoubleBuffer = options.workgroupTileDoubleBuffer;
+  // cp.async is sm_80's: on where every chip has it.
+  if (options.workgroupTileAsyncCopy) {
+    std::string error;
+    FailureOr<SmallVector<std::string>> chips =
+        parseCudaChips(options.chip, error);
+    kernelOptions.workgroupTileAsyncCopy =
+        succeeded(chips) && llvm::all_of(*chips, [](StringRef chip) {
+          unsigned sm = 0;
+          return chip.consume_front("sm_") &&
+                 !chip.take_while(llvm::isDigit).getAsInteger(10, sm) &&
+                 sm >= 80;
+        });
+  }
   // TF32 is the precision of the whole plan: library steps and tiles alike.
   kernelOptions.workgroupTileTensorCores = options.precision == "tf32";
   pm.addPass(createConvertParallelLoopsToKernelsPass(kernelOptions));

@@ -27,6 +27,10 @@
 // threads returned or at another barrier, lanes of a warp at different
 // places) is the barrier divergence CUDA leaves undefined, an error naming
 // the step, the block and the threads. Other kernels keep the plain loop.
+// An asynchronous copy (PTX cp.async) is held by its thread's fiber, its
+// destination already poisoned by the kernel, and written when the thread
+// waits for its group: a read before that wait, by any thread, sees NaN,
+// and a thread that returns with copies it never waited for is an error.
 //
 // A Library step (cuDNN/cuBLASLt on a GPU) runs the CPU kernel of its
 // routine (runtime/cpu, the same semantics) on descriptors of its operands'
@@ -178,6 +182,15 @@ enum class FiberState : uint8_t {
   Returned
 };
 
+/// An element of an asynchronous copy a thread has not waited for.
+struct PendingCopy {
+  uint8_t *address;
+  uint64_t bits;
+  int64_t bytes;
+  /// Its committed group, or -1 while the thread's group is open.
+  int64_t group;
+};
+
 /// One thread of a block of a synchronizing kernel.
 struct Fiber {
   FiberContext context;
@@ -191,6 +204,10 @@ struct Fiber {
   /// At an mma: its fragments (on the fiber's stack; c receives D).
   const float *mmaA = nullptr, *mmaB = nullptr;
   float *mmaC = nullptr;
+  /// Its asynchronous copies not yet written, in issue order, and the
+  /// number of groups it has committed.
+  std::vector<PendingCopy> pending;
+  int64_t groups = 0;
 };
 
 /// "(x,y,z)".
@@ -347,6 +364,10 @@ struct CudaEmulator::Impl {
   void *const *runningArgs = nullptr;
   /// A hook called outside a fiber (an image whose info is wrong).
   bool misuse = false;
+  /// The running kernel's bytes of workgroup memory, and the first
+  /// asynchronous copy outside them (an error of the launch).
+  uint64_t runningWorkgroupBytes = 0;
+  std::string asyncError;
   /// Byte ranges [begin, end) refilled with NaN before each forward.
   std::vector<std::pair<uint64_t, uint64_t>> volatileRanges;
 
@@ -419,6 +440,63 @@ struct CudaEmulator::Impl {
     f->mmaB = b;
     f->mmaC = c;
     f->context.switchTo(I->scheduler);
+  }
+
+  static void asyncCopyHook(void *ctx, int64_t address, int64_t bits,
+                            int64_t bytes) {
+    auto *I = static_cast<Impl *>(ctx);
+    Fiber *f = I->current;
+    if (!f) {
+      I->misuse = true;
+      return;
+    }
+    auto *p = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(address));
+    if (bytes < 1 || bytes > 8 || !I->workgroup || p < I->workgroup ||
+        p + bytes > I->workgroup + I->runningWorkgroupBytes) {
+      if (I->asyncError.empty())
+        I->asyncError = "thread " + triple(f->ids + 3) +
+                        ": an asynchronous copy of " + std::to_string(bytes) +
+                        " bytes outside the block's " +
+                        std::to_string(I->runningWorkgroupBytes) +
+                        " bytes of workgroup memory";
+      return;
+    }
+    f->pending.push_back(
+        PendingCopy{p, static_cast<uint64_t>(bits), bytes, -1});
+  }
+
+  static void asyncCommitHook(void *ctx) {
+    auto *I = static_cast<Impl *>(ctx);
+    Fiber *f = I->current;
+    if (!f) {
+      I->misuse = true;
+      return;
+    }
+    for (PendingCopy &c : f->pending)
+      if (c.group < 0)
+        c.group = f->groups;
+    ++f->groups;
+  }
+
+  /// Writes the thread's copies of all but its `left` most recently
+  /// committed groups (uncommitted copies stay pending, as in PTX).
+  static void asyncWaitHook(void *ctx, int64_t left) {
+    auto *I = static_cast<Impl *>(ctx);
+    Fiber *f = I->current;
+    if (!f) {
+      I->misuse = true;
+      return;
+    }
+    const int64_t done = f->groups - std::max<int64_t>(left, 0);
+    std::vector<PendingCopy> rest;
+    for (const PendingCopy &c : f->pending) {
+      if (c.group < 0 || c.group >= done) {
+        rest.push_back(c);
+        continue;
+      }
+      std::memcpy(c.address, &c.bits, static_cast<size_t>(c.bytes));
+    }
+    f->pending.swap(rest);
   }
 
   /// Fibers and stacks for `n` threads.
@@ -538,6 +616,8 @@ struct CudaEmulator::Impl {
     const uint64_t gx = step.grid[0], gy = step.grid[1], gz = step.grid[2];
     const uint64_t bx = step.block[0], by = step.block[1], bz = step.block[2];
     const uint64_t wgBytes = workgroupBytes[step.kernel];
+    runningWorkgroupBytes = wgBytes;
+    asyncError.clear();
     const bool sync = syncs[step.kernel];
     std::vector<void *> args;
     for (unsigned id : step.args)
@@ -617,6 +697,8 @@ struct CudaEmulator::Impl {
     for (uint64_t t = 0; t < n; ++t) {
       Fiber &f = fibers[t];
       f.state = FiberState::Runnable;
+      f.pending.clear();
+      f.groups = 0;
       std::copy(ids, ids + 12, f.ids);
       f.ids[3] = int64_t(t) % bx;
       f.ids[4] = int64_t(t) / bx % by;
@@ -642,6 +724,15 @@ struct CudaEmulator::Impl {
           std::copy(f.ids, f.ids + 6, culprit);
           seen = true;
         }
+        if (!asyncError.empty())
+          return Status::error(where() + asyncError);
+        if (f.state == FiberState::Returned && !f.pending.empty())
+          return Status::error(
+              where() + "thread " + triple(f.ids + 3) + " returned with " +
+              std::to_string(f.pending.size()) +
+              " element(s) of asynchronous copies to workgroup memory it "
+              "never waited for (nvgpu.device_async_wait, PTX "
+              "cp.async.wait_group): their destination keeps its poison");
       }
       // No thread can run on: complete the warps' shuffles.
       bool progressed = false;
@@ -1002,15 +1093,20 @@ Status CudaEmulator::create(const std::string &artifactPath,
                            "; this emulator runs version " +
                            std::to_string(kCudaHostAbiVersion) +
                            " (bounds-checked kernels with barriers, shuffles, "
-                           "TF32 mma and workgroup "
+                           "TF32 mma, asynchronous copies and workgroup "
                            "memory): recompile it with this gpuopt");
     auto *hooks =
         static_cast<CudaHostHooks *>(dlsym(I.handle, kCudaHostHooksSymbol));
     if (!hooks)
       return Status::error(artifactPath + ": its host image has no " +
                            kCudaHostHooksSymbol);
-    *hooks = CudaHostHooks{&I, &Impl::barrierHook, &Impl::shuffleHook,
-                           &Impl::mmaHook};
+    *hooks = CudaHostHooks{&I,
+                           &Impl::barrierHook,
+                           &Impl::shuffleHook,
+                           &Impl::mmaHook,
+                           &Impl::asyncCopyHook,
+                           &Impl::asyncCommitHook,
+                           &Impl::asyncWaitHook};
     uint64_t maxWorkgroup = 0;
     for (const CudaKernel &k : art.kernels) {
       std::string symbol = kCudaHostKernelPrefix + k.name;

@@ -211,7 +211,15 @@ def ConvertParallelLoopsToKernelsPass
       TF32 `nvgpu.mma.sync` (m16n8k8) fragments read from the same
       workgroup tiles (rows padded by 8 so that a fragment's lanes hit
       distinct banks): the operands lose 13 mantissa bits and each 8
-      reduction steps are summed by the tensor core:
+      reduction steps are summed by the tensor core. With
+      `workgroup-tile-async-copy` (FP32 tiles with two buffers, or without
+      prefetch) an operand that is a plain read of a plan buffer, or a
+      guarded one (`select(c, load, +0.0)`: a padded or remapped input), is
+      copied into its tile with `nvgpu.device_async_copy` (PTX cp.async: 4
+      bytes, or 16 for a vector along the tile's rows; 0 source elements, a
+      zero fill, where `c` is false or past the tile's edge) instead of
+      through registers; one `nvgpu.device_async_create_group` per step and
+      a `nvgpu.device_async_wait` before the barrier that publishes it:
       ```mlir
       scf.parallel (%o, %w) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
         memref.store %zero, %acc[%o, %w]
@@ -311,6 +319,12 @@ def ConvertParallelLoopsToKernelsPass
            "Load the weight tile 4 reduction elements at a time "
            "(vector.load, alignment 16) where it is contiguous along the "
            "reduction (false: scalar loads)">,
+    Option<"workgroupTileAsyncCopy", "workgroup-tile-async-copy", "bool",
+           /*default=*/"false",
+           "Copy the FP32 workgroup tiles' operands that are plain (or "
+           "zero-guarded) reads of plan buffers from global to workgroup "
+           "memory without registers (nvgpu.device_async_copy, PTX "
+           "cp.async; sm_80 and newer)">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "

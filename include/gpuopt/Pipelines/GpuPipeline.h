@@ -57,6 +57,11 @@ struct CudaTargetOptions {
   /// Whether their tiles have two buffers used in turn
   /// (--convert-parallel-loops-to-kernels' workgroup-tile-double-buffer).
   bool workgroupTileDoubleBuffer = true;
+  /// Whether their FP32 operands that are plain reads of plan buffers are
+  /// copied into the tiles without registers (--convert-parallel-loops-to-
+  /// kernels' workgroup-tile-async-copy, PTX cp.async) where every chip is
+  /// sm_80 or newer.
+  bool workgroupTileAsyncCopy = true;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
@@ -149,6 +154,12 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Workgroup tiles have two buffers used in turn, one "
                      "barrier per step (false: one buffer, two barriers)"),
       llvm::cl::init(CudaTargetOptions().workgroupTileDoubleBuffer)};
+  Option<bool> workgroupTileAsyncCopy{
+      *this, "workgroup-tile-async-copy",
+      llvm::cl::desc("FP32 workgroup tiles copy plain operand reads from "
+                     "global to workgroup memory without registers (PTX "
+                     "cp.async) where every chip is sm_80 or newer"),
+      llvm::cl::init(CudaTargetOptions().workgroupTileAsyncCopy)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

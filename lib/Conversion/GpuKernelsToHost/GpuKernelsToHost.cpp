@@ -12,7 +12,11 @@
 // gpu.shuffle become calls of the emulator's hooks (CudaArtifact.h), which
 // suspend the thread, run as a fiber, until its block (or warp) has arrived;
 // so does nvgpu.mma.sync (TF32 m16n8k8 and m16n8k4), whose fragments the
-// emulator gathers from the warp's lanes.
+// emulator gathers from the warp's lanes. An asynchronous copy
+// (nvgpu.device_async_copy, PTX cp.async) reads its source when issued,
+// poisons its destination and hands the value to the emulator, which writes
+// it when the thread waits for its group (nvgpu.device_async_wait): a read
+// of the destination before that wait sees the poison (NaN).
 // With bounds-checks, every load and store is guarded and a violation is
 // reported into a trailing record argument instead of happening (the
 // emulator's out-of-bounds error).
@@ -92,6 +96,9 @@ constexpr const char *kReportFn = "__gpuopt_report_out_of_bounds";
 constexpr const char *kBarrierFn = "__gpuopt_host_barrier";
 constexpr const char *kShuffleFn = "__gpuopt_host_shuffle";
 constexpr const char *kMmaFn = "__gpuopt_host_mma";
+constexpr const char *kAsyncCopyFn = "__gpuopt_host_async_copy";
+constexpr const char *kAsyncCommitFn = "__gpuopt_host_async_commit";
+constexpr const char *kAsyncWaitFn = "__gpuopt_host_async_wait";
 /// The lanes of a warp.
 constexpr int64_t kWarpSize = 32;
 /// Alignment of each workgroup attribution in a block's workgroup memory.
@@ -151,10 +158,59 @@ std::optional<int64_t> staticBytes(Type type) {
   return size * m.getNumElements();
 }
 
-/// Whether `op` makes the kernel's threads synchronize (and so run as
-/// fibers).
+/// Whether `op` is one of the asynchronous copy ops (PTX cp.async).
+bool isAsyncCopyOp(Operation *op) {
+  return isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
+             nvgpu::DeviceAsyncWaitOp>(op);
+}
+
+/// Whether `op` makes the kernel's threads synchronize, or keep state
+/// between hook calls (pending copies), and so run as fibers.
 bool isSync(Operation *op) {
-  return isa<gpu::BarrierOp, gpu::ShuffleOp, nvgpu::MmaSyncOp>(op);
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, nvgpu::MmaSyncOp>(op) ||
+         isAsyncCopyOp(op);
+}
+
+/// Checks an asynchronous copy op for the host emulation: a copy of int or
+/// float elements of 1 to 8 bytes from the default (global) memory space
+/// into workgroup memory, its token used only by create_group ops; a group
+/// token used only by waits.
+LogicalResult checkAsyncCopyOp(Operation *op) {
+  auto tokenUsedBy = [&](Value token, auto isUser,
+                         StringRef what) -> LogicalResult {
+    for (Operation *user : token.getUsers())
+      if (!isUser(user))
+        return op->emitOpError("passes its token to ")
+               << user->getName() << "; the host emulation takes " << what;
+    return success();
+  };
+  if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    Type element = copy.getDst().getType().getElementType();
+    if (!isa<IntegerType, FloatType>(element) ||
+        element.getIntOrFloatBitWidth() % 8 != 0 ||
+        element.getIntOrFloatBitWidth() > 64 ||
+        copy.getSrc().getType().getElementType() != element)
+      return op->emitOpError("copies ")
+             << copy.getSrc().getType().getElementType() << " to " << element
+             << "; the host emulation copies int and float elements of 1 to "
+                "8 bytes, the same type on both sides";
+    if (!isHostType(copy.getSrc().getType()) ||
+        gpuSpace(copy.getDst().getType()) != gpu::AddressSpace::Workgroup)
+      return op->emitOpError("copies from ")
+             << copy.getSrc().getType() << " to " << copy.getDst().getType()
+             << "; the host emulation copies from global memory (the default "
+                "memory space) to workgroup attributions";
+    return tokenUsedBy(
+        copy.getAsyncToken(),
+        [](Operation *u) { return isa<nvgpu::DeviceAsyncCreateGroupOp>(u); },
+        "a copy's token only into nvgpu.device_async_create_group");
+  }
+  if (auto group = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op))
+    return tokenUsedBy(
+        group.getAsyncToken(),
+        [](Operation *u) { return isa<nvgpu::DeviceAsyncWaitOp>(u); },
+        "a group's token only into nvgpu.device_async_wait");
+  return success();
 }
 
 /// The kCudaMma* shape of an nvgpu.mma.sync the emulation runs: TF32
@@ -222,9 +278,13 @@ LogicalResult checkHostOp(Operation *op, bool boundsChecks) {
           "with C and D vector<2x2xf32> is emulated");
     return success();
   }
+  if (isAsyncCopyOp(op))
+    return checkAsyncCopyOp(op);
   if (isa<nvgpu::NVGPUDialect>(op->getDialect()))
-    return op->emitOpError("cannot run on the host emulation: of the nvgpu "
-                           "dialect only nvgpu.mma.sync (TF32) is emulated");
+    return op->emitOpError(
+        "cannot run on the host emulation: of the nvgpu dialect only "
+        "nvgpu.mma.sync (TF32) and the asynchronous copies "
+        "(device_async_copy, _create_group, _wait) are emulated");
   if (auto load = dyn_cast<vector::LoadOp>(op)) {
     // Run as scalar loads, each bounds-checked, after an alignment check.
     if (load.getVectorType().getRank() != 1 ||
@@ -500,13 +560,69 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
   return success();
 }
 
+/// Emits, before `op`, the check that `base[indices]`'s byte offset in its
+/// allocation (elements of `elementBytes`) is a multiple of `alignment`:
+/// the allocation must be a kernel argument (a plan buffer,
+/// kCudaArenaAlignment-aligned on the GPU) or workgroup attribution k
+/// (aligned to `workgroupAlign[k]` bytes on the GPU) of host kernel `fn`. A
+/// misaligned offset is reported (kind kKindMisaligned: a GPU faults on
+/// it). Returns the i1 "aligned"; failure (an error at `op`, which `verb`s)
+/// where the GPU's alignment of the allocation is unknown or too small.
+FailureOr<Value> emitAlignmentCheck(OpBuilder &b, Operation *op, StringRef verb,
+                                    Value base, ValueRange indices,
+                                    uint64_t alignment, uint64_t elementBytes,
+                                    func::FuncOp fn, func::FuncOp report,
+                                    unsigned numBuffers,
+                                    ArrayRef<int64_t> workgroupAlign) {
+  FailureOr<std::pair<Value, int64_t>> checked =
+      getCheckedRoot(op, base, fn, numBuffers);
+  if (failed(checked))
+    return failure();
+  int64_t kind = checked->second;
+  if (kind < 0 && kind > kRootWorkgroup)
+    return op->emitOpError()
+           << verb << " with alignment " << alignment
+           << " from memory that is no kernel argument or workgroup "
+              "attribution, whose alignment on the GPU the host emulation "
+              "does not know";
+  if (kind >= 0 && rt::kCudaArenaAlignment % alignment != 0)
+    return op->emitOpError() << verb << " with alignment " << alignment
+                             << ", more than the " << rt::kCudaArenaAlignment
+                             << " bytes the launch plan aligns its buffers to";
+  if (kind <= kRootWorkgroup &&
+      workgroupAlign[kRootWorkgroup - kind] % alignment != 0)
+    return op->emitOpError()
+           << verb << " with alignment " << alignment
+           << " from workgroup attribution " << kRootWorkgroup - kind
+           << ", which is aligned to " << workgroupAlign[kRootWorkgroup - kind]
+           << " bytes (its llvm.align, else its element's size)";
+  Location loc = op->getLoc();
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value linear = getLinearOffset(b, loc, base, indices);
+  Value offset = arith::RemUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, linear, cst(elementBytes)),
+      cst(alignment));
+  Value aligned =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offset, cst(0));
+  Value misaligned = arith::XOrIOp::create(
+      b, loc, aligned, arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1));
+  auto guard = scf::IfOp::create(b, loc, misaligned, /*withElseRegion=*/false);
+  OpBuilder eb = guard.getThenBodyBuilder();
+  SmallVector<Value> dims;
+  for (int64_t d = 0; d < cast<MemRefType>(base.getType()).getRank(); ++d)
+    dims.push_back(eb.createOrFold<memref::DimOp>(loc, base, d));
+  reportViolation(eb, loc, fn, report, kKindMisaligned, kind, linear,
+                  arith::ConstantIndexOp::create(eb, loc, alignment), indices,
+                  dims);
+  return aligned;
+}
+
 /// Replaces the 1-D `vector.load` `load` of host kernel `fn` by scalar
 /// loads (bounds-checked later like any other) and, with `report`, first
-/// checks its `alignment`: the first element's byte offset in its
-/// allocation, a kernel argument (a plan buffer, kCudaArenaAlignment-
-/// aligned on the GPU) or workgroup attribution k (aligned to
-/// `workgroupAlign[k]` bytes on the GPU), must be a multiple of it; a
-/// misaligned load is reported (a GPU faults on it) and loads NaNs.
+/// checks its `alignment` (emitAlignmentCheck): a misaligned load is
+/// reported and loads NaNs.
 LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
                                func::FuncOp report, unsigned numBuffers,
                                ArrayRef<int64_t> workgroupAlign) {
@@ -534,38 +650,12 @@ LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
     load.erase();
     return success();
   }
-  FailureOr<std::pair<Value, int64_t>> checked =
-      getCheckedRoot(load, load.getBase(), fn, numBuffers);
-  if (failed(checked))
+  FailureOr<Value> aligned = emitAlignmentCheck(
+      b, load, "loads", load.getBase(), load.getIndices(), *alignment, bytes,
+      fn, report, numBuffers, workgroupAlign);
+  if (failed(aligned))
     return failure();
-  int64_t kind = checked->second;
-  if (kind < 0 && kind > kRootWorkgroup)
-    return load.emitOpError("loads with alignment ")
-           << *alignment
-           << " from memory that is no kernel argument or workgroup "
-              "attribution, whose alignment on the GPU the host emulation "
-              "does not know";
-  if (kind >= 0 && rt::kCudaArenaAlignment % *alignment != 0)
-    return load.emitOpError("loads with alignment ")
-           << *alignment << ", more than the " << rt::kCudaArenaAlignment
-           << " bytes the launch plan aligns its buffers to";
-  if (kind <= kRootWorkgroup &&
-      workgroupAlign[kRootWorkgroup - kind] % *alignment != 0)
-    return load.emitOpError("loads with alignment ")
-           << *alignment << " from workgroup attribution "
-           << kRootWorkgroup - kind << ", which is aligned to "
-           << workgroupAlign[kRootWorkgroup - kind]
-           << " bytes (its llvm.align, else its element's size)";
-  auto cst = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  Value linear = getLinearOffset(b, loc, load.getBase(), load.getIndices());
-  Value offset = arith::RemUIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, linear, cst(bytes)),
-      cst(*alignment));
-  Value aligned =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, offset, cst(0));
-  auto guard = scf::IfOp::create(b, loc, TypeRange{type}, aligned,
+  auto guard = scf::IfOp::create(b, loc, TypeRange{type}, *aligned,
                                  /*withElseRegion=*/true);
   {
     OpBuilder tb = OpBuilder::atBlockEnd(guard.thenBlock());
@@ -573,12 +663,6 @@ LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
   }
   {
     OpBuilder eb = OpBuilder::atBlockEnd(guard.elseBlock());
-    SmallVector<Value> dims;
-    for (int64_t d = 0; d < load.getMemRefType().getRank(); ++d)
-      dims.push_back(eb.createOrFold<memref::DimOp>(loc, load.getBase(), d));
-    reportViolation(eb, loc, fn, report, kKindMisaligned, checked->second,
-                    linear, arith::ConstantIndexOp::create(eb, loc, *alignment),
-                    load.getIndices(), dims);
     auto nan = cast<FloatType>(element);
     Value skipped = arith::ConstantOp::create(
         eb, loc,
@@ -594,7 +678,7 @@ LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
 /// The host emulation's hook declarations, made on first use.
 struct SyncFunctions {
   ModuleOp module;
-  func::FuncOp barrier, shuffle, mma;
+  func::FuncOp barrier, shuffle, mma, asyncCopy, asyncCommit, asyncWait;
 
   /// `name`, declared `type` in the module; null (an error emitted at `at`)
   /// if the module has another symbol of that name.
@@ -613,6 +697,144 @@ struct SyncFunctions {
     return fn;
   }
 };
+
+/// Replaces the asynchronous copy ops of host kernel `fn` by calls of the
+/// emulator's hooks: a wait by `__gpuopt_host_async_wait(groups)`, a group
+/// by `__gpuopt_host_async_commit()` (PTX's commit_group: every copy of the
+/// thread not yet committed, whatever tokens it names), and a copy of n
+/// elements, after (with `report`) the check that its source and
+/// destination are aligned to its n elements (cp.async's rule; a misaligned
+/// copy is reported and skipped), by, per element j: a load of the source
+/// element if j < srcElements (else 0: the zero fill), a store of poison
+/// (all bits set: NaN) to the destination element — the guarded loads and
+/// stores report what is out of bounds — and
+/// `__gpuopt_host_async_copy(address, bits, bytes)`, which the emulator
+/// holds until the thread waits for the copy's group.
+LogicalResult expandAsyncCopies(func::FuncOp fn, func::FuncOp report,
+                                unsigned numBuffers,
+                                ArrayRef<int64_t> workgroupAlign,
+                                SyncFunctions &sync) {
+  SmallVector<Operation *> waits, groups, copies;
+  fn.getBody().walk([&](Operation *op) {
+    if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+      waits.push_back(op);
+    else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op))
+      groups.push_back(op);
+    else if (isa<nvgpu::DeviceAsyncCopyOp>(op))
+      copies.push_back(op);
+  });
+  MLIRContext *ctx = fn.getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  auto i64Const = [&](OpBuilder &b, Location loc, int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  for (Operation *op : waits) {
+    OpBuilder b(op);
+    func::FuncOp hook = sync.get(sync.asyncWait, kAsyncWaitFn,
+                                 FunctionType::get(ctx, {i64}, {}), op);
+    if (!hook)
+      return failure();
+    std::optional<int32_t> groupsLeft =
+        cast<nvgpu::DeviceAsyncWaitOp>(op).getNumGroups();
+    func::CallOp::create(
+        b, op->getLoc(), hook,
+        ValueRange{i64Const(b, op->getLoc(), groupsLeft.value_or(0))});
+    op->erase();
+  }
+  for (Operation *op : groups) {
+    OpBuilder b(op);
+    func::FuncOp hook = sync.get(sync.asyncCommit, kAsyncCommitFn,
+                                 FunctionType::get(ctx, {}, {}), op);
+    if (!hook)
+      return failure();
+    func::CallOp::create(b, op->getLoc(), hook, ValueRange{});
+    op->erase();
+  }
+  for (Operation *op : copies) {
+    auto copy = cast<nvgpu::DeviceAsyncCopyOp>(op);
+    Location loc = op->getLoc();
+    OpBuilder b(op);
+    func::FuncOp hook =
+        sync.get(sync.asyncCopy, kAsyncCopyFn,
+                 FunctionType::get(ctx, {i64, i64, i64}, {}), op);
+    if (!hook)
+      return failure();
+    Type element = copy.getDst().getType().getElementType();
+    unsigned width = element.getIntOrFloatBitWidth();
+    int64_t bytes = width / 8;
+    int64_t n = copy.getDstElements().getSExtValue();
+    if (n < 1)
+      return op->emitOpError("copies ") << n << " elements";
+    auto cst = [&](OpBuilder &ob, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(ob, loc, v);
+    };
+    OpBuilder at = b;
+    if (report && n > 1) {
+      FailureOr<Value> srcAligned = emitAlignmentCheck(
+          b, op, "copies", copy.getSrc(), copy.getSrcIndices(), n * bytes,
+          bytes, fn, report, numBuffers, workgroupAlign);
+      if (failed(srcAligned))
+        return failure();
+      FailureOr<Value> dstAligned = emitAlignmentCheck(
+          b, op, "copies", copy.getDst(), copy.getDstIndices(), n * bytes,
+          bytes, fn, report, numBuffers, workgroupAlign);
+      if (failed(dstAligned))
+        return failure();
+      auto guard = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, *srcAligned, *dstAligned),
+          /*withElseRegion=*/false);
+      at = guard.getThenBodyBuilder();
+    }
+    Type bitsType = IntegerType::get(ctx, width);
+    Value poison = arith::ConstantOp::create(
+        at, loc, IntegerAttr::get(bitsType, APInt::getAllOnes(width)));
+    if (element != bitsType)
+      poison = arith::BitcastOp::create(at, loc, element, poison);
+    Value zero = arith::ConstantOp::create(at, loc, at.getZeroAttr(element));
+    Value base =
+        memref::ExtractAlignedPointerAsIndexOp::create(at, loc, copy.getDst());
+    Value linear =
+        getLinearOffset(at, loc, copy.getDst(), copy.getDstIndices());
+    Value first = arith::AddIOp::create(
+        at, loc, base, arith::MulIOp::create(at, loc, linear, cst(at, bytes)));
+    SmallVector<Value> src(copy.getSrcIndices()), dst(copy.getDstIndices());
+    Value srcLast = src.back(), dstLast = dst.back();
+    for (int64_t j = 0; j < n; ++j) {
+      src.back() =
+          j ? arith::AddIOp::create(at, loc, srcLast, cst(at, j)) : srcLast;
+      dst.back() =
+          j ? arith::AddIOp::create(at, loc, dstLast, cst(at, j)) : dstLast;
+      Value read = arith::ConstantIntOp::create(at, loc, at.getI1Type(), 1);
+      if (Value count = copy.getSrcElements())
+        read = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult,
+                                     cst(at, j), count);
+      auto value = scf::IfOp::create(
+          at, loc, read,
+          [&](OpBuilder &ob, Location) {
+            scf::YieldOp::create(
+                ob, loc,
+                ValueRange{memref::LoadOp::create(ob, loc, copy.getSrc(), src)
+                               .getResult()});
+          },
+          [&](OpBuilder &ob, Location) {
+            scf::YieldOp::create(ob, loc, zero);
+          });
+      memref::StoreOp::create(at, loc, poison, copy.getDst(), dst);
+      Value bits = value.getResult(0);
+      if (element != bitsType)
+        bits = arith::BitcastOp::create(at, loc, bitsType, bits);
+      if (width < 64)
+        bits = arith::ExtUIOp::create(at, loc, i64, bits);
+      Value address = arith::IndexCastUIOp::create(
+          at, loc, i64,
+          arith::AddIOp::create(at, loc, first, cst(at, j * bytes)));
+      func::CallOp::create(at, loc, hook,
+                           ValueRange{address, bits, i64Const(at, loc, bytes)});
+    }
+    op->erase();
+  }
+  return success();
+}
 
 /// Replaces `kernel` by a host function of one thread, inserted before
 /// `module`'s gpu.module `at`.
@@ -737,6 +959,7 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
   };
   SmallVector<Operation *> gpuOps;
   fn.getBody().walk([&](Operation *op) {
+    // (The asynchronous copies go after the kernel, with the vector loads.)
     if (isa<gpu::GPUDialect>(op->getDialect()) || isa<nvgpu::MmaSyncOp>(op))
       gpuOps.push_back(op);
   });
@@ -920,6 +1143,8 @@ LogicalResult convertKernel(gpu::GPUFuncOp kernel, OpBuilder &builder,
                                                                      : natural);
   }
   kernel.erase();
+  if (failed(expandAsyncCopies(fn, report, numBuffers, workgroupAlign, sync)))
+    return failure();
   SmallVector<vector::LoadOp> vectorLoads;
   fn.getBody().walk([&](vector::LoadOp load) { vectorLoads.push_back(load); });
   for (vector::LoadOp load : vectorLoads)
@@ -966,7 +1191,7 @@ struct ConvertGpuKernelsToHostPass
       report = createReportFunction(module, module.getLoc());
     }
     unsigned checkedAccesses = 0, syncPoints = 0;
-    SyncFunctions sync{module, nullptr, nullptr};
+    SyncFunctions sync{module};
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       OpBuilder builder(gpuModule);
       for (Operation &op :

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -44,6 +45,8 @@ void classify(Value v, bool &read, bool &write) {
         write = true;
       else
         read = write = true; // the memref itself stored: unknown
+    } else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(user)) {
+      (use.get() == copy.getSrc() ? read : write) = true;
     } else if (isa<memref::DimOp>(user)) {
       continue;
     } else if (isa<ViewLikeOpInterface, memref::CastOp>(user)) {

@@ -917,6 +917,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
     tileOptions.prefetch = workgroupTilePrefetch;
     tileOptions.doubleBuffer = workgroupTileDoubleBuffer;
     tileOptions.vectorLoads = workgroupTileVectorLoads;
+    tileOptions.asyncCopy = workgroupTileAsyncCopy;
     // Warps must not straddle blocks for lanes to share a row. A loop that
     // is not a row kernel may be a reduction to tile in registers.
     for (auto loop :

@@ -7,7 +7,8 @@
 // Implements --verify-kernel-targets: an op of a gpu.module's kernels that
 // one of the module's NVVM targets does not have is an error located at the
 // op, naming the chip, before the NVPTX back end would stop with a fatal
-// "Cannot select" (TF32 nvgpu.mma.sync needs sm_80).
+// "Cannot select" (TF32 nvgpu.mma.sync and the asynchronous copies,
+// cp.async, need sm_80).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +58,17 @@ struct VerifyKernelTargetsPass
           return;
         mma.emitOpError("needs sm_80 or newer (tensor cores with TF32 and "
                         "m16n8k* shapes), but the kernels are also built for ")
+            << target.getChip();
+        failed = true;
+      });
+      module.walk([&](Operation *op) {
+        if (sm >= 80 ||
+            !isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
+                 nvgpu::DeviceAsyncWaitOp>(op))
+          return;
+        op->emitOpError("needs sm_80 or newer (cp.async, asynchronous "
+                        "copies to workgroup memory), but the kernels are "
+                        "also built for ")
             << target.getChip();
         failed = true;
       });

@@ -343,6 +343,56 @@ Value roundToTf32(OpBuilder &b, Location loc, Value v) {
   return arith::BitcastOp::create(b, loc, v.getType(), kept);
 }
 
+/// Whether `memref` is a buffer the launch plan places (256-byte aligned,
+/// in global memory on the GPU): a function argument or `memref.alloc` of
+/// identity layout, or a reshape of one (which keeps its first element).
+bool isPlanBuffer(Value memref) {
+  Value root = memref;
+  while (Operation *def = root.getDefiningOp()) {
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
+      root = expand.getSrc();
+    else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
+      root = collapse.getSrc();
+    else
+      break;
+  }
+  auto type = cast<MemRefType>(root.getType());
+  if (!type.getLayout().isIdentity() || type.getMemorySpace())
+    return false;
+  auto arg = dyn_cast<BlockArgument>(root);
+  return arg ? isa<func::FuncOp>(arg.getOwner()->getParentOp())
+             : isa_and_nonnull<memref::AllocOp>(root.getDefiningOp());
+}
+
+/// What an asynchronous copy of an operand reads (cp.async, global to
+/// workgroup memory without registers): the operand `v` is an f32 load of a
+/// plan buffer (isPlanBuffer), or `select(cond, load, +0.0)` — a padded or
+/// remapped convolution input, whose load reads a clamped, valid element —
+/// copied with 0 source elements (zero fill) where `cond` is false.
+struct AsyncSource {
+  memref::LoadOp load;
+  Value cond; // null: always read
+  Operation *select = nullptr;
+};
+std::optional<AsyncSource> matchAsyncSource(Value v) {
+  AsyncSource source;
+  if (auto select = v.getDefiningOp<arith::SelectOp>()) {
+    auto zero = select.getFalseValue().getDefiningOp<arith::ConstantOp>();
+    auto attr = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+    if (!attr || !attr.getValue().isPosZero() ||
+        !select.getCondition().getType().isInteger(1))
+      return std::nullopt;
+    source.cond = select.getCondition();
+    source.select = select;
+    v = select.getTrueValue();
+  }
+  source.load = v.getDefiningOp<memref::LoadOp>();
+  if (!source.load || !source.load.getType().isF32() ||
+      !isPlanBuffer(source.load.getMemRef()))
+    return std::nullopt;
+  return source;
+}
+
 /// Indices an operand's vector loads run along: the reduction nest's or a
 /// side's, flattened in order (the first slowest).
 struct IndexGroup {
@@ -380,22 +430,7 @@ memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
   if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
       type.getMemorySpace() || !type.getElementType().isF32())
     return nullptr;
-  // Reshapes of an identity-layout buffer keep its first element.
-  Value root = memref;
-  while (Operation *def = root.getDefiningOp()) {
-    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
-      root = expand.getSrc();
-    else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
-      root = collapse.getSrc();
-    else
-      break;
-  }
-  auto arg = dyn_cast<BlockArgument>(root);
-  bool planBuffer =
-      cast<MemRefType>(root.getType()).getLayout().isIdentity() &&
-      (arg ? isa<func::FuncOp>(arg.getOwner()->getParentOp())
-           : isa_and_nonnull<memref::AllocOp>(root.getDefiningOp()));
-  if (!planBuffer)
+  if (!isPlanBuffer(memref))
     return nullptr;
   int64_t end = type.getRank();
   while (end > 0 && type.getDimSize(end - 1) == 1)
@@ -800,8 +835,29 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   stageSlots(xTile, shape.bm, !xVec.load || xVec.alongK, xVec.load ? 4 : 1);
   size_t numXSlots = slots.size();
   stageSlots(yTile, shape.bn, yVec.load && yVec.alongK, yVec.load ? 4 : 1);
-  auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK) {
+  // With `asyncCopy` an operand whose elements are plain reads of a plan
+  // buffer (matchAsyncSource; any vector operand) is copied straight into
+  // its tile (nvgpu.device_async_copy, PTX cp.async) when its step's loads
+  // are issued: no registers hold it until the step's stores. That needs
+  // the destination buffer free at the loads: two buffers, or loads at the
+  // step itself (not a step ahead into the buffer being multiplied from).
+  // The TF32 tiles round their operands as they are staged: they keep
+  // registers.
+  bool asyncCopy = options.asyncCopy && !mma &&
+                   (doubleBuffer || !options.prefetch || numSteps == 1);
+  std::optional<AsyncSource> xAsync, yAsync;
+  if (asyncCopy) {
+    xAsync = matchAsyncSource(x);
+    yAsync = matchAsyncSource(y);
+  }
+  // A step's loads: the staged values of the slots loaded into registers
+  // (null for the copied ones), and the group of its copies (null if none).
+  struct StepLoads {
     SmallVector<Value> values;
+    Value group;
+  };
+  auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK, Value buf) {
+    StepLoads step;
     for (auto [n, slot] : llvm::enumerate(slots)) {
       bool isX = n < numXSlots;
       const Side &side = isX ? sideM : sideN;
@@ -812,9 +868,103 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       // sizeK or the side's size.)
       if (guardK)
         ok = arith::AndIOp::create(sb, loc, ok, lessThan(sb, k, sizeK));
+      auto vectorType = VectorType::get({slot.lanes}, elem);
+      VectorOperand vec = isX ? xVec : yVec;
+      // The buffer's indices of the vector of the group's elements from k
+      // or from `at` (the leading ones independent of the group), with the
+      // operand's index ops cloned into `ob` under `map`.
+      auto vectorIndices = [&](OpBuilder &ob, Value kAt, Value atAt,
+                               IRMapping &map) {
+        if (vec.alongK) {
+          for (Value iv : r.nestIvs)
+            map.map(iv, cst(ob, 0));
+        } else {
+          mapFlatIndex(ob, loc, kAt, r.nestIvs, r.lower, r.count, r.step, map);
+          for (Value iv : side.ivs)
+            map.map(iv, cst(ob, 0));
+        }
+        for (Operation *op : isX ? xOps : yOps)
+          if (op != vec.load.getOperation())
+            ob.clone(*op, map);
+        SmallVector<Value> indices;
+        for (Value index : vec.load.getIndices().take_front(vec.lead))
+          indices.push_back(map.lookupOrDefault(index));
+        indices.push_back(vec.alongK ? kAt : atAt);
+        return indices;
+      };
+      std::optional<AsyncSource> source = isX ? xAsync : yAsync;
+      // (A vector slot's operand is a plain load of a plan buffer.)
+      if (asyncCopy && (slot.lanes != 1 || source)) {
+        {
+          // Out of M, N or K the copy reads nothing (zero fill) from a
+          // valid address: that of position 0, step 0.
+          auto copies = [&](OpBuilder &ob) {
+            auto pick = [&](Value v) -> Value {
+              return arith::SelectOp::create(ob, loc, ok, v, cst(ob, 0));
+            };
+            Value atC = pick(at), kC = pick(k);
+            IRMapping map = fixed;
+            side.map(ob, loc, atC, map);
+            auto count = [&](Value cond, int64_t n) -> Value {
+              return arith::SelectOp::create(ob, loc, cond, cst(ob, n),
+                                             cst(ob, 0));
+            };
+            auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+            auto copy = [&](Value src, ValueRange srcIndices,
+                            ArrayRef<Value> dstIndices, int64_t n,
+                            Value srcElements) {
+              nvgpu::DeviceAsyncCopyOp::create(
+                  ob, loc, tokenType, slot.tile, dstIndices, src, srcIndices,
+                  ob.getIndexAttr(n), srcElements,
+                  n * 4 == 16 ? ob.getUnitAttr() : UnitAttr());
+            };
+            if (slot.lanes == 1) {
+              mapFlatIndex(ob, loc, kC, r.nestIvs, r.lower, r.count, r.step,
+                           map);
+              for (Operation *op : isX ? xOps : yOps)
+                if (op != source->load.getOperation() && op != source->select)
+                  ob.clone(*op, map);
+              Value read = ok;
+              if (source->cond)
+                read = arith::AndIOp::create(ob, loc, read,
+                                             map.lookupOrDefault(source->cond));
+              auto indices =
+                  llvm::map_to_vector(source->load.getIndices(), [&](Value v) {
+                    return map.lookupOrDefault(v);
+                  });
+              copy(map.lookupOrDefault(source->load.getMemRef()), indices,
+                   tileAt(buf, slot.kk, slot.pos), 1, count(read, 1));
+              return;
+            }
+            SmallVector<Value> indices = vectorIndices(ob, kC, atC, map);
+            if (!vec.alongK) {
+              // 4 consecutive positions: one 16-byte copy (cp.async.cg).
+              copy(vec.flat, indices, tileAt(buf, slot.kk, slot.pos), 4,
+                   count(ok, 4));
+              return;
+            }
+            // 4 consecutive k of one position, stored transposed: 4 copies.
+            Value last = indices.back();
+            for (int64_t j = 0; j < 4; ++j) {
+              indices.back() = addc(ob, last, j);
+              copy(vec.flat, indices,
+                   tileAt(buf, addc(ob, slot.kk, j), slot.pos), 1,
+                   count(ok, 1));
+            }
+          };
+          if (slot.active) {
+            auto guard = scf::IfOp::create(sb, loc, slot.active);
+            OpBuilder gb = guard.getThenBodyBuilder();
+            copies(gb);
+          } else {
+            copies(sb);
+          }
+          step.values.push_back(Value());
+          continue;
+        }
+      }
       if (slot.active)
         ok = arith::AndIOp::create(sb, loc, ok, slot.active);
-      auto vectorType = VectorType::get({slot.lanes}, elem);
       auto load = scf::IfOp::create(
           sb, loc, ok,
           [&](OpBuilder &ob, Location) {
@@ -827,25 +977,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
               scf::YieldOp::create(ob, loc, map.lookupOrDefault(isX ? x : y));
               return;
             }
-            // The leading indices (independent of the group), then the
-            // vector of the group's elements from k or from `at`.
-            VectorOperand vec = isX ? xVec : yVec;
-            if (vec.alongK) {
-              for (Value iv : r.nestIvs)
-                map.map(iv, cst(ob, 0));
-            } else {
-              mapFlatIndex(ob, loc, k, r.nestIvs, r.lower, r.count, r.step,
-                           map);
-              for (Value iv : side.ivs)
-                map.map(iv, cst(ob, 0));
-            }
-            for (Operation *op : isX ? xOps : yOps)
-              if (op != vec.load.getOperation())
-                ob.clone(*op, map);
-            SmallVector<Value> indices;
-            for (Value index : vec.load.getIndices().take_front(vec.lead))
-              indices.push_back(map.lookupOrDefault(index));
-            indices.push_back(vec.alongK ? k : at);
+            SmallVector<Value> indices = vectorIndices(ob, k, at, map);
             Value v = vector::LoadOp::create(ob, loc, vectorType, vec.flat,
                                              indices, /*nontemporal=*/false,
                                              llvm::MaybeAlign(slot.lanes * 4));
@@ -860,14 +992,22 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
                                        vectorType, ob.getZeroAttr(elem)));
             scf::YieldOp::create(ob, loc, none);
           });
-      values.push_back(load.getResult(0));
+      step.values.push_back(load.getResult(0));
     }
-    return values;
+    // One group of the step's copies (PTX cp.async.commit_group commits
+    // every copy of the thread not yet committed, those under a guard too).
+    if (llvm::is_contained(step.values, Value()))
+      step.group = nvgpu::DeviceAsyncCreateGroupOp::create(
+          sb, loc, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{});
+    return step;
   };
 
-  // The operands `staged` stored into buffer `buf` of the tiles.
-  auto storeStep = [&](OpBuilder &sb, ValueRange staged, Value buf) {
-    for (auto [slot, staged] : llvm::zip_equal(slots, staged)) {
+  // The operands `staged` stored into buffer `buf` of the tiles; then the
+  // wait for the step's copies, before the barrier that publishes them.
+  auto storeStep = [&](OpBuilder &sb, const StepLoads &step, Value buf) {
+    for (auto [slot, staged] : llvm::zip_equal(slots, step.values)) {
+      if (!staged)
+        continue; // copied
       auto store = [&](OpBuilder &ob) {
         // The tensor cores read only the high 19 bits of each operand
         // (truncation): round to TF32 (nearest, ties away, cvt.rna's rule)
@@ -892,6 +1032,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       OpBuilder gb = guard.getThenBodyBuilder();
       store(gb);
     }
+    if (step.group)
+      nvgpu::DeviceAsyncWaitOp::create(sb, loc, step.group, IntegerAttr());
   };
 
   // The multiply-adds of `kc` reduction iterations from buffer `buf` of the
@@ -987,17 +1129,18 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   };
 
   // Steps of kTileK, the last one `rest` short. With `prefetch` step t + 1's
-  // operands are loaded while step t multiplies. With one buffer each step
-  // stores its operands, synchronises, multiplies and synchronises again
-  // before the next step's stores; with `doubleBuffer` step t + 1's stores go
-  // into the other buffer, which nobody reads after the barrier of step t - 1,
-  // so one barrier per step suffices.
+  // operands are loaded (or their copies issued) while step t multiplies. With
+  // one buffer each step stores its operands, synchronises, multiplies and
+  // synchronises again before the next step's stores; with `doubleBuffer` step
+  // t + 1's stores go into the other buffer, which nobody reads after the
+  // barrier of step t - 1, so one barrier per step suffices.
   int64_t rest = sizeK - (numSteps - 1) * kTileK;
   bool guardLast = rest < kTileK;
-  // Step t + ahead's operands; only the last step may be short.
-  auto loadAt = [&](OpBuilder &lb, Value t, int64_t ahead) {
+  // Step t + ahead's operands, into buffer `buf`; only the last step may be
+  // short.
+  auto loadAt = [&](OpBuilder &lb, Value t, int64_t ahead, Value buf) {
     return loadStep(lb, mulc(lb, addc(lb, t, ahead), kTileK),
-                    ahead != 0 && guardLast);
+                    ahead != 0 && guardLast, buf);
   };
   auto barrier = [&](OpBuilder &ob) { gpu::BarrierOp::create(ob, loc); };
   auto stepLoop =
@@ -1020,13 +1163,15 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       return arith::RemUIOp::create(ob, loc, t, cst(ob, 2));
     };
     if (options.prefetch) {
-      storeStep(tb, loadStep(tb, cst(tb, 0), sizeK < kTileK), cst(tb, 0));
+      Value first = cst(tb, 0);
+      storeStep(tb, loadStep(tb, first, sizeK < kTileK, first), first);
       barrier(tb);
       accs = stepLoop(
           numSteps - 1, accs, [&](OpBuilder &lb, Value t, ValueRange in) {
-            SmallVector<Value> next = loadAt(lb, t, 1);
+            Value nextBuf = bufOf(lb, addc(lb, t, 1));
+            StepLoads next = loadAt(lb, t, 1, nextBuf);
             SmallVector<Value> out = multiplyStep(lb, bufOf(lb, t), kTileK, in);
-            storeStep(lb, next, bufOf(lb, addc(lb, t, 1)));
+            storeStep(lb, next, nextBuf);
             barrier(lb);
             return out;
           });
@@ -1034,18 +1179,20 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       accs = stepLoop(numSteps - 1, accs,
                       [&](OpBuilder &lb, Value t, ValueRange in) {
                         Value buf = bufOf(lb, t);
-                        storeStep(lb, loadAt(lb, t, 0), buf);
+                        storeStep(lb, loadAt(lb, t, 0, buf), buf);
                         barrier(lb);
                         return multiplyStep(lb, buf, kTileK, in);
                       });
-      storeStep(tb, loadStep(tb, cst(tb, (numSteps - 1) * kTileK), guardLast),
-                cst(tb, (numSteps - 1) % 2));
+      Value buf = cst(tb, (numSteps - 1) % 2);
+      storeStep(tb,
+                loadStep(tb, cst(tb, (numSteps - 1) * kTileK), guardLast, buf),
+                buf);
       barrier(tb);
     }
     lastBuf = cst(tb, (numSteps - 1) % 2);
   } else {
     // Store, synchronise, multiply, synchronise before the next stores.
-    auto step = [&](OpBuilder &lb, ValueRange staged, int64_t kc,
+    auto step = [&](OpBuilder &lb, const StepLoads &staged, int64_t kc,
                     ValueRange in) {
       storeStep(lb, staged, Value());
       barrier(lb);
@@ -1053,28 +1200,33 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       barrier(lb);
       return out;
     };
-    SmallVector<Value> staged;
+    StepLoads staged;
     if (options.prefetch) {
-      staged = loadStep(tb, cst(tb, 0), sizeK < kTileK);
+      // (Loaded a step ahead into registers: no copies, which would write
+      // the buffer being multiplied from, but for a single step.)
+      staged = loadStep(tb, cst(tb, 0), sizeK < kTileK, Value());
       size_t numAccs = accs.size();
       SmallVector<Value> carried = accs;
-      llvm::append_range(carried, staged);
+      llvm::append_range(carried, staged.values);
       carried = stepLoop(
           numSteps - 1, carried, [&](OpBuilder &lb, Value t, ValueRange in) {
-            SmallVector<Value> next = loadAt(lb, t, 1);
-            SmallVector<Value> out = step(lb, in.drop_front(numAccs), kTileK,
-                                          in.take_front(numAccs));
-            llvm::append_range(out, next);
+            StepLoads next = loadAt(lb, t, 1, Value());
+            StepLoads current{SmallVector<Value>(in.drop_front(numAccs)),
+                              Value()};
+            SmallVector<Value> out =
+                step(lb, current, kTileK, in.take_front(numAccs));
+            llvm::append_range(out, next.values);
             return out;
           });
       accs.assign(carried.begin(), carried.begin() + numAccs);
-      staged.assign(carried.begin() + numAccs, carried.end());
+      staged.values.assign(carried.begin() + numAccs, carried.end());
     } else {
       accs = stepLoop(numSteps - 1, accs,
                       [&](OpBuilder &lb, Value t, ValueRange in) {
-                        return step(lb, loadAt(lb, t, 0), kTileK, in);
+                        return step(lb, loadAt(lb, t, 0, Value()), kTileK, in);
                       });
-      staged = loadStep(tb, cst(tb, (numSteps - 1) * kTileK), guardLast);
+      staged =
+          loadStep(tb, cst(tb, (numSteps - 1) * kTileK), guardLast, Value());
     }
     storeStep(tb, staged, Value());
     barrier(tb);

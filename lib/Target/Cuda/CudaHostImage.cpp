@@ -137,7 +137,8 @@ LogicalResult addEntryPoint(llvm::Module &module, StringRef name,
 void addHooks(llvm::Module &module) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
-  auto *hooksType = llvm::StructType::get(ctx, {ptr, ptr, ptr, ptr});
+  auto *hooksType =
+      llvm::StructType::get(ctx, {ptr, ptr, ptr, ptr, ptr, ptr, ptr});
   auto *hooks = new llvm::GlobalVariable(
       module, hooksType, /*isConstant=*/false,
       llvm::GlobalValue::ExternalLinkage,
@@ -146,7 +147,10 @@ void addHooks(llvm::Module &module) {
   for (auto [name, field] :
        {std::pair<const char *, unsigned>{"__gpuopt_host_barrier", 1},
         {"__gpuopt_host_shuffle", 2},
-        {"__gpuopt_host_mma", 3}}) {
+        {"__gpuopt_host_mma", 3},
+        {"__gpuopt_host_async_copy", 4},
+        {"__gpuopt_host_async_commit", 5},
+        {"__gpuopt_host_async_wait", 6}}) {
     llvm::Function *fn = module.getFunction(name);
     if (!fn || !fn->isDeclaration())
       continue;

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Dominance.h"
@@ -164,6 +165,10 @@ LogicalResult collectAccesses(Value v, SmallVectorImpl<memref::LoadOp> &loads,
       read = true; // (the workgroup tiles' weight loads)
     } else if (auto copy = dyn_cast<memref::CopyOp>(user)) {
       (use.get() == copy.getSource() ? read : write) = true;
+    } else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(user)) {
+      // (The workgroup tiles' cp.async; the destination is workgroup
+      // memory, no parameter.)
+      (use.get() == copy.getSrc() ? read : write) = true;
     } else if (isa<memref::AtomicRMWOp, memref::GenericAtomicRMWOp>(user)) {
       read = write = true;
     } else if (isa<memref::DimOp>(user)) {

@@ -76,6 +76,14 @@ public:
                      "barriers per step)"),
             cl::init(CudaTargetOptions().workgroupTileDoubleBuffer),
             cl::cat(category)),
+        workgroupTileAsyncCopy(
+            "cuda-workgroup-tile-async-copy",
+            cl::desc("--target=cuda: FP32 workgroup tiles copy plain operand "
+                     "reads from global to workgroup memory without "
+                     "registers (PTX cp.async) where every chip is sm_80 or "
+                     "newer (false: through registers)"),
+            cl::init(CudaTargetOptions().workgroupTileAsyncCopy),
+            cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
                          "generated kernels (generated), where eligible as "
@@ -115,6 +123,7 @@ public:
             &workgroupTile,
             &workgroupTilePrefetch,
             &workgroupTileDoubleBuffer,
+            &workgroupTileAsyncCopy,
             &gpuConv,
             &gpuConvDevice,
             &precision,
@@ -166,6 +175,7 @@ public:
     options.target.workgroupTile = workgroupTile;
     options.target.workgroupTilePrefetch = workgroupTilePrefetch;
     options.target.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
+    options.target.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
     options.target.gpuConv = gpuConv;
     options.target.gpuConvDevice = gpuConvDevice;
     options.target.precision = precision;
@@ -192,6 +202,7 @@ private:
   cl::opt<bool> workgroupTile;
   cl::opt<bool> workgroupTilePrefetch;
   cl::opt<bool> workgroupTileDoubleBuffer;
+  cl::opt<bool> workgroupTileAsyncCopy;
   cl::opt<std::string> gpuConv;
   cl::opt<std::string> gpuConvDevice;
   cl::opt<std::string> precision;

@@ -167,6 +167,13 @@ module attributes {gpu.container_module} {
 // CHECK: %[[BYTES:.*]] = arith.muli %{{.*}}, %c4{{[_0-9]*}} : index
 // CHECK: %[[MOD:.*]] = arith.remui %[[BYTES]], %c16{{[_0-9]*}} : index
 // CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MOD]], %c0{{[_0-9]*}} : index
+// CHECK: %[[MIS:.*]] = arith.xori %[[ALIGNED]], %true
+// CHECK: scf.if %[[MIS]] {
+// CHECK: %[[ALIGN:.*]] = arith.constant 16 : index
+// CHECK: %[[K2:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[ARG1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[RANK:.*]] = arith.constant 3 : index
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K2]], %[[ARG1]], %{{[^,]*}}, %[[ALIGN]], %[[RANK]],
 // CHECK: %[[V:.*]] = scf.if %[[ALIGNED]] -> (vector<4xf32>) {
 // Each of the 4 scalar loads inside its own bounds guard.
 // CHECK: scf.if %{{.*}} -> (f32) {
@@ -180,11 +187,6 @@ module attributes {gpu.container_module} {
 // CHECK: %[[E:.*]] = vector.from_elements
 // CHECK-NEXT: scf.yield %[[E]] : vector<4xf32>
 // CHECK-NEXT: } else {
-// CHECK: %[[ALIGN:.*]] = arith.constant 16 : index
-// CHECK-NEXT: %[[K2:.*]] = arith.constant 2 : index
-// CHECK-NEXT: %[[ARG1:.*]] = arith.constant 1 : index
-// CHECK-NEXT: %[[RANK:.*]] = arith.constant 3 : index
-// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K2]], %[[ARG1]], %{{[^,]*}}, %[[ALIGN]], %[[RANK]],
 // CHECK: arith.constant dense<0x7FC00000> : vector<4xf32>
 // CHECK-NOT: vector.load
 module attributes {gpu.container_module} {
@@ -209,13 +211,14 @@ module attributes {gpu.container_module} {
 // CHECK-SAME: %[[B:[a-z0-9_]+]]: memref<8xf32>, %[[T:[a-z0-9_]+]]: memref<4x6xf32>, %[[REC:[a-z0-9_]+]]: memref<24xi64>)
 // CHECK: %[[MOD:.*]] = arith.remui %{{.*}}, %c8{{[_0-9]*}} : index
 // CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[MOD]], %c0{{[_0-9]*}} : index
-// CHECK: scf.if %[[ALIGNED]] -> (vector<2xf32>) {
-// CHECK-COUNT-2: memref.load %[[T]]
-// CHECK: } else {
+// CHECK: scf.if %{{.*}} {
 // CHECK: %[[ALIGN:.*]] = arith.constant 8 : index
 // CHECK-NEXT: %[[K2:.*]] = arith.constant 2 : index
 // CHECK-NEXT: %[[WG0:.*]] = arith.constant -3 : index
 // CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K2]], %[[WG0]], %{{[^,]*}}, %[[ALIGN]],
+// CHECK: scf.if %[[ALIGNED]] -> (vector<2xf32>) {
+// CHECK-COUNT-2: memref.load %[[T]]
+// CHECK: } else {
 // CHECK-NOT: vector.load
 module attributes {gpu.container_module} {
   gpu.module @kernels {

@@ -259,7 +259,7 @@ module attributes {gpu.container_module} {
     gpu.func @negative_ldmatrix(%a: memref<4xf32>)
         workgroup(%tile: memref<16x16xf16, #gpu.address_space<workgroup>>) kernel {
       %c0 = arith.constant 0 : index
-      // expected-error @+1 {{'nvgpu.ldmatrix' op cannot run on the host emulation: of the nvgpu dialect only nvgpu.mma.sync (TF32) is emulated}}
+      // expected-error @+1 {{'nvgpu.ldmatrix' op cannot run on the host emulation: of the nvgpu dialect only nvgpu.mma.sync (TF32) and the asynchronous copies (device_async_copy, _create_group, _wait) are emulated}}
       %m = nvgpu.ldmatrix %tile[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
       gpu.return
     }

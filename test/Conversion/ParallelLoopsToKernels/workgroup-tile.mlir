@@ -42,6 +42,8 @@
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
 // CHECK-SAME: -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[T1:.*]] = arith.addi %[[T]], %c1
+// CHECK: %[[NEXT:.*]] = arith.remui %[[T1]], %c2
 // CHECK: vector.load %[[WT]]
 // CHECK: vector.load %[[INF]]
 // CHECK-NOT: gpu.barrier
@@ -51,8 +53,7 @@
 // CHECK-COUNT-2: vector.load %[[YS]][%[[BUF]], %[[K]], %{{.*}}] {alignment = 8 : i64} : memref<2x16x64xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // CHECK-COUNT-16: arith.addf
 // CHECK: scf.yield
-// CHECK: %[[T1:.*]] = arith.addi %[[T]], %c1
-// CHECK: %[[NEXT:.*]] = arith.remui %[[T1]], %c2
+// CHECK-NOT: nvgpu.
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[XS]][%[[NEXT]],
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[YS]][%[[NEXT]],
 // CHECK: gpu.barrier

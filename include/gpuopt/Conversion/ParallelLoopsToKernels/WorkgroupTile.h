@@ -45,6 +45,10 @@ struct WorkgroupTileOptions {
   /// 128-bit loads of an operand where it is contiguous along the
   /// reduction or its tile side.
   bool vectorLoads = true;
+  /// Operands that are plain reads of a plan buffer copied into the tiles
+  /// asynchronously (nvgpu.device_async_copy, PTX cp.async; sm_80 and
+  /// newer), not through registers; FP32 tiles only.
+  bool asyncCopy = false;
 };
 
 /// Rewrites `loop` when its body, besides ops before and after it, is one
@@ -101,6 +105,16 @@ struct WorkgroupTileOptions {
 /// collapsed to [..., group] (alignment 16: PTX `ld.global.nc.v4.b32`)
 /// instead of 4 scalar loads. With `options.tensorCores` the staged
 /// operands are rounded to TF32 (nearest, ties away from zero).
+///
+/// With `options.asyncCopy` (FP32 tiles, two buffers or no prefetch), an
+/// operand that is a load of such a buffer, or `select(c, load, +0.0)` (the
+/// guarded read of a padded or remapped input), is not loaded into
+/// registers: each thread issues `nvgpu.device_async_copy`s of its elements
+/// straight into the tile (4 bytes, or 16 for a vector along the tile's
+/// rows, cp.async.cg), with 0 source elements (zero fill) where `c` is false
+/// or past M, N or K, from the address of position 0, step 0 there; one
+/// `nvgpu.device_async_create_group` per step, and a
+/// `nvgpu.device_async_wait` before the barrier that publishes the step.
 FailureOr<scf::ParallelOp>
 tileReductionInWorkgroupMemory(scf::ParallelOp loop,
                                const WorkgroupTileOptions &options);

@@ -85,7 +85,7 @@ constexpr const char *kCudaHostKernelPrefix = "gpuopt_host_";
 /// the record comes the block's workgroup memory (kCudaHostInfoPrefix; null
 /// for a kernel without any).
 constexpr const char *kCudaHostAbiSymbol = "gpuopt_host_abi_version";
-constexpr int32_t kCudaHostAbiVersion = 4;
+constexpr int32_t kCudaHostAbiVersion = 5;
 constexpr unsigned kCudaHostRecordSize = 24;
 
 /// For each kernel K a HostSo image exports `const int64_t
@@ -94,7 +94,7 @@ constexpr unsigned kCudaHostRecordSize = 24;
 /// flags (kCudaHostKernelSyncs).
 constexpr const char *kCudaHostInfoPrefix = "gpuopt_hostinfo_";
 /// The kernel's threads synchronize (gpu.barrier, gpu.shuffle,
-/// nvgpu.mma.sync): each thread
+/// nvgpu.mma.sync) or copy asynchronously: each thread
 /// of a block must run as a fiber, suspended at the hooks below.
 constexpr int64_t kCudaHostKernelSyncs = 1;
 
@@ -107,7 +107,13 @@ constexpr int64_t kCudaHostKernelSyncs = 1;
 /// fragments of A, B and C (kCudaMma* gives their sizes and layout), and
 /// finds D in c when it returns. `site` numbers the kernel's barriers (and,
 /// separately, its shuffles and its mmas) in the order of its text; `mode`
-/// is one of kCudaShuffle*.
+/// is one of kCudaShuffle*. An asynchronous copy to workgroup memory
+/// (nvgpu.device_async_copy, PTX cp.async) calls asyncCopy(ctx, address,
+/// bits, bytes) per element, with the element's value read at the copy (the
+/// kernel has already poisoned the destination); the emulator writes it when
+/// the thread's asyncWait(ctx, groups) leaves at most `groups` of its
+/// committed groups pending; asyncCommit(ctx) closes the thread's open group
+/// (PTX cp.async.commit_group).
 constexpr const char *kCudaHostHooksSymbol = "gpuopt_host_hooks";
 struct CudaHostHooks {
   void *ctx;
@@ -116,6 +122,9 @@ struct CudaHostHooks {
                      int64_t offset, int64_t width);
   void (*mma)(void *ctx, int64_t site, int64_t shape, const float *a,
               const float *b, float *c);
+  void (*asyncCopy)(void *ctx, int64_t address, int64_t bits, int64_t bytes);
+  void (*asyncCommit)(void *ctx);
+  void (*asyncWait)(void *ctx, int64_t groups);
 };
 constexpr int64_t kCudaShuffleXor = 0, kCudaShuffleUp = 1, kCudaShuffleDown = 2,
                   kCudaShuffleIdx = 3;
