@@ -1003,12 +1003,17 @@ struct CudaEmulator::Impl {
                         " of shape " + list(record + 14, shown, rank) + ")";
     std::string text = describeCudaStep(art, plan, index) + ": thread " +
                        triple(ids + 3) + " of block " + triple(ids) + " ";
-    // Kind 2 (GpuKernelsToHost.cpp): a vector load misaligned for its
-    // alignment, which record[4] holds.
+    // Kinds 2 and 3 (GpuKernelsToHost.cpp): a vector load, or an end of an
+    // asynchronous copy, misaligned for its alignment, which record[4]
+    // holds.
     if (record[1] == 2)
       text += "loads a vector misaligned for its alignment of " +
               std::to_string(record[4]) + " bytes from " + memory +
               ": at element " + std::to_string(record[3]) + where;
+    else if (record[1] == 3)
+      text += "copies asynchronously (cp.async) misaligned for its " +
+              std::to_string(record[4]) + " bytes, at " + memory +
+              ": element " + std::to_string(record[3]) + where;
     else
       text += std::string(record[1] ? "stores" : "loads") +
               " out of bounds of " + memory + ": element " +
@@ -1016,7 +1021,7 @@ struct CudaEmulator::Impl {
               where;
     if (record[0] > 1)
       text += "; " + std::to_string(record[0]) +
-              (record[1] == 2 ? " misaligned or out-of-bounds accesses"
+              (record[1] >= 2 ? " misaligned or out-of-bounds accesses"
                               : " out-of-bounds accesses") +
               " in the launch";
     return text;

@@ -656,17 +656,28 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
         ("--cuda-workgroup-tile-prefetch=false", "--cuda-workgroup-tile-double-buffer=false"),
         ("--gpu-precision=tf32", "--cuda-workgroup-tile-double-buffer=false"),
         ("--gpu-precision=tf32", "--cuda-workgroup-tile-prefetch=false"),
+        ("--cuda-workgroup-tile-async-copy=false",),
+        ("--cuda-workgroup-tile-async-copy=false", "--cuda-workgroup-tile-prefetch=false"),
     ],
-    ids=["one-buffer", "no-prefetch", "neither", "tf32-one-buffer", "tf32-no-prefetch"],
+    ids=[
+        "one-buffer",
+        "no-prefetch",
+        "neither",
+        "tf32-one-buffer",
+        "tf32-no-prefetch",
+        "no-async",
+        "no-async-no-prefetch",
+    ],
 )
 def test_workgroup_tile_schedules_emulated(workgroup_tile_shapes: dict, flags: tuple[str, ...]) -> None:
     """The schedules of the workgroup tiles (two buffers or one, operands
-    loaded a step ahead or at the step) change when the operands are
-    loaded and which buffer holds them, never a sum: in every block and
-    thread order each gives the default schedule's bits (two buffers,
-    prefetch; FP32 or TF32). A step stored into the buffer another thread
-    still multiplies from, or read before its barrier, differs in some
-    order."""
+    loaded a step ahead or at the step, plain reads copied asynchronously
+    (cp.async) or through registers) change when the operands are loaded
+    and which buffer holds them, never a sum: in every block and thread
+    order each gives the default schedule's bits (two buffers, prefetch,
+    async copies; FP32 or TF32). A step stored into the buffer another
+    thread still multiplies from, or read before its barrier or its copies'
+    wait, differs in some order."""
     d = workgroup_tile_shapes["dir"]
     tf32 = tuple(f for f in flags if f.startswith("--gpu-precision"))
     tag = "-".join(f.split("-")[-1].replace("=", "") for f in flags)

@@ -17,7 +17,10 @@ mismatch), a shuffle only some lanes reach (an error), a read past the tile
 (the out-of-bounds report names the workgroup attribution), a TF32 mma.sync
 fed the wrong fragment layout (a mismatch) or run by part of a warp (an
 error), a vector load off its alignment, from a kernel argument or a
-workgroup attribution (reported).
+workgroup attribution (reported); an asynchronous copy (cp.async) waited
+for after the barrier or only in part (NaN: its destination is poisoned
+until the wait), never waited for (an error) or off its alignment
+(reported).
 """
 
 from __future__ import annotations
@@ -708,4 +711,145 @@ def test_mma_of_part_of_a_warp_is_an_error(linear: dict) -> None:
     assert line.endswith(
         ": in block (0,0,0), warp 0: lane 16 (thread (16,0,0)) has returned while lanes of its warp wait "
         "at nvgpu.mma.sync #0 (undefined in CUDA: every lane must run it)"
+    ), line
+
+
+# TILE_KERNEL staged by asynchronous copies (PTX cp.async), as the workgroup
+# tiles stage plain operand reads: thread t copies weight element t into the
+# tile (group 0), then element t + 256 if there is one (group 1), waits for
+# both groups and meets the barrier.
+ASYNC_STAGING = (
+    TILE_KERNEL[
+        TILE_KERNEL.index("    scf.for %s = %c0 to %c480") : TILE_KERNEL.index("    gpu.barrier // STAGED")
+    ],
+    """    %r0 = arith.divui %t, %c24 : index
+    %k0 = arith.remui %t, %c24 : index
+    %cp0 = nvgpu.device_async_copy %w[%r0, %k0], %tile[%r0, %k0], 1 : memref<20x24xf32> to memref<20x24xf32, #gpu.address_space<workgroup>>
+    %g0 = nvgpu.device_async_create_group %cp0
+    %e1 = arith.addi %t, %c256 : index
+    %in1 = arith.cmpi ult, %e1, %c480 : index
+    scf.if %in1 {
+      %r1 = arith.divui %e1, %c24 : index
+      %k1 = arith.remui %e1, %c24 : index
+      %cp1 = nvgpu.device_async_copy %w[%r1, %k1], %tile[%r1, %k1], 1 : memref<20x24xf32> to memref<20x24xf32, #gpu.address_space<workgroup>>
+    }
+    %g1 = nvgpu.device_async_create_group
+    nvgpu.device_async_wait %g1 {numGroups = 0 : i32} // WAIT
+""",
+)
+
+
+def test_async_copy_staging(linear: dict) -> None:
+    """The tile staged by asynchronous copies, waited for before the
+    barrier, computes the Linear in every order."""
+    artifact = with_kernel(linear, "async", TILE_KERNEL, ASYNC_STAGING)
+    d: Path = linear["dir"]
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], linear["expected"], "cp.async-staged Linear")
+
+
+def test_async_copy_wait_after_barrier_reads_nan(linear: dict) -> None:
+    """Waiting after the barrier (the race the wait must close): other
+    threads read tile elements still in flight, NaN (the poison) in every
+    order."""
+    artifact = with_kernel(
+        linear,
+        "async-late",
+        TILE_KERNEL,
+        ASYNC_STAGING,
+        ("    nvgpu.device_async_wait %g1 {numGroups = 0 : i32} // WAIT\n", ""),
+        ("gpu.barrier // STAGED", "gpu.barrier\n    nvgpu.device_async_wait %g1"),
+    )
+    for order in ORDERS:
+        y = output(linear, artifact, order)
+        assert np.isnan(y).any(), f"{order}: the wait after the barrier went unnoticed"
+
+
+def test_async_copy_partial_wait(linear: dict) -> None:
+    """A wait that leaves the last group pending (numGroups = 1): weight
+    elements 256 on (tile rows 10 to 19, output columns 10 on) are poison
+    when read before their copier's last wait (before the thread returns):
+    NaN in those columns in every order (some of them; which ones depends
+    on the order, as on a GPU on timing), PyTorch's values in the others."""
+    artifact = with_kernel(
+        linear,
+        "async-partial",
+        TILE_KERNEL,
+        ASYNC_STAGING,
+        ("{numGroups = 0 : i32} // WAIT", "{numGroups = 1 : i32}"),
+        ("    gpu.return", "    nvgpu.device_async_wait %g1\n    gpu.return"),
+    )
+    for order in ORDERS:
+        y = output(linear, artifact, order)
+        assert np.isnan(y[:, 10:]).any(), f"{order}: the pending group went unnoticed"
+        assert rel_l2(y[:, :10], linear["expected"][:, :10]) <= REL_L2, order
+
+
+def test_async_copy_never_waited_is_an_error(linear: dict) -> None:
+    """Without the wait every thread returns with copies in flight: an
+    error naming the thread (on a GPU the copies land at some time nobody
+    waits for)."""
+    artifact = with_kernel(
+        linear,
+        "async-nowait",
+        TILE_KERNEL,
+        ASYNC_STAGING,
+        ("    nvgpu.device_async_wait %g1 {numGroups = 0 : i32} // WAIT\n", ""),
+    )
+    line = failure(linear, artifact, "forward")
+    assert line.endswith(
+        ": in block (0,0,0), thread (0,0,0) returned with 2 element(s) of asynchronous copies to workgroup "
+        "memory it never waited for (nvgpu.device_async_wait, PTX cp.async.wait_group): their destination "
+        "keeps its poison"
+    ), line
+
+
+# 16-byte copies: thread t < 120 copies weight elements 4t .. 4t + 3 (rows
+# of 24 words keep each 16-byte aligned in the plan buffer and in the tile,
+# aligned to 16 by its llvm.align).
+ASYNC_VECTOR_STAGING = (
+    (
+        "workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>>)",
+        "workgroup(%tile: memref<20x24xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})",
+    ),
+    (
+        ASYNC_STAGING[0],
+        """    %c4 = arith.constant 4 : index
+    %c120 = arith.constant 120 : index
+    %few = arith.cmpi ult, %t, %c120 : index
+    scf.if %few {
+      %e = arith.muli %t, %c4 : index
+      %e0 = arith.addi %e, %c0 : index // VECTOR
+      %r = arith.divui %e0, %c24 : index
+      %k = arith.remui %e0, %c24 : index
+      %cp = nvgpu.device_async_copy %w[%r, %k], %tile[%r, %k], 4 {bypassL1} : memref<20x24xf32> to memref<20x24xf32, #gpu.address_space<workgroup>>
+    }
+    %grp = nvgpu.device_async_create_group
+    nvgpu.device_async_wait %grp
+""",
+    ),
+)
+
+
+def test_async_vector_copy_staging(linear: dict) -> None:
+    artifact = with_kernel(linear, "async-vector", TILE_KERNEL, *ASYNC_VECTOR_STAGING)
+    d: Path = linear["dir"]
+    check_orders(artifact, d / "m.safetensors", [d / "x.npy"], linear["expected"], "16-byte cp.async Linear")
+
+
+def test_misaligned_async_copy_is_reported(linear: dict) -> None:
+    """Each 16-byte copy one element later (a fault on a GPU): reported at
+    its source, the plan buffer."""
+    artifact = with_kernel(
+        linear,
+        "async-misaligned",
+        TILE_KERNEL,
+        *ASYNC_VECTOR_STAGING,
+        ("%e0 = arith.addi %e, %c0 : index // VECTOR", "%e0 = arith.addi %e, %c1 : index"),
+    )
+    line = failure(linear, artifact, "forward")
+    assert re.search(
+        r": thread \(0,0,0\) of block \(0,0,0\) copies asynchronously \(cp\.async\) misaligned for its 16 bytes, "
+        r"at argument 1, .*: element 1 \(index \[0, 1\] of shape \[20, 24\]\); [0-9]+ misaligned or "
+        r"out-of-bounds accesses in the launch$",
+        line,
     ), line

@@ -1018,8 +1018,25 @@ def ConvertGpuKernelsToHostPass
     function's entry), D read back from `c`: the emulator multiplies the
     warp's tile once all 32 lanes have arrived (the fragment layout is in
     CudaArtifact.h, `kCudaMma*`). `site` numbers the kernel's barriers, and
-    separately its shuffles and its mmas, in the order of its text. A kernel
-    with any of them gets the `gpuopt.host_syncs` attribute: the emulator
+    separately its shuffles and its mmas, in the order of its text.
+    Asynchronous copies follow PTX's cp.async: `nvgpu.device_async_copy`
+    (int or float elements of 1 to 8 bytes, global to workgroup memory)
+    becomes, per element, a load of the source element if it is within
+    `srcElements` (else 0, the zero fill), a store of poison (all bits set:
+    NaN) to the destination element and a call of
+    `@__gpuopt_host_async_copy(address, bits, bytes)`: the emulator writes
+    the value when the thread's `nvgpu.device_async_wait` (a call of
+    `@__gpuopt_host_async_wait(numGroups)`) leaves at most `numGroups` of
+    its committed groups pending; `nvgpu.device_async_create_group`
+    (`@__gpuopt_host_async_commit()`) commits every copy of the thread not
+    yet committed, whatever tokens it names. A read of the destination
+    before the wait sees NaN, and a thread that returns with copies it never
+    waited for is an error of the emulator. A copy's token may only feed
+    create_group ops, a group's only waits. With bounds checks, a copy of
+    more than one element first checks that both ends' byte offsets are
+    multiples of its size (cp.async's rule; kind 3 below) and is skipped
+    otherwise. A kernel with any of these ops gets the `gpuopt.host_syncs`
+    attribute: the emulator
     runs each thread of its blocks as a fiber that the hooks suspend until
     the block (for a barrier) or the warp (for a shuffle or an mma) has
     arrived, so the kernel's private memory must be static and at most 64
@@ -1028,7 +1045,7 @@ def ConvertGpuKernelsToHostPass
     Input invariant: a copy of the kernels that nothing launches (no
     `gpu.launch_func` in the module). Anything the emulation does not run
     exactly is an error located at it: other GPU ops (`gpu.subgroup_reduce`,
-    `gpu.subgroup_mma_*`, async copies, `gpu.dynamic_shared_memory`, ...),
+    `gpu.subgroup_mma_*`, `gpu.dynamic_shared_memory`, ...),
     other nvgpu ops and other mma shapes or types, shuffles of other types,
     vector ops that access memory (`vector.store`, `vector.transfer_read`,
     ...) but a `vector.load` of a 1-D float vector from global memory (run
@@ -1048,10 +1065,10 @@ def ConvertGpuKernelsToHostPass
     integer) and reported into one more, trailing kernel argument, the
     violation record `memref<24xi64>`: [0] the number of violations, then,
     written by the first only, [1] 0 load / 1 store / 2 misaligned vector
-    load, [2] the kernel argument
+    load / 3 misaligned end of an asynchronous copy, [2] the kernel argument
     the memory belongs to (-1 a memref.global, -2 an allocation of the
     kernel, -3 - k workgroup attribution k), [3] the element offset, [4] the
-    allocation's element count (kind 2: the alignment in bytes),
+    allocation's element count (kinds 2 and 3: the alignment in bytes),
     [5] the rank, [6..14) the indices and [14..22) the dimensions (the first
     eight). Any other op that reads or writes memory (affine.load/store,
     memref.copy, atomics, ...) and an access whose memref cannot be traced

@@ -82,10 +82,11 @@ enum RecordField : int64_t {
 };
 /// Indices and dimensions recorded per violation.
 constexpr unsigned kRecordedRank = 8;
-/// The record's kinds: a load or store out of bounds, or a vector load
-/// misaligned for its `alignment` (then kRecExtent holds the alignment in
-/// bytes).
-constexpr int64_t kKindLoad = 0, kKindStore = 1, kKindMisaligned = 2;
+/// The record's kinds: a load or store out of bounds, a vector load or an
+/// end of an asynchronous copy misaligned for its alignment (then
+/// kRecExtent holds the alignment in bytes).
+constexpr int64_t kKindLoad = 0, kKindStore = 1, kKindMisaligned = 2,
+                  kKindMisalignedCopy = 3;
 /// The record's root kinds beside a kernel argument number; workgroup
 /// attribution k is kRootWorkgroup - k.
 constexpr int64_t kRootGlobal = -1, kRootLocal = -2, kRootWorkgroup = -3;
@@ -565,11 +566,12 @@ LogicalResult guardAccess(Operation *op, func::FuncOp fn, func::FuncOp report,
 /// the allocation must be a kernel argument (a plan buffer,
 /// kCudaArenaAlignment-aligned on the GPU) or workgroup attribution k
 /// (aligned to `workgroupAlign[k]` bytes on the GPU) of host kernel `fn`. A
-/// misaligned offset is reported (kind kKindMisaligned: a GPU faults on
-/// it). Returns the i1 "aligned"; failure (an error at `op`, which `verb`s)
-/// where the GPU's alignment of the allocation is unknown or too small.
+/// misaligned offset is reported as `kind` (a GPU faults on it). Returns the i1
+/// "aligned"; failure (an error at `op`, which `verb`s `preposition` the
+/// memory) where the GPU's alignment of the allocation is unknown or too small.
 FailureOr<Value> emitAlignmentCheck(OpBuilder &b, Operation *op, StringRef verb,
-                                    Value base, ValueRange indices,
+                                    StringRef preposition, Value base,
+                                    ValueRange indices, int64_t reportKind,
                                     uint64_t alignment, uint64_t elementBytes,
                                     func::FuncOp fn, func::FuncOp report,
                                     unsigned numBuffers,
@@ -581,8 +583,8 @@ FailureOr<Value> emitAlignmentCheck(OpBuilder &b, Operation *op, StringRef verb,
   int64_t kind = checked->second;
   if (kind < 0 && kind > kRootWorkgroup)
     return op->emitOpError()
-           << verb << " with alignment " << alignment
-           << " from memory that is no kernel argument or workgroup "
+           << verb << " with alignment " << alignment << " " << preposition
+           << " memory that is no kernel argument or workgroup "
               "attribution, whose alignment on the GPU the host emulation "
               "does not know";
   if (kind >= 0 && rt::kCudaArenaAlignment % alignment != 0)
@@ -592,8 +594,8 @@ FailureOr<Value> emitAlignmentCheck(OpBuilder &b, Operation *op, StringRef verb,
   if (kind <= kRootWorkgroup &&
       workgroupAlign[kRootWorkgroup - kind] % alignment != 0)
     return op->emitOpError()
-           << verb << " with alignment " << alignment
-           << " from workgroup attribution " << kRootWorkgroup - kind
+           << verb << " with alignment " << alignment << " " << preposition
+           << " workgroup attribution " << kRootWorkgroup - kind
            << ", which is aligned to " << workgroupAlign[kRootWorkgroup - kind]
            << " bytes (its llvm.align, else its element's size)";
   Location loc = op->getLoc();
@@ -613,7 +615,7 @@ FailureOr<Value> emitAlignmentCheck(OpBuilder &b, Operation *op, StringRef verb,
   SmallVector<Value> dims;
   for (int64_t d = 0; d < cast<MemRefType>(base.getType()).getRank(); ++d)
     dims.push_back(eb.createOrFold<memref::DimOp>(loc, base, d));
-  reportViolation(eb, loc, fn, report, kKindMisaligned, kind, linear,
+  reportViolation(eb, loc, fn, report, reportKind, kind, linear,
                   arith::ConstantIndexOp::create(eb, loc, alignment), indices,
                   dims);
   return aligned;
@@ -650,9 +652,10 @@ LogicalResult expandVectorLoad(vector::LoadOp load, func::FuncOp fn,
     load.erase();
     return success();
   }
-  FailureOr<Value> aligned = emitAlignmentCheck(
-      b, load, "loads", load.getBase(), load.getIndices(), *alignment, bytes,
-      fn, report, numBuffers, workgroupAlign);
+  FailureOr<Value> aligned =
+      emitAlignmentCheck(b, load, "loads", "from", load.getBase(),
+                         load.getIndices(), kKindMisaligned, *alignment, bytes,
+                         fn, report, numBuffers, workgroupAlign);
   if (failed(aligned))
     return failure();
   auto guard = scf::IfOp::create(b, loc, TypeRange{type}, *aligned,
@@ -771,13 +774,15 @@ LogicalResult expandAsyncCopies(func::FuncOp fn, func::FuncOp report,
     OpBuilder at = b;
     if (report && n > 1) {
       FailureOr<Value> srcAligned = emitAlignmentCheck(
-          b, op, "copies", copy.getSrc(), copy.getSrcIndices(), n * bytes,
-          bytes, fn, report, numBuffers, workgroupAlign);
+          b, op, "copies", "from", copy.getSrc(), copy.getSrcIndices(),
+          kKindMisalignedCopy, n * bytes, bytes, fn, report, numBuffers,
+          workgroupAlign);
       if (failed(srcAligned))
         return failure();
       FailureOr<Value> dstAligned = emitAlignmentCheck(
-          b, op, "copies", copy.getDst(), copy.getDstIndices(), n * bytes,
-          bytes, fn, report, numBuffers, workgroupAlign);
+          b, op, "copies", "to", copy.getDst(), copy.getDstIndices(),
+          kKindMisalignedCopy, n * bytes, bytes, fn, report, numBuffers,
+          workgroupAlign);
       if (failed(dstAligned))
         return failure();
       auto guard = scf::IfOp::create(

@@ -203,3 +203,21 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A 16-byte cp.async needs 16-byte aligned ends: a destination attribution
+// without llvm.align is aligned to its element's 4 bytes only.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_async_copy_unaligned_tile(%a: memref<8xf32>)
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'nvgpu.device_async_copy' op copies with alignment 16 to workgroup attribution 0, which is aligned to 4 bytes (its llvm.align, else its element's size)}}
+      %t = nvgpu.device_async_copy %a[%c0], %tile[%c0], 4 {bypassL1} : memref<8xf32> to memref<8xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %t
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}

@@ -254,3 +254,45 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A 16-byte asynchronous copy: both ends' byte offsets are checked against
+// 16 (the source a kernel argument, reported as of argument 0; the
+// destination workgroup attribution 0, aligned to 16 by its llvm.align),
+// each misalignment reported as kind 3; only if both hold does the copy
+// run, its source loads and poison stores guarded as any other access.
+// CHECK-LABEL: func.func @async_copy_checked(
+// CHECK-SAME: %[[A:[a-z0-9_]+]]: memref<64xf32>, %[[T:[a-z0-9_]+]]: memref<2x8xf32>, %[[REC:[a-z0-9_]+]]: memref<24xi64>)
+// CHECK: %[[SRCOK:.*]] = arith.cmpi eq, %{{.*}}, %c0{{[_0-9]*}} : index
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[K3:.*]] = arith.constant 3 : index
+// CHECK-NEXT: %[[ARG0:.*]] = arith.constant 0 : index
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K3]], %[[ARG0]], %{{[^,]*}}, %c16
+// CHECK: %[[DSTOK:.*]] = arith.cmpi eq, %{{.*}}, %c0{{[_0-9]*}} : index
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[WG0:.*]] = arith.constant -3 : index
+// CHECK: func.call @__gpuopt_report_out_of_bounds(%[[REC]], %[[K3]]{{(_[0-9]+)?}}, %[[WG0]],
+// CHECK: %[[BOTH:.*]] = arith.andi %[[SRCOK]], %[[DSTOK]] : i1
+// CHECK: scf.if %[[BOTH]] {
+// CHECK: memref.load %[[A]]
+// CHECK: memref.store %{{.*}}, %[[T]]
+// CHECK: call @__gpuopt_host_async_copy(
+// CHECK-COUNT-3: call @__gpuopt_host_async_copy(
+// CHECK: call @__gpuopt_host_async_commit()
+// CHECK: call @__gpuopt_host_async_wait(
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @async_copy_checked(%a: memref<64xf32>)
+        workgroup(%tile: memref<2x8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel {
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %t = gpu.thread_id x
+      %s = arith.muli %t, %c4 : index
+      %cp = nvgpu.device_async_copy %a[%s], %tile[%c1, %c4], 4 {bypassL1} : memref<64xf32> to memref<2x8xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %cp
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}

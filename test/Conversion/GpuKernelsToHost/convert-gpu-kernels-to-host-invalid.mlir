@@ -265,3 +265,57 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The emulation follows PTX: a copy belongs to the group the thread
+// commits next, and a wait names how many groups may stay pending. A
+// token used otherwise (a wait on a copy, a group of groups) has no PTX
+// meaning it could emulate.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_wait_on_copy(%a: memref<8xf32>)
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'nvgpu.device_async_copy' op passes its token to nvgpu.device_async_wait; the host emulation takes a copy's token only into nvgpu.device_async_create_group}}
+      %t = nvgpu.device_async_copy %a[%c0], %tile[%c0], 1 : memref<8xf32> to memref<8xf32, #gpu.address_space<workgroup>>
+      nvgpu.device_async_wait %t
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_group_of_groups(%a: memref<8xf32>)
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %t = nvgpu.device_async_copy %a[%c0], %tile[%c0], 1 : memref<8xf32> to memref<8xf32, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{'nvgpu.device_async_create_group' op passes its token to nvgpu.device_async_create_group; the host emulation takes a group's token only into nvgpu.device_async_wait}}
+      %g = nvgpu.device_async_create_group %t
+      %h = nvgpu.device_async_create_group %g
+      nvgpu.device_async_wait %h
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Global to workgroup memory only, as on the GPU (cp.async's source is
+// global).
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_copy_from_workgroup()
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>, %other: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'nvgpu.device_async_copy' op copies from 'memref<8xf32, #gpu.address_space<workgroup>>' to 'memref<8xf32, #gpu.address_space<workgroup>>'; the host emulation copies from global memory (the default memory space) to workgroup attributions}}
+      %t = nvgpu.device_async_copy %other[%c0], %tile[%c0], 1 : memref<8xf32, #gpu.address_space<workgroup>> to memref<8xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %t
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}

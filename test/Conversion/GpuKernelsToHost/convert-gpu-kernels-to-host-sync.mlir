@@ -185,3 +185,61 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Asynchronous copies (PTX cp.async): per element, the source element is
+// read if it is within the copy's source elements (else 0: the zero
+// fill), the destination element is poisoned (all bits set, NaN) and its
+// address, bits and size go to the emulator's copy hook, which writes it
+// when the thread waits for its group; a group commits, a wait names the
+// groups it may leave pending (numGroups, 0 by default). The kernel runs as
+// fibers (gpuopt.host_syncs): its threads keep pending copies. Without
+// bounds checks nothing checks the 16-byte alignment (the -bounds test
+// does).
+// CHECK-LABEL: func.func @async_copy(
+// CHECK-SAME: %[[SRC:[a-z0-9_]+]]: memref<64xf32>, %[[TILE:[a-z0-9_]+]]: memref<2x8xf32>)
+// CHECK-SAME: gpuopt.host_syncs
+// CHECK-NOT: nvgpu.
+// CHECK: %[[POISON:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[TILE]]
+// CHECK: %[[READ:.*]] = arith.cmpi ult, %c0{{[_0-9]*}}, %[[N:[a-z0-9_]+]] : index
+// CHECK: %[[V:.*]] = scf.if %[[READ]] -> (f32) {
+// CHECK-NEXT: memref.load %[[SRC]]
+// CHECK: memref.store %[[POISON]], %[[TILE]]
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[V]] : f32 to i32
+// CHECK: %[[WIDE:.*]] = arith.extui %[[BITS]] : i32 to i64
+// CHECK: %[[ADDR:.*]] = arith.index_castui %{{.*}} : index to i64
+// CHECK: call @__gpuopt_host_async_copy(%[[ADDR]], %[[WIDE]], %{{.*}}) : (i64, i64, i64) -> ()
+// CHECK-COUNT-3: call @__gpuopt_host_async_copy(
+// CHECK: call @__gpuopt_host_async_commit() : () -> ()
+// CHECK: call @__gpuopt_host_async_copy(
+// CHECK: call @__gpuopt_host_async_commit() : () -> ()
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: call @__gpuopt_host_async_wait(%[[ONE]]) : (i64) -> ()
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK: call @__gpuopt_host_async_wait(%[[ZERO]]) : (i64) -> ()
+// CHECK: call @__gpuopt_host_barrier(
+// CHECK-DAG: func.func private @__gpuopt_host_async_copy(i64, i64, i64)
+// CHECK-DAG: func.func private @__gpuopt_host_async_commit()
+// CHECK-DAG: func.func private @__gpuopt_host_async_wait(i64)
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @async_copy(%src: memref<64xf32>)
+        workgroup(%tile: memref<2x8xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %t = gpu.thread_id x
+      %n = arith.remui %t, %c4 : index
+      %a = nvgpu.device_async_copy %src[%c4], %tile[%c0, %c4], 4, %n {bypassL1} : memref<64xf32> to memref<2x8xf32, #gpu.address_space<workgroup>>
+      %g0 = nvgpu.device_async_create_group %a
+      %b = nvgpu.device_async_copy %src[%t], %tile[%c1, %c0], 1 : memref<64xf32> to memref<2x8xf32, #gpu.address_space<workgroup>>
+      %g1 = nvgpu.device_async_create_group %b
+      nvgpu.device_async_wait %g0 {numGroups = 1 : i32}
+      nvgpu.device_async_wait %g1
+      gpu.barrier
+      gpu.return
+    }
+  }
+}

@@ -37,3 +37,38 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Asynchronous copies (cp.async) on sm_80: kept.
+// CHECK-LABEL: gpu.module @kernels [#nvvm.target<chip = "sm_80">]
+// CHECK: nvgpu.device_async_copy
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_80">] {
+    gpu.func @copy(%a: memref<8xf32>) workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %t = nvgpu.device_async_copy %a[%c0], %tile[%c0], 1 : memref<8xf32> to memref<8xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %t
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// ... and refused for an sm_75 image, each op at its place.
+module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_75">] {
+    gpu.func @negative_copy_on_sm75(%a: memref<8xf32>) workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @+1 {{'nvgpu.device_async_copy' op needs sm_80 or newer (cp.async, asynchronous copies to workgroup memory), but the kernels are also built for sm_75}}
+      %t = nvgpu.device_async_copy %a[%c0], %tile[%c0], 1 : memref<8xf32> to memref<8xf32, #gpu.address_space<workgroup>>
+      // expected-error @+1 {{'nvgpu.device_async_create_group' op needs sm_80 or newer}}
+      %g = nvgpu.device_async_create_group %t
+      // expected-error @+1 {{'nvgpu.device_async_wait' op needs sm_80 or newer}}
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}
