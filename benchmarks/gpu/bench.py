@@ -948,7 +948,8 @@ class Bench:
                 rest += gp(
                     name,
                     (False,)
-                    if "-only-" in name or name.endswith(("-deform-conv", "-single-buffer", "-no-prefetch"))
+                    if "-only-" in name
+                    or name.endswith(("-deform-conv", "-single-buffer", "-no-prefetch", "-no-async-copy"))
                     else (False, True),
                 )
         later = [("unext", "default", "FP32", compile_cap), ("unext_stripe", "default", "FP32", compile_cap)]

@@ -952,7 +952,9 @@ def VerifyKernelTargetsPass
     located at the op and naming the chip, where the NVPTX back end would
     stop the compiler with a fatal "Cannot select" instead. Checked today:
     `nvgpu.mma.sync` (the TF32 tensor-core m16n8k* shapes need sm_80 or
-    newer). A module without targets, or with targets other than NVVM, is
+    newer) and the asynchronous copies (`nvgpu.device_async_copy`,
+    `_create_group`, `_wait`: PTX cp.async, sm_80 or newer). A module
+    without targets, or with targets other than NVVM, is
     left alone.
   }];
 }
