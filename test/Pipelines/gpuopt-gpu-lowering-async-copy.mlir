@@ -14,6 +14,7 @@
 // CHECK-NOT: st.shared
 // CHECK-SAME: cp.async.ca.shared.global [%rd{{[0-9]+}}{{[-+0-9]*}}], [%rd{{[0-9]+}}{{[-+0-9]*}}], 4, %r{{[0-9]+}};
 // CHECK-SAME: cp.async.commit_group;
+// CHECK-NOT: st.shared
 // CHECK-SAME: cp.async.wait_group \090;\0A\09bar.sync
 // CHECK-SAME: ld.shared.v2.{{[bf]}}32
 // CHECK-NOT: st.shared

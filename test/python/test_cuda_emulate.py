@@ -847,13 +847,14 @@ def test_host_kernels_errors(tmp_path: Path) -> None:
 
 
 @needs_cuda_run
-@pytest.mark.parametrize("version", [None, 2, 3], ids=["unchecked", "v2", "v3"])
+@pytest.mark.parametrize("version", [None, 2, 3, 4], ids=["unchecked", "v2", "v3", "v4"])
 def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: int | None) -> None:
     """A host image without gpuopt_host_abi_version (not built with the
     bounds checks, whose kernels take the violation record), of version 2
     (before barriers, shuffles and workgroup memory: no workgroup pointer
-    after the record, no hooks) or 3 (before the mma hook: a shorter
-    gpuopt_host_hooks) is refused before anything runs."""
+    after the record, no hooks), 3 (before the mma hook) or 4 (before the
+    asynchronous copy hooks), each with a shorter gpuopt_host_hooks, is
+    refused before anything runs."""
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler")
@@ -889,7 +890,8 @@ def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: 
     has = "no gpuopt_host_abi_version" if version is None else f"ABI version {version}"
     assert proc.stderr.splitlines()[-1] == (
         f"gpuopt-cuda-run: error: {bad}: its host image has {has}; this emulator runs "
-        "version 4 (bounds-checked kernels with barriers, shuffles, TF32 mma and workgroup memory): recompile "
+        "version 5 (bounds-checked kernels with barriers, shuffles, TF32 mma, asynchronous copies and workgroup "
+        "memory): recompile "
         "it with "
         "this gpuopt"
     )

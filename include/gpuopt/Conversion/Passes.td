@@ -212,9 +212,10 @@ def ConvertParallelLoopsToKernelsPass
       workgroup tiles (rows padded by 8 so that a fragment's lanes hit
       distinct banks): the operands lose 13 mantissa bits and each 8
       reduction steps are summed by the tensor core. With
-      `workgroup-tile-async-copy` (FP32 tiles with two buffers, or without
-      prefetch) an operand that is a plain read of a plan buffer, or a
-      guarded one (`select(c, load, +0.0)`: a padded or remapped input), is
+      `workgroup-tile-async-copy` (FP32 tiles with two buffers, without
+      prefetch, or of one step) an operand that is a plain read of a plan
+      buffer, or a guarded one (`select(c, load, +0.0)`, `c` not reading
+      the load: a padded or remapped input), is
       copied into its tile with `nvgpu.device_async_copy` (PTX cp.async: 4
       bytes, or 16 for a vector along the tile's rows; 0 source elements, a
       zero fill, where `c` is false or past the tile's edge) instead of

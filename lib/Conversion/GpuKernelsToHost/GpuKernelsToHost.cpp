@@ -172,6 +172,8 @@ bool isSync(Operation *op) {
          isAsyncCopyOp(op);
 }
 
+Value traceAllocation(Value view);
+
 /// Checks an asynchronous copy op for the host emulation: a copy of int or
 /// float elements of 1 to 8 bytes from the default (global) memory space
 /// into workgroup memory, its token used only by create_group ops; a group
@@ -201,6 +203,17 @@ LogicalResult checkAsyncCopyOp(Operation *op) {
              << copy.getSrc().getType() << " to " << copy.getDst().getType()
              << "; the host emulation copies from global memory (the default "
                 "memory space) to workgroup attributions";
+    // An allocation of the kernel is local memory on the GPU, not global.
+    if (Value root = traceAllocation(copy.getSrc());
+        root && isa_and_nonnull<memref::AllocaOp, memref::AllocOp>(
+                    root.getDefiningOp()))
+      return op->emitOpError("copies from an allocation of the kernel (local "
+                             "memory on the GPU); cp.async reads global "
+                             "memory: a kernel argument or memref.global");
+    if (copy.getDst().getType().getRank() == 0 ||
+        copy.getSrc().getType().getRank() == 0)
+      return op->emitOpError("copies a rank-0 memref; the host emulation "
+                             "runs copies along a memref's last dimension");
     return tokenUsedBy(
         copy.getAsyncToken(),
         [](Operation *u) { return isa<nvgpu::DeviceAsyncCreateGroupOp>(u); },
@@ -708,7 +721,9 @@ struct SyncFunctions {
 /// elements, after (with `report`) the check that its source and
 /// destination are aligned to its n elements (cp.async's rule; a misaligned
 /// copy is reported and skipped), by, per element j: a load of the source
-/// element if j < srcElements (else 0: the zero fill), a store of poison
+/// element if j < srcElements (else 0: the zero fill; element 0 is loaded,
+/// and so bounds-checked, even then: the source address must be valid), a
+/// store of poison
 /// (all bits set: NaN) to the destination element — the guarded loads and
 /// stores report what is out of bounds — and
 /// `__gpuopt_host_async_copy(address, bits, bytes)`, which the emulator
@@ -809,23 +824,40 @@ LogicalResult expandAsyncCopies(func::FuncOp fn, func::FuncOp report,
           j ? arith::AddIOp::create(at, loc, srcLast, cst(at, j)) : srcLast;
       dst.back() =
           j ? arith::AddIOp::create(at, loc, dstLast, cst(at, j)) : dstLast;
-      Value read = arith::ConstantIntOp::create(at, loc, at.getI1Type(), 1);
-      if (Value count = copy.getSrcElements())
-        read = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult,
-                                     cst(at, j), count);
-      auto value = scf::IfOp::create(
-          at, loc, read,
-          [&](OpBuilder &ob, Location) {
-            scf::YieldOp::create(
-                ob, loc,
-                ValueRange{memref::LoadOp::create(ob, loc, copy.getSrc(), src)
-                               .getResult()});
-          },
-          [&](OpBuilder &ob, Location) {
-            scf::YieldOp::create(ob, loc, zero);
-          });
+      Value count = copy.getSrcElements();
+      Value value;
+      if (j == 0) {
+        // The copy's source address must be valid even when nothing is
+        // read (the address the GPU is handed; the tiles clamp it): the
+        // first element is loaded, bounds-checked, either way.
+        value = memref::LoadOp::create(at, loc, copy.getSrc(), src);
+        if (count)
+          value = arith::SelectOp::create(
+              at, loc,
+              arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, count,
+                                    cst(at, 0)),
+              value, zero);
+      } else {
+        Value read = arith::ConstantIntOp::create(at, loc, at.getI1Type(), 1);
+        if (count)
+          read = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult,
+                                       cst(at, j), count);
+        value = scf::IfOp::create(
+                    at, loc, read,
+                    [&](OpBuilder &ob, Location) {
+                      scf::YieldOp::create(
+                          ob, loc,
+                          ValueRange{memref::LoadOp::create(ob, loc,
+                                                            copy.getSrc(), src)
+                                         .getResult()});
+                    },
+                    [&](OpBuilder &ob, Location) {
+                      scf::YieldOp::create(ob, loc, zero);
+                    })
+                    .getResult(0);
+      }
       memref::StoreOp::create(at, loc, poison, copy.getDst(), dst);
-      Value bits = value.getResult(0);
+      Value bits = value;
       if (element != bitsType)
         bits = arith::BitcastOp::create(at, loc, bitsType, bits);
       if (width < 64)

@@ -368,7 +368,9 @@ bool isPlanBuffer(Value memref) {
 /// workgroup memory without registers): the operand `v` is an f32 load of a
 /// plan buffer (isPlanBuffer), or `select(cond, load, +0.0)` — a padded or
 /// remapped convolution input, whose load reads a clamped, valid element —
-/// copied with 0 source elements (zero fill) where `cond` is false.
+/// copied with 0 source elements (zero fill) where `cond` is false. The
+/// load's only user is the select (its value must not decide `cond`: the
+/// copy does not load it).
 struct AsyncSource {
   memref::LoadOp load;
   Value cond; // null: always read
@@ -388,7 +390,8 @@ std::optional<AsyncSource> matchAsyncSource(Value v) {
   }
   source.load = v.getDefiningOp<memref::LoadOp>();
   if (!source.load || !source.load.getType().isF32() ||
-      !isPlanBuffer(source.load.getMemRef()))
+      !isPlanBuffer(source.load.getMemRef()) ||
+      (source.select && !source.load->hasOneUse()))
     return std::nullopt;
   return source;
 }

@@ -319,3 +319,37 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// An allocation of the kernel is local memory on the GPU: no cp.async
+// source.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_copy_from_alloca()
+        workgroup(%tile: memref<8xf32, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      %local = memref.alloca() : memref<8xf32>
+      // expected-error @+1 {{'nvgpu.device_async_copy' op copies from an allocation of the kernel (local memory on the GPU); cp.async reads global memory: a kernel argument or memref.global}}
+      %t = nvgpu.device_async_copy %local[%c0], %tile[%c0], 1 : memref<8xf32> to memref<8xf32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %t
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @negative_copy_rank0(%a: memref<f32>)
+        workgroup(%tile: memref<f32, #gpu.address_space<workgroup>>) kernel {
+      // expected-error @+1 {{'nvgpu.device_async_copy' op copies a rank-0 memref; the host emulation runs copies along a memref's last dimension}}
+      %t = nvgpu.device_async_copy %a[], %tile[], 1 : memref<f32> to memref<f32, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %t
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
+  }
+}

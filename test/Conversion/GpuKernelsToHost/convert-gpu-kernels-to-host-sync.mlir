@@ -203,14 +203,20 @@ module attributes {gpu.container_module} {
 // CHECK-NOT: nvgpu.
 // CHECK: %[[POISON:.*]] = arith.bitcast %{{.*}} : i32 to f32
 // CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[TILE]]
-// CHECK: %[[READ:.*]] = arith.cmpi ult, %c0{{[_0-9]*}}, %[[N:[a-z0-9_]+]] : index
-// CHECK: %[[V:.*]] = scf.if %[[READ]] -> (f32) {
-// CHECK-NEXT: memref.load %[[SRC]]
+// The first element's source is loaded whatever srcElements says (so that,
+// with bounds checks, the address the GPU is handed is checked), then
+// selected; the others are loaded only if within srcElements.
+// CHECK: %[[L:.*]] = memref.load %[[SRC]]
+// CHECK: %[[ANY:.*]] = arith.cmpi ugt, %[[N:[a-z0-9_]+]], %c0{{[_0-9]*}} : index
+// CHECK: %[[V:.*]] = arith.select %[[ANY]], %[[L]], %{{.*}} : f32
 // CHECK: memref.store %[[POISON]], %[[TILE]]
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[V]] : f32 to i32
 // CHECK: %[[WIDE:.*]] = arith.extui %[[BITS]] : i32 to i64
 // CHECK: %[[ADDR:.*]] = arith.index_castui %{{.*}} : index to i64
 // CHECK: call @__gpuopt_host_async_copy(%[[ADDR]], %[[WIDE]], %{{.*}}) : (i64, i64, i64) -> ()
+// CHECK: %[[READ1:.*]] = arith.cmpi ult, %c1{{[_0-9]*}}, %[[N]] : index
+// CHECK: scf.if %[[READ1]] -> (f32) {
+// CHECK-NEXT: memref.load %[[SRC]]
 // CHECK-COUNT-3: call @__gpuopt_host_async_copy(
 // CHECK: call @__gpuopt_host_async_commit() : () -> ()
 // CHECK: call @__gpuopt_host_async_copy(

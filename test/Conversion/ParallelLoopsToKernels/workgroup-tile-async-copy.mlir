@@ -237,3 +237,36 @@ func.func @negative_select_not_zero(%in: memref<32x64xf32>, %wt: memref<32x32xf3
   }
   return
 }
+
+// -----
+
+// A select whose condition reads the loaded value (a ReLU written as a
+// select) needs the value in a register: not copied (and no crash).
+// CHECK-LABEL: func.func @negative_select_reads_the_load
+// CHECK: gpu.func @negative_select_reads_the_load_kernel0(%[[WT:[^:]*]]: memref<32x32xf32>, %[[IN:[^:]*]]: memref<32x64xf32>
+// CHECK-NOT: nvgpu.device_async_copy %[[IN]]
+// CHECK: arith.cmpf ugt
+// CHECK-NOT: nvgpu.device_async_copy %[[IN]]
+// CHECK: gpu.return
+func.func @negative_select_reads_the_load(%in: memref<32x64xf32>, %wt: memref<32x32xf32>, %out: memref<32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %p) = (%c0, %c0) to (%c32, %c64) step (%c1, %c1) {
+    memref.store %zero, %out[%o, %p] : memref<32x64xf32>
+    scf.for %k = %c0 to %c32 step %c1 {
+      %a = memref.load %out[%o, %p] : memref<32x64xf32>
+      %f = memref.load %wt[%o, %k] : memref<32x32xf32>
+      %v = memref.load %in[%k, %p] : memref<32x64xf32>
+      %pos = arith.cmpf ugt, %v, %zero : f32
+      %x = arith.select %pos, %v, %zero : f32
+      %m = arith.mulf %f, %x : f32
+      %r = arith.addf %a, %m : f32
+      memref.store %r, %out[%o, %p] : memref<32x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}

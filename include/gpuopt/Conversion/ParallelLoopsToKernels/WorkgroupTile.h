@@ -106,9 +106,11 @@ struct WorkgroupTileOptions {
 /// instead of 4 scalar loads. With `options.tensorCores` the staged
 /// operands are rounded to TF32 (nearest, ties away from zero).
 ///
-/// With `options.asyncCopy` (FP32 tiles, two buffers or no prefetch), an
+/// With `options.asyncCopy` (FP32 tiles, with two buffers, without
+/// prefetch, or of one step), an
 /// operand that is a load of such a buffer, or `select(c, load, +0.0)` (the
-/// guarded read of a padded or remapped input), is not loaded into
+/// guarded read of a padded or remapped input; the load used by nothing
+/// else), is not loaded into
 /// registers: each thread issues `nvgpu.device_async_copy`s of its elements
 /// straight into the tile (4 bytes, or 16 for a vector along the tile's
 /// rows, cp.async.cg), with 0 source elements (zero fill) where `c` is false
