@@ -99,6 +99,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.workgroupTilePrefetch = workgroupTilePrefetch;
   options.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
   options.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
+  options.workgroupTileStages = workgroupTileStages;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
   options.gpuConvDevice = gpuConvDevice;
@@ -187,6 +188,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
   kernelOptions.workgroupTilePrefetch = options.workgroupTilePrefetch;
   kernelOptions.workgroupTileDoubleBuffer = options.workgroupTileDoubleBuffer;
+  kernelOptions.workgroupTileStages = options.workgroupTileStages;
   // cp.async is sm_80's: on where every chip has it.
   if (options.workgroupTileAsyncCopy) {
     std::string error;

@@ -5,7 +5,8 @@
 // A 3x3 convolution of 16 into 32 channels of a 16x16 map (a workgroup
 // tile): on sm_90 its operands reach workgroup memory by cp.async — the
 // padded input 4 bytes at a time with a source size (0: zero fill), the
-// weights too — committed per step and waited for right before the step's
+// weights too — committed per step and, with the pipeline's 3 buffers (9
+// steps), waited for with one group left pending right before the step's
 // barrier; no operand is staged through registers (st.shared). With the
 // option off, or an sm_75 image in the build (cp.async is sm_80's), the
 // same tile stages them through registers. (The PTX is one string: -SAME.)
@@ -15,7 +16,7 @@
 // CHECK-SAME: cp.async.ca.shared.global [%rd{{[0-9]+}}{{[-+0-9]*}}], [%rd{{[0-9]+}}{{[-+0-9]*}}], 4, %r{{[0-9]+}};
 // CHECK-SAME: cp.async.commit_group;
 // CHECK-NOT: st.shared
-// CHECK-SAME: cp.async.wait_group \090;\0A\09bar.sync
+// CHECK-SAME: cp.async.wait_group \091;\0A\09bar.sync
 // CHECK-SAME: ld.shared.v2.{{[bf]}}32
 // CHECK-NOT: st.shared
 // CHECK-SAME: ret;

@@ -631,12 +631,12 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
     )
     shapes = set(
         re.findall(
-            r"memref<2x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
-            r"%\w+ : memref<2x16x(\d+)xf32",
+            r"memref<[23]x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
+            r"%\w+ : memref<[23]x16x(\d+)xf32",
             kernels.read_text(),
         )
     )
-    # (BM + 4, BN): 32 x 64, 64 x 64, 64 x 32.
+    # (BM + 4, BN): 32 x 64, 64 x 64, 64 x 32 (2 or 3 buffers).
     assert {("36", "64"), ("68", "64"), ("68", "32")} <= shapes, shapes
     check_orders(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], data["expected"], "wide tiles")
     untiled = compile_cuda(
@@ -658,6 +658,8 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
         ("--gpu-precision=tf32", "--cuda-workgroup-tile-prefetch=false"),
         ("--cuda-workgroup-tile-async-copy=false",),
         ("--cuda-workgroup-tile-async-copy=false", "--cuda-workgroup-tile-prefetch=false"),
+        ("--cuda-workgroup-tile-stages=2",),
+        ("--cuda-workgroup-tile-stages=4",),
     ],
     ids=[
         "one-buffer",
@@ -667,12 +669,15 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
         "tf32-no-prefetch",
         "no-async",
         "no-async-no-prefetch",
+        "2-stages",
+        "4-stages",
     ],
 )
 def test_workgroup_tile_schedules_emulated(workgroup_tile_shapes: dict, flags: tuple[str, ...]) -> None:
     """The schedules of the workgroup tiles (two buffers or one, operands
     loaded a step ahead or at the step, plain reads copied asynchronously
-    (cp.async) or through registers) change when the operands are loaded
+    (cp.async) or through registers, 2, 3 or 4 buffers where every operand
+    is copied) change when the operands are loaded
     and which buffer holds them, never a sum: in every block and thread
     order each gives the default schedule's bits (two buffers, prefetch,
     async copies; FP32 or TF32). A step stored into the buffer another

@@ -326,6 +326,11 @@ def ConvertParallelLoopsToKernelsPass
            "zero-guarded) reads of plan buffers from global to workgroup "
            "memory without registers (nvgpu.device_async_copy, PTX "
            "cp.async; sm_80 and newer)">,
+    Option<"workgroupTileStages", "workgroup-tile-stages", "int64_t",
+           /*default=*/"2",
+           "Buffers of each workgroup tile where both operands are copied "
+           "asynchronously a step ahead (at least 2; more: copies of that "
+           "many steps minus one in flight, as many as fit 48 KiB)">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "

@@ -62,6 +62,10 @@ struct CudaTargetOptions {
   /// kernels' workgroup-tile-async-copy, PTX cp.async) where every chip is
   /// sm_80 or newer.
   bool workgroupTileAsyncCopy = true;
+  /// Buffers of the tiles whose operands are all copied asynchronously
+  /// (--convert-parallel-loops-to-kernels' workgroup-tile-stages): 3, the
+  /// usual depth of cp.async pipelines on sm_80 and newer, where it fits.
+  int64_t workgroupTileStages = 3;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
@@ -160,6 +164,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
                      "global to workgroup memory without registers (PTX "
                      "cp.async) where every chip is sm_80 or newer"),
       llvm::cl::init(CudaTargetOptions().workgroupTileAsyncCopy)};
+  Option<int64_t> workgroupTileStages{
+      *this, "workgroup-tile-stages",
+      llvm::cl::desc("Buffers of the workgroup tiles whose operands are all "
+                     "copied asynchronously (at least 2)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTileStages)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

@@ -882,6 +882,11 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         << static_cast<int64_t>(workgroupTileMinBlocks);
     return signalPassFailure();
   }
+  if (workgroupTileStages < 2) {
+    module.emitError("workgroup-tile-stages must be at least 2, got ")
+        << static_cast<int64_t>(workgroupTileStages);
+    return signalPassFailure();
+  }
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
@@ -918,6 +923,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
     tileOptions.doubleBuffer = workgroupTileDoubleBuffer;
     tileOptions.vectorLoads = workgroupTileVectorLoads;
     tileOptions.asyncCopy = workgroupTileAsyncCopy;
+    tileOptions.stages = workgroupTileStages;
     // Warps must not straddle blocks for lanes to share a row. A loop that
     // is not a row kernel may be a reduction to tile in registers.
     for (auto loop :

@@ -48,6 +48,9 @@ namespace {
 constexpr int64_t kThreads = gpuopt::kWorkgroupTileThreads;
 /// Reduction steps per operand tile.
 constexpr int64_t kTileK = 16;
+/// Static workgroup memory a block may have (CUDA's limit without
+/// opting in to more).
+constexpr int64_t kWorkgroupTileMaxBytes = 48 * 1024;
 
 /// A block tile of bm x bn outputs, rm x rn per thread (kThreads threads).
 struct TileShape {
@@ -635,11 +638,37 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // from buffer t % 2 while step t + 1 is stored into the other one.
   int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
   bool doubleBuffer = options.doubleBuffer && numSteps > 1;
+  // With `asyncCopy` an operand whose elements are plain reads of a plan
+  // buffer (matchAsyncSource; any vector operand) is copied straight into
+  // its tile (nvgpu.device_async_copy, PTX cp.async) when its step's loads
+  // are issued: no registers hold it until the step's stores. That needs
+  // the destination buffer free at the loads: two buffers, or loads at the
+  // step itself (not a step ahead into the buffer being multiplied from).
+  // The TF32 tiles round their operands as they are staged: they keep
+  // registers.
+  bool asyncCopy = options.asyncCopy && !mma &&
+                   (doubleBuffer || !options.prefetch || numSteps == 1);
+  std::optional<AsyncSource> xAsync, yAsync;
+  if (asyncCopy) {
+    xAsync = matchAsyncSource(x);
+    yAsync = matchAsyncSource(y);
+  }
+  // Buffers of each tile: 1, 2 (doubleBuffer) or, where both operands are
+  // copied a step ahead, up to options.stages: the copies of step t + S - 1
+  // are in flight while step t multiplies. As many as fit the static
+  // workgroup memory and are useful (no more than the steps).
+  int64_t stages = doubleBuffer ? 2 : 1;
+  if (asyncCopy && xAsync && yAsync && options.prefetch && doubleBuffer) {
+    int64_t stageBytes = kTileK * (shape.bm + xPad + shape.bn + yPad) * 4;
+    stages =
+        std::max<int64_t>(2, std::min({options.stages, numSteps,
+                                       kWorkgroupTileMaxBytes / stageBytes}));
+  }
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto tileType = [&](int64_t width) {
     SmallVector<int64_t> dims;
-    if (doubleBuffer)
-      dims.push_back(2);
+    if (stages > 1)
+      dims.push_back(stages);
     dims.append({kTileK, width});
     return MemRefType::get(dims, elem, MemRefLayoutAttrInterface(), wg);
   };
@@ -838,28 +867,14 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   stageSlots(xTile, shape.bm, !xVec.load || xVec.alongK, xVec.load ? 4 : 1);
   size_t numXSlots = slots.size();
   stageSlots(yTile, shape.bn, yVec.load && yVec.alongK, yVec.load ? 4 : 1);
-  // With `asyncCopy` an operand whose elements are plain reads of a plan
-  // buffer (matchAsyncSource; any vector operand) is copied straight into
-  // its tile (nvgpu.device_async_copy, PTX cp.async) when its step's loads
-  // are issued: no registers hold it until the step's stores. That needs
-  // the destination buffer free at the loads: two buffers, or loads at the
-  // step itself (not a step ahead into the buffer being multiplied from).
-  // The TF32 tiles round their operands as they are staged: they keep
-  // registers.
-  bool asyncCopy = options.asyncCopy && !mma &&
-                   (doubleBuffer || !options.prefetch || numSteps == 1);
-  std::optional<AsyncSource> xAsync, yAsync;
-  if (asyncCopy) {
-    xAsync = matchAsyncSource(x);
-    yAsync = matchAsyncSource(y);
-  }
   // A step's loads: the staged values of the slots loaded into registers
   // (null for the copied ones), and the group of its copies (null if none).
   struct StepLoads {
     SmallVector<Value> values;
     Value group;
   };
-  auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK, Value buf) {
+  auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK, Value buf,
+                      bool commit = true) {
     StepLoads step;
     for (auto [n, slot] : llvm::enumerate(slots)) {
       bool isX = n < numXSlots;
@@ -999,7 +1014,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     }
     // One group of the step's copies (PTX cp.async.commit_group commits
     // every copy of the thread not yet committed, those under a guard too).
-    if (llvm::is_contained(step.values, Value()))
+    if (commit && llvm::is_contained(step.values, Value()))
       step.group = nvgpu::DeviceAsyncCreateGroupOp::create(
           sb, loc, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{});
     return step;
@@ -1160,7 +1175,59 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     return SmallVector<Value>(kLoop.getResults());
   };
   Value lastBuf;
-  if (doubleBuffer) {
+  if (stages > 2) {
+    // Step s's copies form group s (empty groups past the last step keep
+    // the count): steps 0 .. S - 2 before the loop; in the loop, step t
+    // issues step t + S - 1 into buffer (t + S - 1) % S, which step t - 1
+    // read before the barrier that ended it, multiplies from buffer t % S,
+    // then waits until at most S - 2 groups are pending (steps up to
+    // t + 1 complete) and meets the barrier that publishes step t + 1.
+    auto commit = [&](OpBuilder &ob) -> Value {
+      return nvgpu::DeviceAsyncCreateGroupOp::create(
+          ob, loc, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{});
+    };
+    auto waitAndSync = [&](OpBuilder &ob, Value group) {
+      nvgpu::DeviceAsyncWaitOp::create(ob, loc, group,
+                                       ob.getI32IntegerAttr(stages - 2));
+      barrier(ob);
+    };
+    Value group;
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      if (s < numSteps)
+        loadStep(tb, cst(tb, s * kTileK), guardLast && s == numSteps - 1,
+                 cst(tb, s), /*commit=*/false);
+      group = commit(tb);
+    }
+    waitAndSync(tb, group);
+    // Loop steps t <= numSteps - S issue a real step.
+    int64_t lastIssuing = numSteps - stages;
+    accs = stepLoop(
+        numSteps - 1, accs, [&](OpBuilder &lb, Value t, ValueRange in) {
+          auto issue = [&](OpBuilder &ib) {
+            Value ahead = addc(ib, t, stages - 1);
+            loadStep(ib, mulc(ib, ahead, kTileK), guardLast,
+                     arith::RemUIOp::create(ib, loc, ahead, cst(ib, stages)),
+                     /*commit=*/false);
+          };
+          if (lastIssuing >= numSteps - 2) {
+            issue(lb);
+          } else if (lastIssuing >= 0) {
+            auto guard = scf::IfOp::create(
+                lb, loc,
+                arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ule, t,
+                                      cst(lb, lastIssuing)));
+            OpBuilder gb = guard.getThenBodyBuilder();
+            issue(gb);
+          }
+          Value stepGroup = commit(lb);
+          SmallVector<Value> out = multiplyStep(
+              lb, arith::RemUIOp::create(lb, loc, t, cst(lb, stages)), kTileK,
+              in);
+          waitAndSync(lb, stepGroup);
+          return out;
+        });
+    lastBuf = cst(tb, (numSteps - 1) % stages);
+  } else if (doubleBuffer) {
     // Buffer t % 2 of step t.
     auto bufOf = [&](OpBuilder &ob, Value t) -> Value {
       return arith::RemUIOp::create(ob, loc, t, cst(ob, 2));

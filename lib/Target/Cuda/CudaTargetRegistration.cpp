@@ -84,6 +84,14 @@ public:
                      "newer (false: through registers)"),
             cl::init(CudaTargetOptions().workgroupTileAsyncCopy),
             cl::cat(category)),
+        workgroupTileStages(
+            "cuda-workgroup-tile-stages",
+            cl::desc("--target=cuda: buffers of the workgroup tiles whose "
+                     "operands are all copied asynchronously, that many "
+                     "minus one steps in flight where they fit 48 KiB (at "
+                     "least 2)"),
+            cl::init(CudaTargetOptions().workgroupTileStages),
+            cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
                          "generated kernels (generated), where eligible as "
@@ -124,6 +132,7 @@ public:
             &workgroupTilePrefetch,
             &workgroupTileDoubleBuffer,
             &workgroupTileAsyncCopy,
+            &workgroupTileStages,
             &gpuConv,
             &gpuConvDevice,
             &precision,
@@ -176,6 +185,7 @@ public:
     options.target.workgroupTilePrefetch = workgroupTilePrefetch;
     options.target.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
     options.target.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
+    options.target.workgroupTileStages = workgroupTileStages;
     options.target.gpuConv = gpuConv;
     options.target.gpuConvDevice = gpuConvDevice;
     options.target.precision = precision;
@@ -203,6 +213,7 @@ private:
   cl::opt<bool> workgroupTilePrefetch;
   cl::opt<bool> workgroupTileDoubleBuffer;
   cl::opt<bool> workgroupTileAsyncCopy;
+  cl::opt<int64_t> workgroupTileStages;
   cl::opt<std::string> gpuConv;
   cl::opt<std::string> gpuConvDevice;
   cl::opt<std::string> precision;

@@ -5,6 +5,7 @@
 // the operands go through registers.
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-double-buffer=false" | FileCheck %s --check-prefix=REGS
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=REGS
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-stages=3" | FileCheck %s --check-prefix=STAGES
 // Off by default (the pass does not know the chips; cp.async is sm_80's).
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true" | FileCheck %s --check-prefix=REGS
 
@@ -61,6 +62,9 @@
 // NOPREFETCH-NEXT: gpu.barrier
 // NOPREFETCH: scf.for
 // NOPREFETCH: vector.load %{{.*}}[%[[BUF]],
+// Two steps: no use for a third buffer.
+// STAGES-LABEL: func.func @matmul_like
+// STAGES: workgroup(%{{.*}} : memref<2x16x68xf32
 // REGS-LABEL: func.func @matmul_like
 // REGS-NOT: nvgpu.device_async
 // REGS: gpu.barrier
@@ -265,6 +269,94 @@ func.func @negative_select_reads_the_load(%in: memref<32x64xf32>, %wt: memref<32
       %m = arith.mulf %f, %x : f32
       %r = arith.addf %a, %m : f32
       memref.store %r, %out[%o, %p] : memref<32x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// K = 64, 4 steps, both operands copied: with workgroup-tile-stages=3
+// three buffers of each tile. Steps 0 and 1 are issued before the loop,
+// each its own group; the wait leaves 1 group pending (step 0 complete),
+// then the barrier. Loop step t (0 .. 2) issues step t + 2 into buffer
+// (t + 2) % 3 while t <= 1 (step 3 is the last), commits (an empty group
+// at t = 2 keeps one group per step), multiplies from buffer t % 3, waits
+// with 1 group pending (step t + 1 complete) and meets the one barrier of
+// the step. The last step multiplies from buffer 0 (3 % 3).
+// STAGES-LABEL: func.func @deep
+// STAGES: workgroup(%[[XS:.*]] : memref<3x16x68xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<3x16x64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// STAGES: nvgpu.device_async_copy %{{.*}}, %[[XS]][%c0
+// STAGES: nvgpu.device_async_create_group
+// STAGES: nvgpu.device_async_copy %{{.*}}, %[[XS]][%c1
+// STAGES: %[[G1:.*]] = nvgpu.device_async_create_group
+// STAGES-NEXT: nvgpu.device_async_wait %[[G1]] {numGroups = 1 : i32}
+// STAGES-NEXT: gpu.barrier
+// STAGES: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// STAGES: %[[ISSUE:.*]] = arith.cmpi ule, %[[T]], %c1{{[_0-9]*}} : index
+// STAGES: scf.if %[[ISSUE]] {
+// STAGES: %[[AHEAD:.*]] = arith.addi %[[T]], %c2
+// STAGES: %[[NB:.*]] = arith.remui %[[AHEAD]], %c3
+// STAGES: nvgpu.device_async_copy %{{.*}}, %[[XS]][%[[NB]],
+// STAGES-NOT: nvgpu.device_async_create_group
+// STAGES: nvgpu.device_async_copy %{{.*}}, %[[YS]][%[[NB]],
+// STAGES-NOT: nvgpu.device_async_copy
+// STAGES: %[[G:.*]] = nvgpu.device_async_create_group
+// STAGES: %[[B:.*]] = arith.remui %[[T]], %c3
+// STAGES: vector.load %[[XS]][%[[B]],
+// STAGES: nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
+// STAGES-NEXT: gpu.barrier
+// STAGES-NEXT: scf.yield
+// STAGES-NOT: nvgpu.
+// STAGES: vector.load %[[XS]][%c0
+// STAGES-NOT: gpu.barrier
+// STAGES: gpu.return
+// Without workgroup-tile-stages, two buffers.
+// CHECK-LABEL: func.func @deep
+// CHECK: workgroup(%{{.*}} : memref<2x16x68xf32
+func.func @deep(%in: memref<64x64xf32>, %wt: memref<64x64xf32>, %out: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %p) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    memref.store %zero, %out[%o, %p] : memref<64x64xf32>
+    scf.for %k = %c0 to %c64 step %c1 {
+      %a = memref.load %out[%o, %p] : memref<64x64xf32>
+      %f = memref.load %wt[%o, %k] : memref<64x64xf32>
+      %x = memref.load %in[%k, %p] : memref<64x64xf32>
+      %m = arith.mulf %f, %x : f32
+      %r = arith.addf %a, %m : f32
+      memref.store %r, %out[%o, %p] : memref<64x64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 256 x 16 tile (256 output rows, 16 pixels): three buffers would take
+// 3 x 17.7 KB, past the 48 KiB of static workgroup memory: two.
+// STAGES-LABEL: func.func @negative_stages_too_large
+// STAGES: workgroup(%{{.*}} : memref<2x16x260xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x16x16xf32
+func.func @negative_stages_too_large(%in: memref<64x16xf32>, %wt: memref<256x64xf32>, %out: memref<256x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%o, %p) = (%c0, %c0) to (%c256, %c16) step (%c1, %c1) {
+    memref.store %zero, %out[%o, %p] : memref<256x16xf32>
+    scf.for %k = %c0 to %c64 step %c1 {
+      %a = memref.load %out[%o, %p] : memref<256x16xf32>
+      %f = memref.load %wt[%o, %k] : memref<256x64xf32>
+      %x = memref.load %in[%k, %p] : memref<64x16xf32>
+      %m = arith.mulf %f, %x : f32
+      %r = arith.addf %a, %m : f32
+      memref.store %r, %out[%o, %p] : memref<256x16xf32>
     }
     scf.reduce
   }

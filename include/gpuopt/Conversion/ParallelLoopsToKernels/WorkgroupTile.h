@@ -49,6 +49,10 @@ struct WorkgroupTileOptions {
   /// asynchronously (nvgpu.device_async_copy, PTX cp.async; sm_80 and
   /// newer), not through registers; FP32 tiles only.
   bool asyncCopy = false;
+  /// Buffers of each tile where both operands are copied asynchronously a
+  /// step ahead (at least 2): steps t + 1 .. t + stages - 1 in flight while
+  /// step t multiplies, as many as fit 48 KiB and the steps.
+  int64_t stages = 2;
 };
 
 /// Rewrites `loop` when its body, besides ops before and after it, is one
@@ -117,6 +121,13 @@ struct WorkgroupTileOptions {
 /// or past M, N or K, from the address of position 0, step 0 there; one
 /// `nvgpu.device_async_create_group` per step, and a
 /// `nvgpu.device_async_wait` before the barrier that publishes the step.
+/// Where both operands are copied and loaded a step ahead with two
+/// buffers, `options.stages` > 2 gives each tile up to that many buffers
+/// (as many as fit 48 KiB of workgroup memory and the reduction's steps):
+/// step s's copies are group s; steps 0 .. S - 2 are issued before the
+/// loop, step t issues step t + S - 1 into the buffer step t - 1 read,
+/// multiplies, waits until at most S - 2 groups are pending and meets the
+/// one barrier of the step.
 FailureOr<scf::ParallelOp>
 tileReductionInWorkgroupMemory(scf::ParallelOp loop,
                                const WorkgroupTileOptions &options);
