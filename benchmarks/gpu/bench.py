@@ -949,7 +949,9 @@ class Bench:
                     name,
                     (False,)
                     if "-only-" in name
-                    or name.endswith(("-deform-conv", "-single-buffer", "-no-prefetch", "-no-async-copy"))
+                    or name.endswith(
+                        ("-deform-conv", "-single-buffer", "-no-prefetch", "-no-async-copy", "-2-stages")
+                    )
                     else (False, True),
                 )
         later = [("unext", "default", "FP32", compile_cap), ("unext_stripe", "default", "FP32", compile_cap)]

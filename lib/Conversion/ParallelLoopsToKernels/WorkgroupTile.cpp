@@ -1191,11 +1191,18 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
                                        ob.getI32IntegerAttr(stages - 2));
       barrier(ob);
     };
+    // Every operand is copied: the steps' loads leave no register values.
+    auto copyStep = [&](OpBuilder &ob, Value k0, bool guardK, Value buf) {
+      [[maybe_unused]] StepLoads step =
+          loadStep(ob, k0, guardK, buf, /*commit=*/false);
+      assert(llvm::all_of(step.values, [](Value v) { return !v; }) &&
+             "an operand staged through registers in the copy pipeline");
+    };
+    // (2 < stages <= numSteps: the prologue's steps are whole ones, and
+    // the loop's last steps issue nothing.)
     Value group;
     for (int64_t s = 0; s + 1 < stages; ++s) {
-      if (s < numSteps)
-        loadStep(tb, cst(tb, s * kTileK), guardLast && s == numSteps - 1,
-                 cst(tb, s), /*commit=*/false);
+      copyStep(tb, cst(tb, s * kTileK), /*guardK=*/false, cst(tb, s));
       group = commit(tb);
     }
     waitAndSync(tb, group);
@@ -1203,22 +1210,14 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     int64_t lastIssuing = numSteps - stages;
     accs = stepLoop(
         numSteps - 1, accs, [&](OpBuilder &lb, Value t, ValueRange in) {
-          auto issue = [&](OpBuilder &ib) {
-            Value ahead = addc(ib, t, stages - 1);
-            loadStep(ib, mulc(ib, ahead, kTileK), guardLast,
-                     arith::RemUIOp::create(ib, loc, ahead, cst(ib, stages)),
-                     /*commit=*/false);
-          };
-          if (lastIssuing >= numSteps - 2) {
-            issue(lb);
-          } else if (lastIssuing >= 0) {
-            auto guard = scf::IfOp::create(
-                lb, loc,
-                arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ule, t,
-                                      cst(lb, lastIssuing)));
-            OpBuilder gb = guard.getThenBodyBuilder();
-            issue(gb);
-          }
+          auto guard = scf::IfOp::create(
+              lb, loc,
+              arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ule, t,
+                                    cst(lb, lastIssuing)));
+          OpBuilder gb = guard.getThenBodyBuilder();
+          Value ahead = addc(gb, t, stages - 1);
+          copyStep(gb, mulc(gb, ahead, kTileK), guardLast,
+                   arith::RemUIOp::create(gb, loc, ahead, cst(gb, stages)));
           Value stepGroup = commit(lb);
           SmallVector<Value> out = multiplyStep(
               lb, arith::RemUIOp::create(lb, loc, t, cst(lb, stages)), kTileK,
