@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -642,6 +643,56 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
     untiled = compile_cuda(
         tmp_path / "m.mlir", tmp_path / "off.gpuopt", "gpuopt-optimize", "--cuda-workgroup-tile=false"
     )
+    got = emulate(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
+    ref = emulate(untiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
+    assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
+
+
+class RandomConvs(nn.Module):
+    """Four convolutions (each with a ReLU) whose channels (16 to 64), kernel
+    (1, 3, 5), stride, dilation, padding and bias are drawn from `seed`:
+    reductions from 3 to 1600 steps, so tiles of 1 to 100 steps, short last
+    steps, every buffer count the pipeline picks and padded, strided and
+    dilated inputs copied with zero fill."""
+
+    def __init__(self, seed: int, size: int) -> None:
+        super().__init__()
+        rng = random.Random(seed)
+        layers: list[nn.Module] = []
+        c, h = 3, size
+        for _ in range(4):
+            while True:
+                k = rng.choice([1, 3, 5])
+                stride = rng.choice([1, 1, 2])
+                dilation = rng.choice([1, 2]) if k > 1 else 1
+                pad = rng.choice([0, k // 2 * dilation])
+                out = (h + 2 * pad - dilation * (k - 1) - 1) // stride + 1
+                if out >= 4:
+                    break
+            channels = rng.choice([16, 20, 33, 48, 64])
+            layers += [nn.Conv2d(c, channels, k, stride, pad, dilation, bias=rng.random() < 0.7), nn.ReLU()]
+            c, h = channels, out
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+@needs_cuda_run
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
+    """Convolutions of random shapes through the default pipeline (tiles
+    with cp.async copies and up to 3 buffers) give PyTorch's result in every
+    order and the bits of the untiled kernels."""
+    size = random.Random(seed).choice([12, 17, 24])
+    data = export_random(RandomConvs(seed, size), seed, tmp_path, (1, 3, size, size))
+    kernels = tmp_path / "k.mlir"
+    tiled = compile_cuda(tmp_path / "m.mlir", tmp_path / "m.gpuopt", None, f"--cuda-write-kernels={kernels}")
+    assert kernels.read_text().count("nvgpu.device_async_copy") > 0, "no tile copied its operands"
+    check_orders(
+        tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], data["expected"], f"random convs {seed}"
+    )
+    untiled = compile_cuda(tmp_path / "m.mlir", tmp_path / "off.gpuopt", None, "--cuda-workgroup-tile=false")
     got = emulate(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     ref = emulate(untiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
