@@ -876,7 +876,9 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK, Value buf,
                       bool commit = true) {
     StepLoads step;
-    for (auto [n, slot] : llvm::enumerate(slots)) {
+    // (Named, not structured bindings: the lambdas below capture them.)
+    for (size_t n = 0; n < slots.size(); ++n) {
+      const Staged &slot = slots[n];
       bool isX = n < numXSlots;
       const Side &side = isX ? sideM : sideN;
       Value at = arith::AddIOp::create(sb, loc, isX ? mBase : nBase, slot.pos);
@@ -1023,7 +1025,9 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // The operands `staged` stored into buffer `buf` of the tiles; then the
   // wait for the step's copies, before the barrier that publishes them.
   auto storeStep = [&](OpBuilder &sb, const StepLoads &step, Value buf) {
-    for (auto [slot, staged] : llvm::zip_equal(slots, step.values)) {
+    for (size_t n = 0; n < slots.size(); ++n) {
+      const Staged &slot = slots[n];
+      Value staged = step.values[n];
       if (!staged)
         continue; // copied
       auto store = [&](OpBuilder &ob) {

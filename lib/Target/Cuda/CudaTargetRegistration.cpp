@@ -151,6 +151,11 @@ public:
               std::to_string(registerTile);
       return failure();
     }
+    if (workgroupTileStages < 2) {
+      error = "--cuda-workgroup-tile-stages must be at least 2, got " +
+              std::to_string(workgroupTileStages);
+      return failure();
+    }
     CudaTargetOptions conv;
     conv.gpuConv = gpuConv;
     conv.precision = precision;
