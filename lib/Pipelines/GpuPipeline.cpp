@@ -261,6 +261,11 @@ mlir::gpuopt::buildGpuBinaryPipeline(OpPassManager &pm,
     toNvvm.indexBitwidth = 64;
     toNvvm.useBarePtrCallConv = true;
     kernels.addPass(createConvertGpuOpsToNVVMOps(toNvvm));
+    // What that leaves of the vector dialect (an n-D vector.shape_cast the
+    // canonicalizer makes of a TF32 B fragment read as one pair), after
+    // every memref is a pointer.
+    kernels.addPass(createConvertVectorToLLVMPass());
+    kernels.addPass(createUBToLLVMConversionPass());
     kernels.addPass(createCanonicalizerPass());
     kernels.addPass(createCSEPass());
     kernels.addPass(createReconcileUnrealizedCastsPass());

@@ -77,6 +77,8 @@
 // GPU-NEXT: lower-affine,
 // GPU-NEXT: convert-scf-to-cf{
 // GPU-NEXT: convert-gpu-to-nvvm{{{.*}} index-bitwidth=64 use-bare-ptr-memref-call-conv=true},
+// GPU-NEXT: convert-vector-to-llvm{
+// GPU-NEXT: convert-ub-to-llvm{
 // GPU-NEXT: canonicalize{
 // GPU-NEXT: cse,
 // GPU-NEXT: reconcile-unrealized-casts

@@ -616,10 +616,15 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   }
   bool mma = wm != 0;
   int64_t warpM = mma ? shape.bm / wm : 0, warpN = mma ? shape.bn / wn : 0;
-  // Rows padded so that a fragment's lanes ((k + t) x row + g) hit
-  // distinct banks; without tensor cores by 4, which keeps each thread's
-  // RM rows 16-byte aligned for its vector reads.
-  int64_t xPad = mma ? 8 : 4, yPad = mma ? 8 : 0;
+  // Without tensor cores rows are padded by 4, which keeps each thread's
+  // RM rows 16-byte aligned for its vector reads. With them each 16-row
+  // block of the x tile is stored interleaved, row g + 8h at 2g + h, so
+  // that a lane's A fragment elements (rows g and g + 8) are one 8-byte
+  // read per k, and the y tile is [k / 8 * 4 + k % 4, column, k % 8 / 4],
+  // so that its B fragment (k and k + 4) is one 8-byte read; rows of
+  // BM + 8 and BN + 4 (pairs) put the 16 lanes of a half-warp's 8-byte
+  // reads (2 t x row + 2 g) on distinct banks.
+  int64_t xPad = mma ? 8 : 4, yPad = mma ? 4 : 0;
 
   MLIRContext *ctx = loop.getContext();
   auto cst = [&](OpBuilder &ob, int64_t v) -> Value {
@@ -676,8 +681,15 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // that alignment): rows of a multiple of 4 words start aligned.
   auto xTile = memref::AllocaOp::create(tb, loc, tileType(shape.bm + xPad),
                                         b.getI64IntegerAttr(16));
-  auto yTile = memref::AllocaOp::create(tb, loc, tileType(shape.bn + yPad),
-                                        b.getI64IntegerAttr(16));
+  MemRefType yType = tileType(shape.bn + yPad);
+  if (mma) {
+    SmallVector<int64_t> dims(yType.getShape());
+    dims[dims.size() - 2] = kTileK / 2;
+    dims.push_back(2);
+    yType = MemRefType::get(dims, elem, MemRefLayoutAttrInterface(), wg);
+  }
+  auto yTile =
+      memref::AllocaOp::create(tb, loc, yType, b.getI64IntegerAttr(16));
   // The indices of element (k, row) of buffer `buf` (null: single buffer).
   auto tileAt = [](Value buf, Value k, Value row) -> SmallVector<Value, 3> {
     if (buf)
@@ -690,6 +702,35 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   };
   auto addc = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
     return c == 0 ? v : arith::AddIOp::create(ob, loc, v, cst(ob, c));
+  };
+  // The indices of element (k, pos) of `tile`, in the tensor cores'
+  // layouts (above) with them.
+  auto tileIndex = [&](OpBuilder &ob, Value tile, Value buf, Value k,
+                       Value pos) -> SmallVector<Value, 4> {
+    if (!mma)
+      return tileAt(buf, k, pos);
+    auto div = [&](Value v, int64_t c) -> Value {
+      return arith::DivUIOp::create(ob, loc, v, cst(ob, c));
+    };
+    auto rem = [&](Value v, int64_t c) -> Value {
+      return arith::RemUIOp::create(ob, loc, v, cst(ob, c));
+    };
+    SmallVector<Value, 4> indices;
+    if (buf)
+      indices.push_back(buf);
+    if (tile == xTile.getResult()) {
+      Value in16 = rem(pos, 16);
+      Value phys = arith::AddIOp::create(
+          ob, loc, mulc(ob, div(pos, 16), 16),
+          arith::AddIOp::create(ob, loc, mulc(ob, rem(in16, 8), 2),
+                                div(in16, 8)));
+      indices.append({k, phys});
+      return indices;
+    }
+    indices.append(
+        {arith::AddIOp::create(ob, loc, mulc(ob, div(k, 8), 4), rem(k, 4)), pos,
+         rem(div(k, 4), 2)});
+    return indices;
   };
   auto lessThan = [&](OpBuilder &ob, Value v, int64_t c) -> Value {
     return arith::CmpIOp::create(ob, loc, arith::CmpIPredicate::ult, v,
@@ -720,7 +761,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // (wr, wc) owns the accumulator fragments' rows wr * warpM + 16 mi + g
   // (+ 8) and columns wc * warpN + 8 ni + 2 t (+ 1).
   SmallVector<Value> rows, cols, rowOk, colOk, rowInTile, colInTile;
-  Value g, t4;
+  Value g, t4, aPhysFirst, bColFirst;
   if (mma) {
     Value warp = arith::DivUIOp::create(tb, loc, tid, cst(tb, 32));
     Value lane = arith::RemUIOp::create(tb, loc, tid, cst(tb, 32));
@@ -732,6 +773,10 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         mulc(tb, arith::RemUIOp::create(tb, loc, warp, cst(tb, wn)), warpN);
     Value rowFirst = arith::AddIOp::create(tb, loc, wr, g);
     Value colFirst = arith::AddIOp::create(tb, loc, wc, mulc(tb, t4, 2));
+    // Where rows g and g + 8 of the warp's first 16 sit (interleaved), and
+    // the column of its first B fragment.
+    aPhysFirst = arith::AddIOp::create(tb, loc, wr, mulc(tb, g, 2));
+    bColFirst = arith::AddIOp::create(tb, loc, wc, g);
     for (int64_t i = 0; i < warpM / 16; ++i)
       for (int64_t h : {0, 8})
         rowInTile.push_back(addc(tb, rowFirst, 16 * i + h));
@@ -1036,15 +1081,18 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         // as the tile is staged, once per element and block.
         Value v = mma ? roundToTf32(ob, loc, staged) : staged;
         if (slot.lanes == 1) {
-          memref::StoreOp::create(ob, loc, v, slot.tile,
-                                  tileAt(buf, slot.kk, slot.pos));
+          memref::StoreOp::create(
+              ob, loc, v, slot.tile,
+              tileIndex(ob, slot.tile, buf, slot.kk, slot.pos));
           return;
         }
         for (int64_t j = 0; j < slot.lanes; ++j)
           memref::StoreOp::create(
               ob, loc, vector::ExtractOp::create(ob, loc, v, j), slot.tile,
-              slot.alongK ? tileAt(buf, addc(ob, slot.kk, j), slot.pos)
-                          : tileAt(buf, slot.kk, addc(ob, slot.pos, j)));
+              slot.alongK ? tileIndex(ob, slot.tile, buf, addc(ob, slot.kk, j),
+                                      slot.pos)
+                          : tileIndex(ob, slot.tile, buf, slot.kk,
+                                      addc(ob, slot.pos, j)));
       };
       if (!slot.active) {
         store(sb);
@@ -1069,29 +1117,38 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           in, [&](OpBuilder &lb, Location, Value k8, ValueRange acc) {
             Value kt = arith::AddIOp::create(lb, loc, k8, t4);
             Value kt4 = addc(lb, kt, 4);
-            auto load = [&](Value tile, Value k, Value at) -> Value {
-              return memref::LoadOp::create(lb, loc, tile, tileAt(buf, k, at));
+            // Two elements along the tile's last dimension, one 8-byte read.
+            auto pair = [&](Value tile, ArrayRef<Value> at) {
+              SmallVector<Value, 4> indices;
+              if (buf)
+                indices.push_back(buf);
+              indices.append(at.begin(), at.end());
+              Value v = vector::LoadOp::create(
+                  lb, loc, VectorType::get({2}, elem), tile, indices,
+                  /*nontemporal=*/false, llvm::MaybeAlign(8));
+              return std::make_pair(vector::ExtractOp::create(lb, loc, v, 0),
+                                    vector::ExtractOp::create(lb, loc, v, 1));
             };
             auto vec = [&](ArrayRef<int64_t> shape2, ValueRange parts) {
               return vector::FromElementsOp::create(
                   lb, loc, VectorType::get(shape2, elem), parts);
             };
             SmallVector<Value> a, bf;
+            // A: rows g and g + 8 of each 16 (interleaved: adjacent) at k
+            // and at k + 4.
             for (int64_t i = 0; i < numRows; i += 2) {
-              Value row = rowInTile[i], row8 = rowInTile[i + 1];
-              a.push_back(
-                  vec({4, 1}, {load(xTile, kt, row), load(xTile, kt, row8),
-                               load(xTile, kt4, row), load(xTile, kt4, row8)}));
+              Value at = addc(lb, aPhysFirst, 8 * i);
+              auto [a0, a1] = pair(xTile, {kt, at});
+              auto [a2, a3] = pair(xTile, {kt4, at});
+              a.push_back(vec({4, 1}, {a0, a1, a2, a3}));
             }
+            // B: column g of each 8 at k and k + 4 (the last dimension).
+            Value yRow = arith::AddIOp::create(
+                lb, loc, arith::DivUIOp::create(lb, loc, k8, cst(lb, 2)), t4);
             for (int64_t j = 0; j < numCols; j += 2) {
-              // Column g of the fragment: the lane's 2 t columns hold the
-              // results, g the operand.
-              Value col = arith::AddIOp::create(
-                  lb, loc,
-                  arith::SubIOp::create(lb, loc, colInTile[j], mulc(lb, t4, 2)),
-                  g);
-              bf.push_back(
-                  vec({2, 1}, {load(yTile, kt, col), load(yTile, kt4, col)}));
+              auto [b0, b1] =
+                  pair(yTile, {yRow, addc(lb, bColFirst, 4 * j), cst(lb, 0)});
+              bf.push_back(vec({2, 1}, {b0, b1}));
             }
             SmallVector<Value> next(acc.begin(), acc.end());
             auto at = [&](int64_t i, int64_t j) -> Value & {

@@ -75,13 +75,17 @@
 // SMALL: workgroup(%{{.*}} : memref<2x16x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x16x32xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // SMALL: -> (f32, f32, f32, f32)
 // With tensor cores the 8 warps are 2 x 4 of 32 x 16 outputs: per 8
-// reduction steps 2 A and 2 B fragments from workgroup memory (rows padded
-// to 72) and 4 TF32 m16n8k8 products; no scalar multiply-add is left.
+// reduction steps 2 A and 2 B fragments from workgroup memory and 4 TF32
+// m16n8k8 products; no scalar multiply-add is left. The x tile's rows
+// (padded to 72) are interleaved in 16s (row g + 8h at 2g + h) and the y
+// tile is [k / 8 * 4 + k % 4, column (padded to 68), k % 8 / 4]: each A
+// fragment is two 8-byte reads (rows g, g + 8 at k and at k + 4), each B
+// fragment one (k and k + 4 of column g).
 // The operands are rounded to TF32 (nearest, ties away: + 0x1000, then the
 // low 13 bits cleared, but for infinities and NaNs) as they are staged: the
 // tensor cores would truncate them.
 // TC-LABEL: gpu.func @matmul_like_kernel0
-// TC-SAME: workgroup(%[[XS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// TC-SAME: workgroup(%[[XS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<2x8x68x2xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // TC: %[[BITS:.*]] = arith.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
 // TC: %[[EXP:.*]] = arith.andi %[[BITS]], %{{.*}} : vector<4xi32>
 // TC: %[[FINITE:.*]] = arith.cmpi ne, %[[EXP]], %{{.*}} : vector<4xi32>
@@ -95,8 +99,8 @@
 // TC-NEXT: memref.store %[[R0]], %[[XS]]
 // TC: gpu.barrier
 // TC: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c16{{[_0-9]*}} step %c8
-// TC-COUNT-8: memref.load %[[XS]]
-// TC-COUNT-4: memref.load %[[YS]]
+// TC-COUNT-4: vector.load %[[XS]][%{{[^]]*}}] {alignment = 8 : i64} : memref<2x16x72xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// TC-COUNT-2: vector.load %[[YS]][%{{.*}}, %{{.*}}, %{{.*}}, %c0{{[_0-9]*}}] {alignment = 8 : i64} : memref<2x8x68x2xf32, #gpu.address_space<workgroup>>, vector<2xf32>
 // TC-NOT: arith.mulf
 // TC-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
 // TC: gpu.barrier
