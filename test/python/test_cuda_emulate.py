@@ -683,7 +683,8 @@ class RandomConvs(nn.Module):
 def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
     """Convolutions of random shapes through the default pipeline (tiles
     with cp.async copies and up to 3 buffers) give PyTorch's result in every
-    order and the bits of the untiled kernels."""
+    order and the bits of the untiled kernels; their TF32 tensor-core tiles
+    PyTorch's FP32 result within 5e-3, the same bits in every order."""
     size = random.Random(seed).choice([12, 17, 24])
     data = export_random(RandomConvs(seed, size), seed, tmp_path, (1, 3, size, size))
     kernels = tmp_path / "k.mlir"
@@ -696,6 +697,14 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
     got = emulate(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     ref = emulate(untiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
+    # TF32 tensor-core tiles (fragment-ordered layouts): PyTorch's FP32
+    # result within the TF32 tolerance, the same bits in every order.
+    tf32 = compile_cuda(tmp_path / "m.mlir", tmp_path / "tf32.gpuopt", None, "--gpu-precision=tf32")
+    outputs = [emulate(tf32, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, o) for o in ORDERS]
+    err = rel_l2(outputs[0], data["expected"])
+    assert err <= 5e-3, f"TF32 relative L2 error {err:.3e} vs PyTorch (FP32)"
+    for order, y in zip(ORDERS, outputs):
+        assert np.array_equal(y.view(np.uint32), outputs[0].view(np.uint32)), f"TF32, order {order} differs"
 
 
 @needs_cuda_run
