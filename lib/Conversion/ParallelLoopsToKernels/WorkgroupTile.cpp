@@ -960,73 +960,69 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       std::optional<AsyncSource> source = isX ? xAsync : yAsync;
       // (A vector slot's operand is a plain load of a plan buffer.)
       if (asyncCopy && (slot.lanes != 1 || source)) {
-        {
-          // Out of M, N or K the copy reads nothing (zero fill) from a
-          // valid address: that of position 0, step 0.
-          auto copies = [&](OpBuilder &ob) {
-            auto pick = [&](Value v) -> Value {
-              return arith::SelectOp::create(ob, loc, ok, v, cst(ob, 0));
-            };
-            Value atC = pick(at), kC = pick(k);
-            IRMapping map = fixed;
-            side.map(ob, loc, atC, map);
-            auto count = [&](Value cond, int64_t n) -> Value {
-              return arith::SelectOp::create(ob, loc, cond, cst(ob, n),
-                                             cst(ob, 0));
-            };
-            auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
-            auto copy = [&](Value src, ValueRange srcIndices,
-                            ArrayRef<Value> dstIndices, int64_t n,
-                            Value srcElements) {
-              nvgpu::DeviceAsyncCopyOp::create(
-                  ob, loc, tokenType, slot.tile, dstIndices, src, srcIndices,
-                  ob.getIndexAttr(n), srcElements,
-                  n * 4 == 16 ? ob.getUnitAttr() : UnitAttr());
-            };
-            if (slot.lanes == 1) {
-              mapFlatIndex(ob, loc, kC, r.nestIvs, r.lower, r.count, r.step,
-                           map);
-              for (Operation *op : isX ? xOps : yOps)
-                if (op != source->load.getOperation() && op != source->select)
-                  ob.clone(*op, map);
-              Value read = ok;
-              if (source->cond)
-                read = arith::AndIOp::create(ob, loc, read,
-                                             map.lookupOrDefault(source->cond));
-              auto indices =
-                  llvm::map_to_vector(source->load.getIndices(), [&](Value v) {
-                    return map.lookupOrDefault(v);
-                  });
-              copy(map.lookupOrDefault(source->load.getMemRef()), indices,
-                   tileAt(buf, slot.kk, slot.pos), 1, count(read, 1));
-              return;
-            }
-            SmallVector<Value> indices = vectorIndices(ob, kC, atC, map);
-            if (!vec.alongK) {
-              // 4 consecutive positions: one 16-byte copy (cp.async.cg).
-              copy(vec.flat, indices, tileAt(buf, slot.kk, slot.pos), 4,
-                   count(ok, 4));
-              return;
-            }
-            // 4 consecutive k of one position, stored transposed: 4 copies.
-            Value last = indices.back();
-            for (int64_t j = 0; j < 4; ++j) {
-              indices.back() = addc(ob, last, j);
-              copy(vec.flat, indices,
-                   tileAt(buf, addc(ob, slot.kk, j), slot.pos), 1,
-                   count(ok, 1));
-            }
+        // Out of M, N or K the copy reads nothing (zero fill) from a
+        // valid address: that of position 0, step 0.
+        auto copies = [&](OpBuilder &ob) {
+          auto pick = [&](Value v) -> Value {
+            return arith::SelectOp::create(ob, loc, ok, v, cst(ob, 0));
           };
-          if (slot.active) {
-            auto guard = scf::IfOp::create(sb, loc, slot.active);
-            OpBuilder gb = guard.getThenBodyBuilder();
-            copies(gb);
-          } else {
-            copies(sb);
+          Value atC = pick(at), kC = pick(k);
+          IRMapping map = fixed;
+          side.map(ob, loc, atC, map);
+          auto count = [&](Value cond, int64_t n) -> Value {
+            return arith::SelectOp::create(ob, loc, cond, cst(ob, n),
+                                           cst(ob, 0));
+          };
+          auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+          auto copy = [&](Value src, ValueRange srcIndices,
+                          ArrayRef<Value> dstIndices, int64_t n,
+                          Value srcElements) {
+            nvgpu::DeviceAsyncCopyOp::create(
+                ob, loc, tokenType, slot.tile, dstIndices, src, srcIndices,
+                ob.getIndexAttr(n), srcElements,
+                n * 4 == 16 ? ob.getUnitAttr() : UnitAttr());
+          };
+          if (slot.lanes == 1) {
+            mapFlatIndex(ob, loc, kC, r.nestIvs, r.lower, r.count, r.step, map);
+            for (Operation *op : isX ? xOps : yOps)
+              if (op != source->load.getOperation() && op != source->select)
+                ob.clone(*op, map);
+            Value read = ok;
+            if (source->cond)
+              read = arith::AndIOp::create(ob, loc, read,
+                                           map.lookupOrDefault(source->cond));
+            auto indices =
+                llvm::map_to_vector(source->load.getIndices(), [&](Value v) {
+                  return map.lookupOrDefault(v);
+                });
+            copy(map.lookupOrDefault(source->load.getMemRef()), indices,
+                 tileAt(buf, slot.kk, slot.pos), 1, count(read, 1));
+            return;
           }
-          step.values.push_back(Value());
-          continue;
+          SmallVector<Value> indices = vectorIndices(ob, kC, atC, map);
+          if (!vec.alongK) {
+            // 4 consecutive positions: one 16-byte copy (cp.async.cg).
+            copy(vec.flat, indices, tileAt(buf, slot.kk, slot.pos), 4,
+                 count(ok, 4));
+            return;
+          }
+          // 4 consecutive k of one position, stored transposed: 4 copies.
+          Value last = indices.back();
+          for (int64_t j = 0; j < 4; ++j) {
+            indices.back() = addc(ob, last, j);
+            copy(vec.flat, indices, tileAt(buf, addc(ob, slot.kk, j), slot.pos),
+                 1, count(ok, 1));
+          }
+        };
+        if (slot.active) {
+          auto guard = scf::IfOp::create(sb, loc, slot.active);
+          OpBuilder gb = guard.getThenBodyBuilder();
+          copies(gb);
+        } else {
+          copies(sb);
         }
+        step.values.push_back(Value());
+        continue;
       }
       if (slot.active)
         ok = arith::AndIOp::create(sb, loc, ok, slot.active);
