@@ -32,6 +32,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -917,6 +918,20 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   struct StepLoads {
     SmallVector<Value> values;
     Value group;
+    /// The tokens of its copies issued unguarded (in the step's block).
+    SmallVector<Value> tokens;
+  };
+  // A group of the thread's copies so far (PTX cp.async.commit_group
+  // commits every copy not yet committed, those under a guard too, whatever
+  // tokens it names). It names `tokens`, else a poison token: the op's
+  // custom form cannot print an empty operand list that parses back when
+  // a result follows on the next line.
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+  auto commitGroup = [&](OpBuilder &ob, ArrayRef<Value> tokens) -> Value {
+    SmallVector<Value> named(tokens);
+    if (named.empty())
+      named.push_back(ub::PoisonOp::create(ob, loc, tokenType));
+    return nvgpu::DeviceAsyncCreateGroupOp::create(ob, loc, tokenType, named);
   };
   auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK, Value buf,
                       bool commit = true) {
@@ -973,14 +988,15 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
             return arith::SelectOp::create(ob, loc, cond, cst(ob, n),
                                            cst(ob, 0));
           };
-          auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
           auto copy = [&](Value src, ValueRange srcIndices,
                           ArrayRef<Value> dstIndices, int64_t n,
                           Value srcElements) {
-            nvgpu::DeviceAsyncCopyOp::create(
+            auto op = nvgpu::DeviceAsyncCopyOp::create(
                 ob, loc, tokenType, slot.tile, dstIndices, src, srcIndices,
                 ob.getIndexAttr(n), srcElements,
                 n * 4 == 16 ? ob.getUnitAttr() : UnitAttr());
+            if (ob.getBlock() == sb.getBlock())
+              step.tokens.push_back(op.getAsyncToken());
           };
           if (slot.lanes == 1) {
             mapFlatIndex(ob, loc, kC, r.nestIvs, r.lower, r.count, r.step, map);
@@ -1055,11 +1071,9 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           });
       step.values.push_back(load.getResult(0));
     }
-    // One group of the step's copies (PTX cp.async.commit_group commits
-    // every copy of the thread not yet committed, those under a guard too).
+    // One group of the step's copies.
     if (commit && llvm::is_contained(step.values, Value()))
-      step.group = nvgpu::DeviceAsyncCreateGroupOp::create(
-          sb, loc, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{});
+      step.group = commitGroup(sb, step.tokens);
     return step;
   };
 
@@ -1239,9 +1253,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     // read before the barrier that ended it, multiplies from buffer t % S,
     // then waits until at most S - 2 groups are pending (steps up to
     // t + 1 complete) and meets the barrier that publishes step t + 1.
-    auto commit = [&](OpBuilder &ob) -> Value {
-      return nvgpu::DeviceAsyncCreateGroupOp::create(
-          ob, loc, nvgpu::DeviceAsyncTokenType::get(ctx), ValueRange{});
+    auto commit = [&](OpBuilder &ob, ArrayRef<Value> tokens = {}) -> Value {
+      return commitGroup(ob, tokens);
     };
     auto waitAndSync = [&](OpBuilder &ob, Value group) {
       nvgpu::DeviceAsyncWaitOp::create(ob, loc, group,
@@ -1249,18 +1262,19 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       barrier(ob);
     };
     // Every operand is copied: the steps' loads leave no register values.
-    auto copyStep = [&](OpBuilder &ob, Value k0, bool guardK, Value buf) {
-      [[maybe_unused]] StepLoads step =
-          loadStep(ob, k0, guardK, buf, /*commit=*/false);
+    auto copyStep = [&](OpBuilder &ob, Value k0, bool guardK,
+                        Value buf) -> SmallVector<Value> {
+      StepLoads step = loadStep(ob, k0, guardK, buf, /*commit=*/false);
       assert(llvm::all_of(step.values, [](Value v) { return !v; }) &&
              "an operand staged through registers in the copy pipeline");
+      return step.tokens;
     };
     // (2 < stages <= numSteps: the prologue's steps are whole ones, and
     // the loop's last steps issue nothing.)
     Value group;
     for (int64_t s = 0; s + 1 < stages; ++s) {
-      copyStep(tb, cst(tb, s * kTileK), /*guardK=*/false, cst(tb, s));
-      group = commit(tb);
+      group = commit(
+          tb, copyStep(tb, cst(tb, s * kTileK), /*guardK=*/false, cst(tb, s)));
     }
     waitAndSync(tb, group);
     // Loop steps t <= numSteps - S issue a real step.
