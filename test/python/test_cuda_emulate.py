@@ -697,6 +697,13 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
     got = emulate(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     ref = emulate(untiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
+    # The written kernels parse back: the host image built from them runs
+    # the same bits (the hand-editing route, --cuda-host-kernels).
+    reread = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "reread.gpuopt", None, f"--cuda-host-kernels={kernels}"
+    )
+    again = emulate(reread, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
+    assert np.array_equal(again.view(np.uint32), got.view(np.uint32)), "the re-read kernels differ"
     # TF32 tensor-core tiles (fragment-ordered layouts): PyTorch's FP32
     # result within the TF32 tolerance, the same bits in every order.
     tf32 = compile_cuda(tmp_path / "m.mlir", tmp_path / "tf32.gpuopt", None, "--gpu-precision=tf32")
