@@ -64,13 +64,19 @@ static unsigned getMinimumPtxVersion(unsigned sm) {
   }
 }
 
+/// The NN of a chip `sm_NN` that parseCudaChips accepted.
+static unsigned getSmVersion(StringRef chip) {
+  unsigned sm = 0;
+  (void)chip.drop_front(3).getAsInteger(10, sm);
+  return sm;
+}
+
 /// `features` for `chip` (sm_NN, checked): a `+ptxNN` older than the chip's
 /// minimum PTX version raised to it, which the back end would otherwise
 /// abort on ("PTX version 8.0 does not support target 'sm_120'").
 static std::string getChipFeatures(StringRef features, StringRef chip) {
-  unsigned sm = 0, minimum = 0;
-  if (chip.drop_front(3).getAsInteger(10, sm) ||
-      !(minimum = getMinimumPtxVersion(sm)))
+  unsigned minimum = getMinimumPtxVersion(getSmVersion(chip));
+  if (!minimum)
     return features.str();
   SmallVector<StringRef> parts;
   features.split(parts, ',', -1, /*KeepEmpty=*/false);
@@ -196,10 +202,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
         parseCudaChips(options.chip, error);
     kernelOptions.workgroupTileAsyncCopy =
         succeeded(chips) && llvm::all_of(*chips, [](StringRef chip) {
-          unsigned sm = 0;
-          return chip.consume_front("sm_") &&
-                 !chip.take_while(llvm::isDigit).getAsInteger(10, sm) &&
-                 sm >= 80;
+          return getSmVersion(chip) >= 80;
         });
   }
   // TF32 is the precision of the whole plan: library steps and tiles alike.

@@ -395,13 +395,19 @@ struct CudaEmulator::Impl {
     std::abort();
   }
 
+  /// The fiber a hook runs on; null, and the misuse recorded, when a hook
+  /// is called outside one (an image whose info is wrong).
+  Fiber *runningFiber() {
+    if (!current)
+      misuse = true;
+    return current;
+  }
+
   static void barrierHook(void *ctx, int64_t site) {
     auto *I = static_cast<Impl *>(ctx);
-    Fiber *f = I->current;
-    if (!f) {
-      I->misuse = true;
+    Fiber *f = I->runningFiber();
+    if (!f)
       return;
-    }
     f->state = FiberState::AtBarrier;
     f->site = site;
     f->context.switchTo(I->scheduler);
@@ -410,11 +416,9 @@ struct CudaEmulator::Impl {
   static int64_t shuffleHook(void *ctx, int64_t site, int64_t mode,
                              int64_t bits, int64_t offset, int64_t width) {
     auto *I = static_cast<Impl *>(ctx);
-    Fiber *f = I->current;
-    if (!f) {
-      I->misuse = true;
+    Fiber *f = I->runningFiber();
+    if (!f)
       return bits & 0xffffffff; // its own value, not valid
-    }
     f->state = FiberState::AtShuffle;
     f->site = site;
     f->mode = mode;
@@ -428,11 +432,9 @@ struct CudaEmulator::Impl {
   static void mmaHook(void *ctx, int64_t site, int64_t shape, const float *a,
                       const float *b, float *c) {
     auto *I = static_cast<Impl *>(ctx);
-    Fiber *f = I->current;
-    if (!f) {
-      I->misuse = true;
+    Fiber *f = I->runningFiber();
+    if (!f)
       return;
-    }
     f->state = FiberState::AtMma;
     f->site = site;
     f->mode = shape;
@@ -445,11 +447,9 @@ struct CudaEmulator::Impl {
   static void asyncCopyHook(void *ctx, int64_t address, int64_t bits,
                             int64_t bytes) {
     auto *I = static_cast<Impl *>(ctx);
-    Fiber *f = I->current;
-    if (!f) {
-      I->misuse = true;
+    Fiber *f = I->runningFiber();
+    if (!f)
       return;
-    }
     auto *p = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(address));
     if (bytes < 1 || bytes > 8 || !I->workgroup || p < I->workgroup ||
         p + bytes > I->workgroup + I->runningWorkgroupBytes) {
@@ -467,11 +467,9 @@ struct CudaEmulator::Impl {
 
   static void asyncCommitHook(void *ctx) {
     auto *I = static_cast<Impl *>(ctx);
-    Fiber *f = I->current;
-    if (!f) {
-      I->misuse = true;
+    Fiber *f = I->runningFiber();
+    if (!f)
       return;
-    }
     for (PendingCopy &c : f->pending)
       if (c.group < 0)
         c.group = f->groups;
@@ -482,11 +480,9 @@ struct CudaEmulator::Impl {
   /// committed groups (uncommitted copies stay pending, as in PTX).
   static void asyncWaitHook(void *ctx, int64_t left) {
     auto *I = static_cast<Impl *>(ctx);
-    Fiber *f = I->current;
-    if (!f) {
-      I->misuse = true;
+    Fiber *f = I->runningFiber();
+    if (!f)
       return;
-    }
     const int64_t done = f->groups - std::max<int64_t>(left, 0);
     std::vector<PendingCopy> rest;
     for (const PendingCopy &c : f->pending) {

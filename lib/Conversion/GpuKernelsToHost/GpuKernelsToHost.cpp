@@ -780,9 +780,7 @@ LogicalResult expandAsyncCopies(func::FuncOp fn, func::FuncOp report,
     Type element = copy.getDst().getType().getElementType();
     unsigned width = element.getIntOrFloatBitWidth();
     int64_t bytes = width / 8;
-    int64_t n = copy.getDstElements().getSExtValue();
-    if (n < 1)
-      return op->emitOpError("copies ") << n << " elements";
+    int64_t n = copy.getDstElements().getSExtValue(); // 1+ (verifier)
     auto cst = [&](OpBuilder &ob, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(ob, loc, v);
     };
@@ -826,7 +824,7 @@ LogicalResult expandAsyncCopies(func::FuncOp fn, func::FuncOp report,
           j ? arith::AddIOp::create(at, loc, dstLast, cst(at, j)) : dstLast;
       Value count = copy.getSrcElements();
       Value value;
-      if (j == 0) {
+      if (!count || j == 0) {
         // The copy's source address must be valid even when nothing is
         // read (the address the GPU is handed; the tiles clamp it): the
         // first element is loaded, bounds-checked, either way.
@@ -838,10 +836,8 @@ LogicalResult expandAsyncCopies(func::FuncOp fn, func::FuncOp report,
                                     cst(at, 0)),
               value, zero);
       } else {
-        Value read = arith::ConstantIntOp::create(at, loc, at.getI1Type(), 1);
-        if (count)
-          read = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult,
-                                       cst(at, j), count);
+        Value read = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult,
+                                           cst(at, j), count);
         value = scf::IfOp::create(
                     at, loc, read,
                     [&](OpBuilder &ob, Location) {

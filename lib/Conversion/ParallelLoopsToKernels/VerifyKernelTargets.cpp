@@ -52,23 +52,19 @@ struct VerifyKernelTargetsPass
       auto target = dyn_cast<NVVM::NVVMTargetAttr>(a);
       if (!target)
         continue;
-      unsigned sm = smVersion(target.getChip());
-      module.walk([&](nvgpu::MmaSyncOp mma) {
-        if (sm >= 80)
-          return;
-        mma.emitOpError("needs sm_80 or newer (tensor cores with TF32 and "
-                        "m16n8k* shapes), but the kernels are also built for ")
-            << target.getChip();
-        failed = true;
-      });
+      if (smVersion(target.getChip()) >= 80)
+        continue;
       module.walk([&](Operation *op) {
-        if (sm >= 80 ||
-            !isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
-                 nvgpu::DeviceAsyncWaitOp>(op))
+        StringRef what;
+        if (isa<nvgpu::MmaSyncOp>(op))
+          what = "tensor cores with TF32 and m16n8k* shapes";
+        else if (isa<nvgpu::DeviceAsyncCopyOp, nvgpu::DeviceAsyncCreateGroupOp,
+                     nvgpu::DeviceAsyncWaitOp>(op))
+          what = "cp.async, asynchronous copies to workgroup memory";
+        else
           return;
-        op->emitOpError("needs sm_80 or newer (cp.async, asynchronous "
-                        "copies to workgroup memory), but the kernels are "
-                        "also built for ")
+        op->emitOpError("needs sm_80 or newer (")
+            << what << "), but the kernels are also built for "
             << target.getChip();
         failed = true;
       });

@@ -49,8 +49,9 @@ namespace {
 constexpr int64_t kThreads = gpuopt::kWorkgroupTileThreads;
 /// Reduction steps per operand tile.
 constexpr int64_t kTileK = 16;
-/// Static workgroup memory a block may have (CUDA's limit without
-/// opting in to more).
+/// Static workgroup memory a block may have (CUDA's limit without opting
+/// in to more; the emulator's kCudaHostMaxWorkgroupBytes, whose runtime
+/// header this MLIR code does not include).
 constexpr int64_t kWorkgroupTileMaxBytes = 48 * 1024;
 
 /// A block tile of bm x bn outputs, rm x rn per thread (kThreads threads).
@@ -640,8 +641,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   Value blk = tiled.getInductionVars()[0], tid = tiled.getInductionVars()[1];
 
   // A padded row: the x tile is stored along k by neighbouring threads.
-  // With `doubleBuffer` two of each, [buffer, k, row]: step t is multiplied
-  // from buffer t % 2 while step t + 1 is stored into the other one.
+  // With several buffers of each, [buffer, k, row]: step t is multiplied
+  // from buffer t % S while later steps are stored into the others.
   int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
   bool doubleBuffer = options.doubleBuffer && numSteps > 1;
   // With `asyncCopy` an operand whose elements are plain reads of a plan
