@@ -950,7 +950,14 @@ class Bench:
                     (False,)
                     if "-only-" in name
                     or name.endswith(
-                        ("-deform-conv", "-single-buffer", "-no-prefetch", "-no-async-copy", "-2-stages")
+                        (
+                            "-deform-conv",
+                            "-single-buffer",
+                            "-no-prefetch",
+                            "-no-async-copy",
+                            "-2-stages",
+                            "-4x4-threads",
+                        )
                     )
                     else (False, True),
                 )

@@ -106,6 +106,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
   options.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
   options.workgroupTileStages = workgroupTileStages;
+  options.workgroupTileMaxThreadOutputs = workgroupTileMaxThreadOutputs;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
   options.gpuConvDevice = gpuConvDevice;
@@ -163,6 +164,8 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
     library.device = options.gpuConvDevice;
     library.precision = options.precision;
     library.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
+    library.workgroupTileMaxThreadOutputs =
+        options.workgroupTileMaxThreadOutputs;
     pm.addPass(createConvertSegToCudaLibraryPass(library));
   }
   // Padding and shifts in the convolutions' operand loads: no padded or
@@ -195,6 +198,8 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.workgroupTilePrefetch = options.workgroupTilePrefetch;
   kernelOptions.workgroupTileDoubleBuffer = options.workgroupTileDoubleBuffer;
   kernelOptions.workgroupTileStages = options.workgroupTileStages;
+  kernelOptions.workgroupTileMaxThreadOutputs =
+      options.workgroupTileMaxThreadOutputs;
   // cp.async is sm_80's: on where every chip has it.
   if (options.workgroupTileAsyncCopy) {
     std::string error;

@@ -648,6 +648,70 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
 
 
+class EightWideTileShapes(nn.Module):
+    """Convolutions sized for the wide thread tiles at the pipeline's 132
+    blocks (a 128x132 map, 16896 pixels): a padded 3x3 convolution 3 -> 64
+    in 64 x 128 tiles (4 x 8 per thread, zero-filled copies), 32 -> 128 in
+    128 x 128 (8 x 8, two steps), 64 -> 128 at stride (1, 2) (8448 pixels)
+    in 128 x 64 (8 x 4, four steps, three buffers); 64 -> 32 between them in
+    a narrow shape."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 64, 3, padding=1)
+        self.b = nn.Conv2d(64, 32, 1)
+        self.c = nn.Conv2d(32, 128, 1)
+        self.d = nn.Conv2d(64, 128, 1, stride=(1, 2))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.relu(self.a(x))
+        return torch.cat([self.c(torch.relu(self.b(a))), self.d(a)], dim=3)
+
+
+@needs_cuda_run
+def test_wide_thread_tiles_emulated(tmp_path: Path) -> None:
+    """The 8 x 8, 8 x 4 and 4 x 8 thread tiles (the pipeline's
+    --cuda-workgroup-tile-max-thread-outputs=64; 8 rows read as one vector
+    of 8) give PyTorch's result in every order and the bits of the untiled
+    kernels and of the 4 x 4 tiles; their TF32 tensor-core tiles (warps of
+    64 x 32 in 128 x 128) PyTorch's FP32 result within 5e-3, the same bits
+    in every order."""
+    data = export_random(EightWideTileShapes(), 23, tmp_path, (1, 3, 128, 132))
+    weights, x = tmp_path / "m.safetensors", [tmp_path / "x.npy"]
+    kernels = tmp_path / "k.mlir"
+    tiled = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "m.gpuopt", "gpuopt-optimize", f"--cuda-write-kernels={kernels}"
+    )
+    shapes = set(
+        re.findall(
+            r"memref<[23]x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
+            r"%\w+ : memref<[23]x16x(\d+)xf32",
+            kernels.read_text(),
+        )
+    )
+    # (BM + 4, BN): 128 x 128, 128 x 64, 64 x 128.
+    assert {("132", "128"), ("132", "64"), ("68", "128")} <= shapes, shapes
+    check_orders(tiled, weights, x, data["expected"], "wide thread tiles")
+    got = emulate(tiled, weights, x, tmp_path, ORDERS[0])
+    for name, flag in (
+        ("untiled", "--cuda-workgroup-tile=false"),
+        ("4x4", "--cuda-workgroup-tile-max-thread-outputs=16"),
+    ):
+        other = compile_cuda(tmp_path / "m.mlir", tmp_path / f"{name}.gpuopt", "gpuopt-optimize", flag)
+        ref = emulate(other, weights, x, tmp_path, ORDERS[0])
+        assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), (
+            f"wide thread tiles: other bits than {name}"
+        )
+    tf32 = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "tf32.gpuopt", "gpuopt-optimize", "--gpu-precision=tf32"
+    )
+    outputs = [emulate(tf32, weights, x, tmp_path, o) for o in ORDERS]
+    err = rel_l2(outputs[0], data["expected"])
+    assert 1e-6 < err <= 5e-3, f"TF32 relative L2 error {err:.3e} vs PyTorch (FP32)"
+    for order, y in zip(ORDERS, outputs):
+        assert np.array_equal(y.view(np.uint32), outputs[0].view(np.uint32)), f"TF32, order {order} differs"
+
+
 class RandomConvs(nn.Module):
     """Four convolutions (each with a ReLU) whose channels (16 to 64), kernel
     (1, 3, 5), stride, dilation, padding and bias are drawn from `seed`:

@@ -331,6 +331,11 @@ def ConvertParallelLoopsToKernelsPass
            "Buffers of each workgroup tile where both operands are copied "
            "asynchronously a step ahead (at least 2; more: copies of that "
            "many steps minus one in flight, as many as fit 48 KiB)">,
+    Option<"workgroupTileMaxThreadOutputs",
+           "workgroup-tile-max-thread-outputs", "int64_t", /*default=*/"16",
+           "Outputs a thread of a workgroup tile may compute (at least 4): "
+           "16 for the 4 x 4 thread tiles and smaller, 32 adds 8 x 4 and "
+           "4 x 8, 64 adds 8 x 8">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "
@@ -485,6 +490,11 @@ def ConvertSegToCudaLibraryPass
     Option<"workgroupTileMinBlocks", "workgroup-tile-min-blocks", "int64_t",
            /*default=*/"132",
            "select=auto: the generated kernels' workgroup-tile-min-blocks "
+           "(--convert-parallel-loops-to-kernels), for their tile shapes">,
+    Option<"workgroupTileMaxThreadOutputs",
+           "workgroup-tile-max-thread-outputs", "int64_t", /*default=*/"64",
+           "select=auto: the generated kernels' "
+           "workgroup-tile-max-thread-outputs "
            "(--convert-parallel-loops-to-kernels), for their tile shapes">
   ];
   let statistics = [

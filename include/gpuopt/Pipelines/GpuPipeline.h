@@ -66,6 +66,10 @@ struct CudaTargetOptions {
   /// (--convert-parallel-loops-to-kernels' workgroup-tile-stages): 3, the
   /// usual depth of cp.async pipelines on sm_80 and newer, where it fits.
   int64_t workgroupTileStages = 3;
+  /// Outputs a thread of those kernels may compute
+  /// (--convert-parallel-loops-to-kernels' workgroup-tile-max-thread-
+  /// outputs): 64, the 8 x 8 thread tiles where they give enough blocks.
+  int64_t workgroupTileMaxThreadOutputs = 64;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
@@ -169,6 +173,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Buffers of the workgroup tiles whose operands are all "
                      "copied asynchronously (at least 2)"),
       llvm::cl::init(CudaTargetOptions().workgroupTileStages)};
+  Option<int64_t> workgroupTileMaxThreadOutputs{
+      *this, "workgroup-tile-max-thread-outputs",
+      llvm::cl::desc("Outputs a thread of a workgroup tile may compute (at "
+                     "least 4; 16: 4 x 4 thread tiles at most)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTileMaxThreadOutputs)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

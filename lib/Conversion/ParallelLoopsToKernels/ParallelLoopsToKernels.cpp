@@ -888,6 +888,12 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         << static_cast<int64_t>(workgroupTileStages);
     return signalPassFailure();
   }
+  if (workgroupTileMaxThreadOutputs < 4) {
+    module.emitError("workgroup-tile-max-thread-outputs must be at least 4, "
+                     "got ")
+        << static_cast<int64_t>(workgroupTileMaxThreadOutputs);
+    return signalPassFailure();
+  }
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
     if (!func.isExternal())
@@ -925,6 +931,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
     tileOptions.vectorLoads = workgroupTileVectorLoads;
     tileOptions.asyncCopy = workgroupTileAsyncCopy;
     tileOptions.stages = workgroupTileStages;
+    tileOptions.maxThreadOutputs = workgroupTileMaxThreadOutputs;
     // Warps must not straddle blocks for lanes to share a row. A loop that
     // is not a row kernel may be a reduction to tile in registers.
     for (auto loop :

@@ -62,8 +62,9 @@ bool isEligible(Operation *op) {
 class RouteChooser {
 public:
   RouteChooser(ModuleOp module, const DeviceModel &device, StringRef precision,
-               int64_t minBlocks)
-      : device(device), model(device, precision), minBlocks(minBlocks) {
+               int64_t minBlocks, int64_t maxThreadOutputs)
+      : device(device), model(device, precision), minBlocks(minBlocks),
+        maxThreadOutputs(maxThreadOutputs) {
     module.walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
@@ -97,8 +98,8 @@ public:
       // a product the workgroup tiles leave to register tiles (batched,
       // fewer than 16 rows or 8 reduction steps) is not quantized.
       if (k.gemm->batch == 1 && k.gemm->n >= 16 && k.gemm->k >= 8)
-        generatedTiles = getWorkgroupTileUtilization(k.gemm->n, k.gemm->m,
-                                                     minBlocks, device.units);
+        generatedTiles = getWorkgroupTileUtilization(
+            k.gemm->n, k.gemm->m, minBlocks, device.units, maxThreadOutputs);
       // The libraries' large tiles, or as good a fill as the generated
       // kernels' where that is better: cuDNN and cuBLASLt also carry small
       // tiles and split-K for small products.
@@ -129,6 +130,7 @@ private:
   const DeviceModel &device;
   LatencyModel model;
   int64_t minBlocks;
+  int64_t maxThreadOutputs;
   SmallVector<std::unique_ptr<SegCostAnalysis>> analyses;
   DenseMap<Operation *, const OpCost *> costs;
 };
@@ -155,6 +157,9 @@ struct ConvertSegToCudaLibraryPass
     if (workgroupTileMinBlocks < 1)
       return fail("workgroup-tile-min-blocks must be at least 1, got " +
                   Twine(static_cast<int64_t>(workgroupTileMinBlocks)));
+    if (workgroupTileMaxThreadOutputs < 4)
+      return fail("workgroup-tile-max-thread-outputs must be at least 4, got " +
+                  Twine(static_cast<int64_t>(workgroupTileMaxThreadOutputs)));
     if (failed(checkReservedKernelSymbols(module)))
       return signalPassFailure();
     SmallVector<Operation *> ops;
@@ -178,7 +183,8 @@ struct ConvertSegToCudaLibraryPass
                     ", not a GPU: it has no library route to predict");
       deviceModel = std::move(*loaded);
       chooser = std::make_unique<RouteChooser>(module, *deviceModel, precision,
-                                               workgroupTileMinBlocks);
+                                               workgroupTileMinBlocks,
+                                               workgroupTileMaxThreadOutputs);
     }
     for (Operation *op : ops) {
       if (!isEligible(op)) {

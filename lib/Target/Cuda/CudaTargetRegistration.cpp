@@ -92,6 +92,13 @@ public:
                      "least 2)"),
             cl::init(CudaTargetOptions().workgroupTileStages),
             cl::cat(category)),
+        workgroupTileMaxThreadOutputs(
+            "cuda-workgroup-tile-max-thread-outputs",
+            cl::desc("--target=cuda: outputs a thread of a workgroup tile "
+                     "may compute (at least 4; 16: 4 x 4 thread tiles at "
+                     "most, 32: 8 x 4, 64: 8 x 8)"),
+            cl::init(CudaTargetOptions().workgroupTileMaxThreadOutputs),
+            cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
                          "generated kernels (generated), where eligible as "
@@ -133,6 +140,7 @@ public:
             &workgroupTileDoubleBuffer,
             &workgroupTileAsyncCopy,
             &workgroupTileStages,
+            &workgroupTileMaxThreadOutputs,
             &gpuConv,
             &gpuConvDevice,
             &precision,
@@ -154,6 +162,12 @@ public:
     if (workgroupTileStages < 2) {
       error = "--cuda-workgroup-tile-stages must be at least 2, got " +
               std::to_string(workgroupTileStages);
+      return failure();
+    }
+    if (workgroupTileMaxThreadOutputs < 4) {
+      error = "--cuda-workgroup-tile-max-thread-outputs must be at least 4, "
+              "got " +
+              std::to_string(workgroupTileMaxThreadOutputs);
       return failure();
     }
     CudaTargetOptions conv;
@@ -191,6 +205,8 @@ public:
     options.target.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
     options.target.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
     options.target.workgroupTileStages = workgroupTileStages;
+    options.target.workgroupTileMaxThreadOutputs =
+        workgroupTileMaxThreadOutputs;
     options.target.gpuConv = gpuConv;
     options.target.gpuConvDevice = gpuConvDevice;
     options.target.precision = precision;
@@ -219,6 +235,7 @@ private:
   cl::opt<bool> workgroupTileDoubleBuffer;
   cl::opt<bool> workgroupTileAsyncCopy;
   cl::opt<int64_t> workgroupTileStages;
+  cl::opt<int64_t> workgroupTileMaxThreadOutputs;
   cl::opt<std::string> gpuConv;
   cl::opt<std::string> gpuConvDevice;
   cl::opt<std::string> precision;

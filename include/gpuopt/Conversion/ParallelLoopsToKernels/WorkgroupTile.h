@@ -53,6 +53,10 @@ struct WorkgroupTileOptions {
   /// step ahead (at least 2): steps t + 1 .. t + stages - 1 in flight while
   /// step t multiplies, as many as fit 48 KiB and the steps.
   int64_t stages = 2;
+  /// Outputs a thread may compute (RM x RN of its tile shape): 16 keeps
+  /// the 4 x 4 shapes and smaller, 32 adds 8 x 4 and 4 x 8, 64 adds 8 x 8
+  /// (at least 4, the 2 x 2 shapes).
+  int64_t maxThreadOutputs = 16;
 };
 
 /// Rewrites `loop` when its body, besides ops before and after it, is one
@@ -135,12 +139,12 @@ tileReductionInWorkgroupMemory(scf::ParallelOp loop,
 /// The fraction of the block slots a workgroup-tiled `m` x `n` product
 /// (M: the output rows the tiles split by BM, N: the rest) fills on a device
 /// of `units` multiprocessors, one block each per wave, with the tile shape
-/// tileReductionInWorkgroupMemory chooses for `minBlocks`:
-/// m·n / (waves · units · BM · BN). The cost model's view of the generated
-/// kernels' tile and wave quantization (--convert-seg-to-cuda-library's
-/// `select=auto`).
+/// tileReductionInWorkgroupMemory chooses for `minBlocks` and
+/// `maxThreadOutputs`: m·n / (waves · units · BM · BN). The cost model's view
+/// of the generated kernels' tile and wave quantization
+/// (--convert-seg-to-cuda-library's `select=auto`).
 double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t minBlocks,
-                                   int64_t units);
+                                   int64_t units, int64_t maxThreadOutputs);
 
 } // namespace gpuopt
 } // namespace mlir
