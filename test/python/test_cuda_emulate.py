@@ -768,14 +768,24 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
     )
     again = emulate(reread, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
     assert np.array_equal(again.view(np.uint32), got.view(np.uint32)), "the re-read kernels differ"
-    # TF32 tensor-core tiles (fragment-ordered layouts): PyTorch's FP32
-    # result within the TF32 tolerance, the same bits in every order.
+    # TF32 tensor-core tiles (fragment-ordered layouts, copied and rounded
+    # in place): PyTorch's FP32 result within the TF32 tolerance, the same
+    # bits in every order and as operands rounded in registers.
     tf32 = compile_cuda(tmp_path / "m.mlir", tmp_path / "tf32.gpuopt", None, "--gpu-precision=tf32")
     outputs = [emulate(tf32, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, o) for o in ORDERS]
     err = rel_l2(outputs[0], data["expected"])
     assert err <= 5e-3, f"TF32 relative L2 error {err:.3e} vs PyTorch (FP32)"
     for order, y in zip(ORDERS, outputs):
         assert np.array_equal(y.view(np.uint32), outputs[0].view(np.uint32)), f"TF32, order {order} differs"
+    staged = compile_cuda(
+        tmp_path / "m.mlir",
+        tmp_path / "tf32-regs.gpuopt",
+        None,
+        "--gpu-precision=tf32",
+        "--cuda-workgroup-tile-async-copy=false",
+    )
+    ref = emulate(staged, tmp_path / "m.safetensors", [tmp_path / "x.npy"], tmp_path, ORDERS[0])
+    assert np.array_equal(outputs[0].view(np.uint32), ref.view(np.uint32)), "TF32 copies round otherwise"
 
 
 @needs_cuda_run
@@ -791,6 +801,8 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
         ("--cuda-workgroup-tile-async-copy=false", "--cuda-workgroup-tile-prefetch=false"),
         ("--cuda-workgroup-tile-stages=2",),
         ("--cuda-workgroup-tile-stages=4",),
+        ("--gpu-precision=tf32", "--cuda-workgroup-tile-async-copy=false"),
+        ("--gpu-precision=tf32", "--cuda-workgroup-tile-stages=4"),
     ],
     ids=[
         "one-buffer",
@@ -802,6 +814,8 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
         "no-async-no-prefetch",
         "2-stages",
         "4-stages",
+        "tf32-no-async",
+        "tf32-4-stages",
     ],
 )
 def test_workgroup_tile_schedules_emulated(workgroup_tile_shapes: dict, flags: tuple[str, ...]) -> None:

@@ -184,8 +184,13 @@ def ConvertParallelLoopsToKernelsPass
       the loop does not write, and the reduction has at least 8 steps, runs
       as a matrix product in thread blocks of 256: each block computes a
       BM x BN tile of (M) x (the other indices) outputs, each thread RM x RN
-      of them in registers (4 x 4, or 2 x 2 where 4 x 4 tiles would give
-      fewer than `workgroup-tile-min-blocks` blocks); for each 16 reduction
+      of them in registers (4 x 4, or 4 x 2, 2 x 4, 2 x 2 where 4 x 4 tiles
+      would give fewer than `workgroup-tile-min-blocks` blocks; with
+      `workgroup-tile-max-thread-outputs` 32 or 64 also 8 x 4, 4 x 8 and
+      8 x 8 where an estimate — whole tiles per multiprocessor times the
+      FMAs and workgroup reads per output — predicts them faster, with no
+      more padding and at least `workgroup-tile-min-blocks` blocks); for
+      each 16 reduction
       steps the block's threads store the x and y tiles into workgroup
       memory (`memref.alloca`s that become the kernel's workgroup
       attributions, 16-byte aligned: `llvm.align`), `gpu.barrier`, and

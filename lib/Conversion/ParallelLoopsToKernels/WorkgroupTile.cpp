@@ -692,10 +692,11 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // are issued: no registers hold it until the step's stores. That needs
   // the destination buffer free at the loads: two buffers, or loads at the
   // step itself (not a step ahead into the buffer being multiplied from).
-  // The TF32 tiles round their operands as they are staged: they keep
-  // registers.
-  bool asyncCopy = options.asyncCopy && !mma &&
-                   (doubleBuffer || !options.prefetch || numSteps == 1);
+  // The TF32 tiles round their operands to TF32 once staged: a thread
+  // rounds the elements it copied in place, after the wait that completes
+  // them and before the barrier that publishes them.
+  bool asyncCopy =
+      options.asyncCopy && (doubleBuffer || !options.prefetch || numSteps == 1);
   std::optional<AsyncSource> xAsync, yAsync;
   if (asyncCopy) {
     xAsync = matchAsyncSource(x);
@@ -955,6 +956,53 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   stageSlots(xTile, shape.bm, !xVec.load || xVec.alongK, xVec.load ? 4 : 1);
   size_t numXSlots = slots.size();
   stageSlots(yTile, shape.bn, yVec.load && yVec.alongK, yVec.load ? 4 : 1);
+  // Whether slot n is copied asynchronously: a vector slot's operand is a
+  // plain load of a plan buffer; a scalar one's must match one.
+  auto isCopied = [&](size_t n) {
+    return asyncCopy &&
+           (slots[n].lanes != 1 || (n < numXSlots ? xAsync : yAsync));
+  };
+  // The indices of the elements of slot `slot` in buffer `buf`, with the
+  // tensor cores' layouts.
+  auto slotElements = [&](OpBuilder &ob, const Staged &slot, Value buf) {
+    SmallVector<SmallVector<Value, 4>> elements;
+    for (int64_t j = 0; j < slot.lanes; ++j)
+      elements.push_back(
+          slot.alongK
+              ? tileIndex(ob, slot.tile, buf, addc(ob, slot.kk, j), slot.pos)
+              : tileIndex(ob, slot.tile, buf, slot.kk, addc(ob, slot.pos, j)));
+    return elements;
+  };
+  // `build` for slot `slot`, under its `active` guard if it has one.
+  auto forSlot = [&](OpBuilder &sb, const Staged &slot,
+                     function_ref<void(OpBuilder &)> build) {
+    if (!slot.active) {
+      build(sb);
+      return;
+    }
+    auto guard = scf::IfOp::create(sb, loc, slot.active);
+    OpBuilder gb = guard.getThenBodyBuilder();
+    build(gb);
+  };
+  // TF32: the copied elements of this thread in buffer `buf`, complete
+  // (after their wait), rounded in place (nobody else reads them before
+  // the barrier that follows, nor writes them).
+  auto roundCopied = [&](OpBuilder &sb, Value buf) {
+    if (!mma)
+      return;
+    for (size_t n = 0; n < slots.size(); ++n) {
+      if (!isCopied(n))
+        continue;
+      forSlot(sb, slots[n], [&](OpBuilder &ob) {
+        for (const SmallVector<Value, 4> &at :
+             slotElements(ob, slots[n], buf)) {
+          Value v = memref::LoadOp::create(ob, loc, slots[n].tile, at);
+          memref::StoreOp::create(ob, loc, roundToTf32(ob, loc, v),
+                                  slots[n].tile, at);
+        }
+      });
+    }
+  };
   // A step's loads: the staged values of the slots loaded into registers
   // (null for the copied ones), and the group of its copies (null if none).
   struct StepLoads {
@@ -1015,8 +1063,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         return indices;
       };
       std::optional<AsyncSource> source = isX ? xAsync : yAsync;
-      // (A vector slot's operand is a plain load of a plan buffer.)
-      if (asyncCopy && (slot.lanes != 1 || source)) {
+      if (isCopied(n)) {
         // Out of M, N or K the copy reads nothing (zero fill) from a
         // valid address: that of position 0, step 0.
         auto copies = [&](OpBuilder &ob) {
@@ -1054,31 +1101,26 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
                   return map.lookupOrDefault(v);
                 });
             copy(map.lookupOrDefault(source->load.getMemRef()), indices,
-                 tileAt(buf, slot.kk, slot.pos), 1, count(read, 1));
+                 tileIndex(ob, slot.tile, buf, slot.kk, slot.pos), 1,
+                 count(read, 1));
             return;
           }
           SmallVector<Value> indices = vectorIndices(ob, kC, atC, map);
-          if (!vec.alongK) {
+          if (!vec.alongK && !mma) {
             // 4 consecutive positions: one 16-byte copy (cp.async.cg).
             copy(vec.flat, indices, tileAt(buf, slot.kk, slot.pos), 4,
                  count(ok, 4));
             return;
           }
-          // 4 consecutive k of one position, stored transposed: 4 copies.
+          // 4 consecutive k of one position, stored transposed, or 4
+          // positions the tensor cores' layouts keep apart: 4 copies.
           Value last = indices.back();
-          for (int64_t j = 0; j < 4; ++j) {
+          for (auto [j, at] : llvm::enumerate(slotElements(ob, slot, buf))) {
             indices.back() = addc(ob, last, j);
-            copy(vec.flat, indices, tileAt(buf, addc(ob, slot.kk, j), slot.pos),
-                 1, count(ok, 1));
+            copy(vec.flat, indices, at, 1, count(ok, 1));
           }
         };
-        if (slot.active) {
-          auto guard = scf::IfOp::create(sb, loc, slot.active);
-          OpBuilder gb = guard.getThenBodyBuilder();
-          copies(gb);
-        } else {
-          copies(sb);
-        }
+        forSlot(sb, slot, copies);
         step.values.push_back(Value());
         continue;
       }
@@ -1146,16 +1188,12 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
                           : tileIndex(ob, slot.tile, buf, slot.kk,
                                       addc(ob, slot.pos, j)));
       };
-      if (!slot.active) {
-        store(sb);
-        continue;
-      }
-      auto guard = scf::IfOp::create(sb, loc, slot.active);
-      OpBuilder gb = guard.getThenBodyBuilder();
-      store(gb);
+      forSlot(sb, slot, store);
     }
-    if (step.group)
+    if (step.group) {
       nvgpu::DeviceAsyncWaitOp::create(sb, loc, step.group, IntegerAttr());
+      roundCopied(sb, buf);
+    }
   };
 
   // The multiply-adds of `kc` reduction iterations from buffer `buf` of the
@@ -1300,9 +1338,14 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     auto commit = [&](OpBuilder &ob, ArrayRef<Value> tokens = {}) -> Value {
       return commitGroup(ob, tokens);
     };
-    auto waitAndSync = [&](OpBuilder &ob, Value group) {
+    // (`step`: the step the wait completes, for the TF32 rounding.)
+    auto waitAndSync = [&](OpBuilder &ob, Value group,
+                           function_ref<Value(OpBuilder &)> step) {
       nvgpu::DeviceAsyncWaitOp::create(ob, loc, group,
                                        ob.getI32IntegerAttr(stages - 2));
+      if (mma)
+        roundCopied(ob,
+                    arith::RemUIOp::create(ob, loc, step(ob), cst(ob, stages)));
       barrier(ob);
     };
     // Every operand is copied: the steps' loads leave no register values.
@@ -1320,7 +1363,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
       group = commit(
           tb, copyStep(tb, cst(tb, s * kTileK), /*guardK=*/false, cst(tb, s)));
     }
-    waitAndSync(tb, group);
+    waitAndSync(tb, group, [&](OpBuilder &ob) { return cst(ob, 0); });
     // Loop steps t <= numSteps - S issue a real step.
     int64_t lastIssuing = numSteps - stages;
     accs = stepLoop(
@@ -1337,7 +1380,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           SmallVector<Value> out = multiplyStep(
               lb, arith::RemUIOp::create(lb, loc, t, cst(lb, stages)), kTileK,
               in);
-          waitAndSync(lb, stepGroup);
+          waitAndSync(lb, stepGroup,
+                      [&](OpBuilder &ob) { return addc(ob, t, 1); });
           return out;
         });
     lastBuf = cst(tb, (numSteps - 1) % stages);

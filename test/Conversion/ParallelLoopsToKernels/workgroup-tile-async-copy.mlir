@@ -1,11 +1,11 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true" | FileCheck %s
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-prefetch=false" | FileCheck %s --check-prefix=NOPREFETCH
 // Where the copies would write the buffer being multiplied from (one
-// buffer, loads a step ahead), and for the TF32 tiles (rounded as staged),
-// the operands go through registers.
+// buffer, loads a step ahead), the operands go through registers.
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-double-buffer=false" | FileCheck %s --check-prefix=REGS
-// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=REGS
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=TC
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-stages=3" | FileCheck %s --check-prefix=STAGES
+// RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels="workgroup-tile=true workgroup-tile-async-copy=true workgroup-tile-stages=3 workgroup-tile-tensor-cores=true" | FileCheck %s --check-prefix=TCSTAGES
 // The output parses back (a group that names no copy names a poison token:
 // the op's custom form prints an empty list that would swallow the next
 // line's result).
@@ -69,6 +69,30 @@
 // Two steps: no use for a third buffer.
 // STAGES-LABEL: func.func @matmul_like
 // STAGES: workgroup(%{{.*}} : memref<2x16x68xf32
+// TF32 tensor cores: the copies write the fragment-ordered layouts (x
+// tile rows interleaved in 16s, rows of BM + 8; y tile [k / 8 * 4 + k % 4,
+// column, k % 8 / 4]), 4 bytes each (the input's 4 consecutive pixels are
+// not adjacent there: no 16-byte copy); once its copies are complete each
+// thread rounds the 8 elements it copied to TF32 in place (cvt.rna's rule:
+// + 0x1000, & ~0x1FFF where finite), then the barrier publishes them.
+// TC-LABEL: func.func @matmul_like
+// TC: gpu.func @matmul_like_kernel0
+// TC-SAME: workgroup(%[[XS:.*]] : memref<2x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<2x8x68x2xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// TC-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[XS]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}], 1, %{{.*}} : memref<64x32xf32> to memref<2x16x72xf32, #gpu.address_space<workgroup>>
+// TC-COUNT-4: nvgpu.device_async_copy %{{.*}}, %[[YS]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}, %{{.*}}], 1, %{{.*}} : memref<32x64xf32> to memref<2x8x68x2xf32, #gpu.address_space<workgroup>>
+// TC-NEXT: %[[G0:.*]] = nvgpu.device_async_create_group
+// TC-NEXT: nvgpu.device_async_wait %[[G0]]
+// TC-NOT: gpu.barrier
+// TC: %[[X0:.*]] = memref.load %[[XS]][%c0{{[_0-9]*}}, %[[XK:[a-z0-9_]+]], %[[XR:[a-z0-9_]+]]]
+// TC-NEXT: %[[XB:.*]] = arith.bitcast %[[X0]] : f32 to i32
+// TC: %[[XP:.*]] = arith.addi %[[XB]], %c4096_i32
+// TC-NEXT: %[[XM:.*]] = arith.andi %[[XP]], %c-8192_i32
+// TC-NEXT: %[[XS2:.*]] = arith.select %{{.*}}, %[[XM]], %[[XB]]
+// TC-NEXT: %[[XF:.*]] = arith.bitcast %[[XS2]] : i32 to f32
+// TC-NEXT: memref.store %[[XF]], %[[XS]][%c0{{[_0-9]*}}, %[[XK]], %[[XR]]]
+// TC-COUNT-3: memref.store %{{.*}}, %[[XS]][%c0
+// TC-COUNT-4: memref.store %{{.*}}, %[[YS]][%c0
+// TC-NEXT: gpu.barrier
 // REGS-LABEL: func.func @matmul_like
 // REGS-NOT: nvgpu.device_async
 // REGS: gpu.barrier
@@ -316,6 +340,32 @@ func.func @negative_select_reads_the_load(%in: memref<32x64xf32>, %wt: memref<32
 // STAGES: vector.load %[[XS]][%c0
 // STAGES-NOT: gpu.barrier
 // STAGES: gpu.return
+// TF32, 3 stages: the wait before the first barrier completes step 0, the
+// loop's wait step t + 1; each thread rounds what it copied into that
+// step's buffer, (t + 1) % 3, before the barrier that publishes it.
+// TCSTAGES-LABEL: func.func @deep
+// TCSTAGES: workgroup(%[[XS:.*]] : memref<3x16x72xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[YS:.*]] : memref<3x8x68x2xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// TCSTAGES: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// TCSTAGES-NOT: gpu.barrier
+// TCSTAGES: %[[R0:.*]] = arith.remui %c0{{[_0-9]*}}, %c3
+// TCSTAGES-COUNT-4: memref.store %{{.*}}, %[[XS]][%[[R0]],
+// TCSTAGES-NOT: gpu.barrier
+// TCSTAGES-COUNT-4: memref.store %{{.*}}, %[[YS]][%[[R0]],
+// TCSTAGES-NOT: memref.store
+// TCSTAGES: gpu.barrier
+// TCSTAGES: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// TCSTAGES: nvgpu.mma.sync
+// TCSTAGES: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// TCSTAGES-NOT: gpu.barrier
+// TCSTAGES: %[[T1:.*]] = arith.addi %[[T]], %c1
+// TCSTAGES-NEXT: %[[RB:.*]] = arith.remui %[[T1]], %c3
+// TCSTAGES-NOT: gpu.barrier
+// TCSTAGES-COUNT-4: memref.store %{{.*}}, %[[XS]][%[[RB]],
+// TCSTAGES-NOT: gpu.barrier
+// TCSTAGES-COUNT-4: memref.store %{{.*}}, %[[YS]][%[[RB]],
+// TCSTAGES-NOT: memref.store
+// TCSTAGES: gpu.barrier
+// TCSTAGES-NEXT: scf.yield
 // Without workgroup-tile-stages, two buffers.
 // CHECK-LABEL: func.func @deep
 // CHECK: workgroup(%{{.*}} : memref<2x16x68xf32
