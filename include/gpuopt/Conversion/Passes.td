@@ -327,7 +327,7 @@ def ConvertParallelLoopsToKernelsPass
            "reduction (false: scalar loads)">,
     Option<"workgroupTileAsyncCopy", "workgroup-tile-async-copy", "bool",
            /*default=*/"false",
-           "Copy the FP32 workgroup tiles' operands that are plain (or "
+           "Copy the workgroup tiles' operands that are plain (or "
            "zero-guarded) reads of plan buffers from global to workgroup "
            "memory without registers (nvgpu.device_async_copy, PTX "
            "cp.async; sm_80 and newer)">,

@@ -164,7 +164,7 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::init(CudaTargetOptions().workgroupTileDoubleBuffer)};
   Option<bool> workgroupTileAsyncCopy{
       *this, "workgroup-tile-async-copy",
-      llvm::cl::desc("FP32 workgroup tiles copy plain operand reads from "
+      llvm::cl::desc("Workgroup tiles copy plain operand reads from "
                      "global to workgroup memory without registers (PTX "
                      "cp.async) where every chip is sm_80 or newer"),
       llvm::cl::init(CudaTargetOptions().workgroupTileAsyncCopy)};

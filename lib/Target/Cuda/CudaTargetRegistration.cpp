@@ -78,7 +78,7 @@ public:
             cl::cat(category)),
         workgroupTileAsyncCopy(
             "cuda-workgroup-tile-async-copy",
-            cl::desc("--target=cuda: FP32 workgroup tiles copy plain operand "
+            cl::desc("--target=cuda: workgroup tiles copy plain operand "
                      "reads from global to workgroup memory without "
                      "registers (PTX cp.async) where every chip is sm_80 or "
                      "newer (false: through registers)"),

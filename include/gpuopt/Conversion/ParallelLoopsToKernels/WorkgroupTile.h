@@ -47,7 +47,8 @@ struct WorkgroupTileOptions {
   bool vectorLoads = true;
   /// Operands that are plain reads of a plan buffer copied into the tiles
   /// asynchronously (nvgpu.device_async_copy, PTX cp.async; sm_80 and
-  /// newer), not through registers; FP32 tiles only.
+  /// newer), not through registers; TF32 tiles round them in place once
+  /// they are complete.
   bool asyncCopy = false;
   /// Buffers of each tile where both operands are copied asynchronously a
   /// step ahead (at least 2): steps t + 1 .. t + stages - 1 in flight while
