@@ -957,6 +957,7 @@ class Bench:
                             "-no-async-copy",
                             "-2-stages",
                             "-4x4-threads",
+                            "-no-split-k",
                         )
                     )
                     else (False, True),

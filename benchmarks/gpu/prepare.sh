@@ -104,6 +104,7 @@ unet-opt-no-async-copy|unet|1,3,$S,$S|ablation: operands through registers|gpuop
 unet-opt-2-stages|unet|1,3,$S,$S|ablation: 2 copy stages|gpuopt-optimize|--cuda-workgroup-tile-stages=2
 unet-opt-4x4-threads|unet|1,3,$S,$S|ablation: 4 x 4 thread tiles at most|gpuopt-optimize|--cuda-workgroup-tile-max-thread-outputs=16
 unet-opt-tf32-no-async-copy|unet|1,3,$S,$S|ablation: TF32 operands through registers|gpuopt-optimize|--gpu-precision=tf32 --cuda-workgroup-tile-async-copy=false
+rolling_unet_s-opt-no-split-k|rolling_unet_s|1,3,$S,$S|ablation: no split-K|gpuopt-optimize|--cuda-workgroup-tile-split-k=1
 rolling_unet_s-opt-no-prefetch|rolling_unet_s|1,3,$S,$S|ablation: no prefetch|gpuopt-optimize|--cuda-workgroup-tile-prefetch=false
 rolling_unet_s-opt-$BIG|rolling_unet_s|1,3,$BIG,$BIG|optimized|gpuopt-optimize
 rolling_unet_s-opt-b8|rolling_unet_s|8,3,$S,$S|optimized|gpuopt-optimize

@@ -107,6 +107,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
   options.workgroupTileStages = workgroupTileStages;
   options.workgroupTileMaxThreadOutputs = workgroupTileMaxThreadOutputs;
+  options.workgroupTileSplitK = workgroupTileSplitK;
   options.optLevel = optLevel;
   options.gpuConv = gpuConv;
   options.gpuConvDevice = gpuConvDevice;
@@ -200,6 +201,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.workgroupTileStages = options.workgroupTileStages;
   kernelOptions.workgroupTileMaxThreadOutputs =
       options.workgroupTileMaxThreadOutputs;
+  kernelOptions.workgroupTileSplitK = options.workgroupTileSplitK;
   // cp.async is sm_80's: on where every chip has it.
   if (options.workgroupTileAsyncCopy) {
     std::string error;

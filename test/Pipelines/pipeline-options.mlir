@@ -1,6 +1,6 @@
 // RUN: gpuopt-opt %s --pass-pipeline='builtin.module(gpuopt-cpu-lowering)' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: gpuopt-opt %s --pass-pipeline='builtin.module(gpuopt-cpu-lowering{kernels=0})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=LOOPS
-// RUN: gpuopt-opt %s --pass-pipeline='builtin.module(gpuopt-gpu-lowering{chip=sm_80,sm_90 features=+ptx81 format=fatbin toolkit="/opt/my cuda" block-size=128 opt-level=2 workgroup-tile-max-thread-outputs=32})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GPU
+// RUN: gpuopt-opt %s --pass-pipeline='builtin.module(gpuopt-gpu-lowering{chip=sm_80,sm_90 features=+ptx81 format=fatbin toolkit="/opt/my cuda" block-size=128 opt-level=2 workgroup-tile-max-thread-outputs=32 workgroup-tile-split-k=2})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=GPU
 // RUN: gpuopt-opt %s --pass-pipeline='builtin.module(gpuopt-gpu-lowering{serialize=0})' --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOBIN
 // RUN: not gpuopt-opt %s --gpuopt-gpu-lowering='chip=,' -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOCHIP
 // RUN: not gpuopt-opt %s --pass-pipeline='builtin.module(gpuopt-cpu-lowering{kernels=maybe})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADOPT
@@ -58,7 +58,7 @@
 // GPU-NEXT: unshare-init-tensors
 // GPU-NEXT: ),
 // GPU-NEXT: one-shot-bufferize{{{.*}} bufferize-function-boundaries=true {{.*}} copy-before-write=false {{.*}} function-boundary-type-conversion=identity-layout-map {{.*}}},
-// GPU:      convert-parallel-loops-to-kernels{{{.*}} block-size=128 {{.*}} workgroup-tile-max-thread-outputs=32 {{.*}}},
+// GPU:      convert-parallel-loops-to-kernels{{{.*}} block-size=128 {{.*}} workgroup-tile-max-thread-outputs=32 {{.*}} workgroup-tile-split-k=2 {{.*}}},
 // GPU-NEXT: canonicalize{
 // GPU-NEXT: cse,
 // GPU-NEXT: deduplicate-gpu-kernels,

@@ -702,6 +702,86 @@ def test_wide_thread_tiles_emulated(tmp_path: Path) -> None:
         assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), (
             f"wide thread tiles: other bits than {name}"
         )
+    tf32_kernels = tmp_path / "k-tf32.mlir"
+    tf32 = compile_cuda(
+        tmp_path / "m.mlir",
+        tmp_path / "tf32.gpuopt",
+        "gpuopt-optimize",
+        "--gpu-precision=tf32",
+        f"--cuda-write-kernels={tf32_kernels}",
+    )
+    # The TF32 x tile of a 128-row block: rows of 128 + 8.
+    assert "x16x136xf32, #gpu.address_space<workgroup>>" in tf32_kernels.read_text()
+    outputs = [emulate(tf32, weights, x, tmp_path, o) for o in ORDERS]
+    err = rel_l2(outputs[0], data["expected"])
+    assert 1e-6 < err <= 5e-3, f"TF32 relative L2 error {err:.3e} vs PyTorch (FP32)"
+    for order, y in zip(ORDERS, outputs):
+        assert np.array_equal(y.view(np.uint32), outputs[0].view(np.uint32)), f"TF32, order {order} differs"
+    # Each output's products are summed in k order whatever the warp tile.
+    narrow = compile_cuda(
+        tmp_path / "m.mlir",
+        tmp_path / "tf32-4x4.gpuopt",
+        "gpuopt-optimize",
+        "--gpu-precision=tf32",
+        "--cuda-workgroup-tile-max-thread-outputs=16",
+    )
+    ref = emulate(narrow, weights, x, tmp_path, ORDERS[0])
+    assert np.array_equal(outputs[0].view(np.uint32), ref.view(np.uint32)), (
+        "TF32 wide tiles: other bits than 4x4"
+    )
+
+
+class SplitKShapes(nn.Module):
+    """Deep reductions on a small map, at the pipeline's 132 blocks: a 3x3
+    convolution 256 -> 128 channels of 14x14 (K = 2304, 144 steps: 26
+    blocks of 64 x 16, split into 8 parts of 18 steps) with a bias and a
+    ReLU after it, a token linear 128 -> 1024 (8 steps: not split) and one
+    1024 -> 256 (64 steps: 4 parts of 16)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(256, 128, 3, padding=1)
+        self.up = nn.Linear(128, 1024)
+        self.down = nn.Linear(1024, 256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.a(x)).flatten(2).transpose(1, 2)
+        return self.down(torch.relu(self.up(y)))
+
+
+@needs_cuda_run
+def test_split_k_emulated(tmp_path: Path) -> None:
+    """Split-K (the pipeline's --cuda-workgroup-tile-split-k=8): the parts'
+    partial sums through a workspace, added in order by a second kernel
+    before the bias, residual and ReLU, give PyTorch's result in every order
+    (FP32 within 1e-5; TF32 within 5e-3, the same bits in every order), one
+    more launch per split product; with the option 1, none."""
+    data = export_random(SplitKShapes(), 29, tmp_path, (1, 256, 14, 14))
+    weights, x = tmp_path / "m.safetensors", [tmp_path / "x.npy"]
+    kernels = tmp_path / "k.mlir"
+    split = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "m.gpuopt", "gpuopt-optimize", f"--cuda-write-kernels={kernels}"
+    )
+    tiled = re.findall(r"gpu\.func @\w+\(([^)]*)\) workgroup", kernels.read_text())
+    workspaces = {w for args in tiled for w in re.findall(r"memref<(\d+)x(\d+)x(\d+)xf32>", args)}
+    # [parts, M, N]: the convolution (128 channels x 196 pixels) in 8
+    # parts, the 1024 -> 256 linear (256 outputs x 196 rows) in 4.
+    assert {("8", "128", "196"), ("4", "256", "196")} <= workspaces, workspaces
+    check_orders(split, weights, x, data["expected"], "split-K")
+    whole = compile_cuda(
+        tmp_path / "m.mlir", tmp_path / "whole.gpuopt", "gpuopt-optimize", "--cuda-workgroup-tile-split-k=1"
+    )
+    launches = [
+        int(
+            re.search(
+                r"(\d+) per forward",
+                subprocess.run([CUDA_RUN, a, "--inspect"], capture_output=True, text=True, check=True).stdout,
+            ).group(1)
+        )
+        for a in (split, whole)
+    ]
+    assert launches[0] == launches[1] + 2, launches
+    check_orders(whole, weights, x, data["expected"], "no split-K")
     tf32 = compile_cuda(
         tmp_path / "m.mlir", tmp_path / "tf32.gpuopt", "gpuopt-optimize", "--gpu-precision=tf32"
     )
@@ -803,6 +883,11 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
         ("--cuda-workgroup-tile-stages=4",),
         ("--gpu-precision=tf32", "--cuda-workgroup-tile-async-copy=false"),
         ("--gpu-precision=tf32", "--cuda-workgroup-tile-stages=4"),
+        (
+            "--gpu-precision=tf32",
+            "--cuda-workgroup-tile-double-buffer=false",
+            "--cuda-workgroup-tile-prefetch=false",
+        ),
     ],
     ids=[
         "one-buffer",
@@ -816,6 +901,7 @@ def test_random_convs_emulated(tmp_path: Path, seed: int) -> None:
         "4-stages",
         "tf32-no-async",
         "tf32-4-stages",
+        "tf32-neither",
     ],
 )
 def test_workgroup_tile_schedules_emulated(workgroup_tile_shapes: dict, flags: tuple[str, ...]) -> None:

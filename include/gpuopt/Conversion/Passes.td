@@ -188,8 +188,12 @@ def ConvertParallelLoopsToKernelsPass
       would give fewer than `workgroup-tile-min-blocks` blocks; with
       `workgroup-tile-max-thread-outputs` 32 or 64 also 8 x 4, 4 x 8 and
       8 x 8 where an estimate — whole tiles per multiprocessor times the
-      FMAs and workgroup reads per output — predicts them faster, with no
-      more padding and at least `workgroup-tile-min-blocks` blocks); for
+      FMAs and workgroup reads per output, also for the TF32 tiles —
+      predicts them faster, with at most 5% more padding and at least
+      `workgroup-tile-min-blocks` blocks; with `workgroup-tile-split-k` a
+      deep reduction whose tiles would leave multiprocessors idle or run
+      2 x 2 thread tiles is split into parts computed by separate blocks,
+      whose sums a second kernel adds before the ops after the nest); for
       each 16 reduction
       steps the block's threads store the x and y tiles into workgroup
       memory (`memref.alloca`s that become the kernel's workgroup
@@ -217,15 +221,17 @@ def ConvertParallelLoopsToKernelsPass
       workgroup tiles (rows padded by 8 so that a fragment's lanes hit
       distinct banks): the operands lose 13 mantissa bits and each 8
       reduction steps are summed by the tensor core. With
-      `workgroup-tile-async-copy` (FP32 tiles with two buffers, without
+      `workgroup-tile-async-copy` (tiles with two buffers, without
       prefetch, or of one step) an operand that is a plain read of a plan
       buffer, or a guarded one (`select(c, load, +0.0)`, `c` not reading
       the load: a padded or remapped input), is
       copied into its tile with `nvgpu.device_async_copy` (PTX cp.async: 4
-      bytes, or 16 for a vector along the tile's rows; 0 source elements, a
-      zero fill, where `c` is false or past the tile's edge) instead of
-      through registers; one `nvgpu.device_async_create_group` per step and
-      a `nvgpu.device_async_wait` before the barrier that publishes it:
+      bytes, or 16 for a vector along the FP32 tile's rows; 0 source
+      elements, a zero fill, where `c` is false or past the tile's edge)
+      instead of through registers; one `nvgpu.device_async_create_group`
+      per step and a `nvgpu.device_async_wait` before the barrier that
+      publishes it (with tensor cores each thread first rounds the elements
+      it copied to TF32 in place):
       ```mlir
       scf.parallel (%o, %w) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
         memref.store %zero, %acc[%o, %w]
@@ -341,6 +347,12 @@ def ConvertParallelLoopsToKernelsPass
            "Outputs a thread of a workgroup tile may compute (at least 4): "
            "16 for the 4 x 4 thread tiles and smaller, 32 adds 8 x 4 and "
            "4 x 8, 64 adds 8 x 8">,
+    Option<"workgroupTileSplitK", "workgroup-tile-split-k", "int64_t",
+           /*default=*/"1",
+           "Parts (a power of two, at least 1) a deep reduction may be split "
+           "into where its workgroup tiles would leave multiprocessors idle "
+           "or run 2 x 2 thread tiles: each part's sums go to a workspace "
+           "that a second kernel adds up (1: never)">,
     Option<"registerTile", "register-tile", "int64_t", /*default=*/"1",
            "Outputs per thread of a reduction kernel along a parallel index "
            "one of its operands does not depend on (1: one output per "
@@ -460,8 +472,10 @@ def ConvertSegToCudaLibraryPass
       bytes / bandwidth) + a launch + `library_call_s`;
     - generated: max(FLOPs / (peak · generated_compute_efficiency · the
       workgroup tiles' quantization, getWorkgroupTileUtilization with
-      `workgroup-tile-min-blocks`; none for a product the workgroup tiles
-      leave to register tiles), bytes / bandwidth) + a launch.
+      `workgroup-tile-min-blocks` and `workgroup-tile-max-thread-outputs`
+      (as the pipeline sets them: defaults 132 and 64, not the kernel
+      pass's; split-K is not modelled); none for a product the workgroup
+      tiles leave to register tiles), bytes / bandwidth) + a launch.
     Large compute-bound convolutions go to the library, small ones (where
     the call's fixed cost dominates) stay generated. `explain` emits a
     remark per eligible op with both predictions and the choice:

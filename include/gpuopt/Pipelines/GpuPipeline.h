@@ -70,6 +70,9 @@ struct CudaTargetOptions {
   /// (--convert-parallel-loops-to-kernels' workgroup-tile-max-thread-
   /// outputs): 64, the 8 x 8 thread tiles where they give enough blocks.
   int64_t workgroupTileMaxThreadOutputs = 64;
+  /// Parts a deep reduction of those kernels may be split into
+  /// (--convert-parallel-loops-to-kernels' workgroup-tile-split-k).
+  int64_t workgroupTileSplitK = 8;
   /// LLVM optimization level of the kernels.
   int optLevel = 3;
   /// How convolutions and linear layers are computed: "generated" (kernels
@@ -178,6 +181,11 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Outputs a thread of a workgroup tile may compute (at "
                      "least 4; 16: 4 x 4 thread tiles at most)"),
       llvm::cl::init(CudaTargetOptions().workgroupTileMaxThreadOutputs)};
+  Option<int64_t> workgroupTileSplitK{
+      *this, "workgroup-tile-split-k",
+      llvm::cl::desc("Parts (a power of two) a deep reduction of a workgroup "
+                     "tile may be split into (1: never)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTileSplitK)};
   Option<bool> serialize{
       *this, "serialize",
       llvm::cl::desc("Serialize the kernels into a gpu.binary; false stops "

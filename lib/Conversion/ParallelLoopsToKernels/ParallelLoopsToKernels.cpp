@@ -888,6 +888,13 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
         << static_cast<int64_t>(workgroupTileStages);
     return signalPassFailure();
   }
+  if (workgroupTileSplitK < 1 ||
+      !llvm::isPowerOf2_64(static_cast<uint64_t>(workgroupTileSplitK))) {
+    module.emitError("workgroup-tile-split-k must be a power of two (1: no "
+                     "split), got ")
+        << static_cast<int64_t>(workgroupTileSplitK);
+    return signalPassFailure();
+  }
   if (workgroupTileMaxThreadOutputs < 4) {
     module.emitError("workgroup-tile-max-thread-outputs must be at least 4, "
                      "got ")
@@ -932,6 +939,7 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
     tileOptions.asyncCopy = workgroupTileAsyncCopy;
     tileOptions.stages = workgroupTileStages;
     tileOptions.maxThreadOutputs = workgroupTileMaxThreadOutputs;
+    tileOptions.maxSplits = workgroupTileSplitK;
     // Warps must not straddle blocks for lanes to share a row. A loop that
     // is not a row kernel may be a reduction to tile in registers.
     for (auto loop :

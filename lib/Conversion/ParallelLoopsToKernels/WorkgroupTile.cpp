@@ -478,10 +478,12 @@ memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
 /// min(16, `maxThreadOutputs`) outputs per thread giving at least
 /// `minBlocks` blocks (larger thread tiles on a tie), else the one with the
 /// most blocks; then a wide shape of at most `maxThreadOutputs` outputs per
-/// thread where it is predicted faster (fewer issue slots per output
-/// without more padding or too few blocks to go round: `timeOf`).
+/// thread where it is predicted faster (fewer issue slots per output, at
+/// most 5% more padding, enough blocks to go round: `timeOf`). Thread tiles
+/// of fewer than `minThreadOutputs` outputs are not considered; there must
+/// be some (maxThreadOutputs >= max(4, minThreadOutputs)).
 TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks,
-                      int64_t maxThreadOutputs) {
+                      int64_t maxThreadOutputs, int64_t minThreadOutputs = 1) {
   auto blocksOf = [&](const TileShape &s) {
     return static_cast<int64_t>(llvm::divideCeil(m, s.bm) *
                                 llvm::divideCeil(n, s.bn));
@@ -501,7 +503,7 @@ TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks,
   int64_t bestBlocks = 0;
   double bestWaste = 0;
   for (const TileShape &s : kShapes) {
-    if (s.rm * s.rn > maxThreadOutputs)
+    if (s.rm * s.rn > maxThreadOutputs || s.rm * s.rn < minThreadOutputs)
       continue;
     int64_t blocks = blocksOf(s);
     double waste = wasteOf(s);
@@ -523,6 +525,7 @@ TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks,
       bestWaste = waste;
     }
   }
+  assert(best && "no tile shape within the thread output bounds");
   double bestTime = timeOf(*best);
   double baseWaste = bestWaste;
   for (const TileShape &s : kWideShapes) {
@@ -535,13 +538,68 @@ TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks,
   return *best;
 }
 
+/// Reductions of at least this many steps may be split (split-K), into
+/// parts of at least kSplitMinSteps steps each.
+constexpr int64_t kSplitMinTotalSteps = 64;
+constexpr int64_t kSplitMinSteps = 16;
+
+/// A tile shape and the number of parts the reduction is split into.
+struct Tiling {
+  TileShape shape;
+  int64_t splits = 1;
+};
+
+/// chooseShape's shape, or, where it leaves multiprocessors idle (fewer
+/// than `minBlocks` blocks) or runs 2 x 2 thread tiles (half their time
+/// waiting on workgroup reads) on a deep reduction (at least
+/// kSplitMinTotalSteps steps, a multiple of kTileK), the reduction split
+/// into the fewest parts (a power of two up to `maxSplits` dividing the
+/// steps, kSplitMinSteps steps or more each) whose blocks, a part each,
+/// fill `minBlocks` with thread tiles of more than 4 outputs, else with any,
+/// padding the product by at most a quarter (or 5% more than the unsplit
+/// shape).
+Tiling chooseTiling(int64_t m, int64_t n, int64_t sizeK,
+                    const gpuopt::WorkgroupTileOptions &options) {
+  Tiling base{chooseShape(m, n, options.minBlocks, options.maxThreadOutputs)};
+  auto blocksOf = [&](const TileShape &s) {
+    return static_cast<int64_t>(llvm::divideCeil(m, s.bm) *
+                                llvm::divideCeil(n, s.bn));
+  };
+  auto wasteOf = [&](const TileShape &s) {
+    return double(blocksOf(s)) * s.bm * s.bn / (double(m) * n);
+  };
+  double maxWaste = std::max(1.25, wasteOf(base.shape) * 1.05);
+  int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
+  if (options.maxSplits < 2 || sizeK % kTileK != 0 ||
+      numSteps < kSplitMinTotalSteps ||
+      (blocksOf(base.shape) >= options.minBlocks &&
+       base.shape.rm * base.shape.rn > 4))
+    return base;
+  for (int64_t minOutputs : {8, 1}) {
+    if (minOutputs > options.maxThreadOutputs)
+      continue;
+    for (int64_t splits = 2;
+         splits <= options.maxSplits && numSteps % splits == 0 &&
+         numSteps / splits >= kSplitMinSteps;
+         splits *= 2) {
+      int64_t need = llvm::divideCeil(options.minBlocks, splits);
+      TileShape shape =
+          chooseShape(m, n, need, options.maxThreadOutputs, minOutputs);
+      if (blocksOf(shape) >= need && wasteOf(shape) <= maxWaste)
+        return {shape, splits};
+    }
+  }
+  return base;
+}
+
 } // namespace
 
 double mlir::gpuopt::getWorkgroupTileUtilization(int64_t m, int64_t n,
                                                  int64_t minBlocks,
                                                  int64_t units,
                                                  int64_t maxThreadOutputs) {
-  if (m <= 0 || n <= 0 || units <= 0 || minBlocks <= 0)
+  if (m <= 0 || n <= 0 || units <= 0 || minBlocks <= 0 ||
+      maxThreadOutputs < 4)
     return 1.0;
   TileShape s = chooseShape(m, n, minBlocks, maxThreadOutputs);
   int64_t blocks = llvm::divideCeil(m, s.bm) * llvm::divideCeil(n, s.bn);
@@ -639,10 +697,16 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     fixed.map(loop.getInductionVars()[d],
               arith::ConstantIndexOp::create(b, loc, bounds->lower[d]));
 
-  TileShape shape = chooseShape(sideM.size, sideN.size, options.minBlocks,
-                                options.maxThreadOutputs);
+  Tiling tiling = chooseTiling(sideM.size, sideN.size, sizeK, options);
+  TileShape shape = tiling.shape;
+  int64_t splits = tiling.splits;
   int64_t numBN = llvm::divideCeil(sideN.size, shape.bn);
   int64_t blocks = llvm::divideCeil(sideM.size, shape.bm) * numBN;
+  // Split-K: block `blk` computes part blk / blocks of the reduction (stepK
+  // of its sizeK iterations, whole steps) for tile blk % blocks, into a
+  // workspace of partial sums that a second loop adds up, in part order,
+  // before the ops after the nest.
+  int64_t stepK = sizeK / splits;
   int64_t tn = shape.bn / shape.rn;
   // With tensor cores: 8 warps as wm x wn, each an (MI x 16) x (NI x 8)
   // tile of m16n8k8 products; the fragments' rows and columns are again
@@ -674,17 +738,28 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     return arith::ConstantIndexOp::create(ob, loc, v);
   };
   Value c0 = cst(b, 0), c1 = cst(b, 1);
+  Value workspace;
+  if (splits > 1)
+    workspace = memref::AllocOp::create(
+        b, loc, MemRefType::get({splits, sideM.size, sideN.size}, elem));
   auto tiled = scf::ParallelOp::create(
-      b, loc, ValueRange{c0, c0}, ValueRange{cst(b, blocks), cst(b, kThreads)},
+      b, loc, ValueRange{c0, c0},
+      ValueRange{cst(b, blocks * splits), cst(b, kThreads)},
       ValueRange{c1, c1});
   tiled->setAttr(kThreadBlockAttrName, UnitAttr::get(ctx));
   OpBuilder tb(tiled.getBody()->getTerminator());
   Value blk = tiled.getInductionVars()[0], tid = tiled.getInductionVars()[1];
+  Value part, kBase;
+  if (splits > 1) {
+    part = arith::DivUIOp::create(tb, loc, blk, cst(tb, blocks));
+    kBase = arith::MulIOp::create(tb, loc, part, cst(tb, stepK));
+    blk = arith::RemUIOp::create(tb, loc, blk, cst(tb, blocks));
+  }
 
   // A padded row: the x tile is stored along k by neighbouring threads.
   // With several buffers of each, [buffer, k, row]: step t is multiplied
   // from buffer t % S while later steps are stored into the others.
-  int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
+  int64_t numSteps = llvm::divideCeil(stepK, kTileK);
   bool doubleBuffer = options.doubleBuffer && numSteps > 1;
   // With `asyncCopy` an operand whose elements are plain reads of a plan
   // buffer (matchAsyncSource; any vector operand) is copied straight into
@@ -850,10 +925,15 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     return map;
   };
 
-  // Each output's part before the nest, then its accumulator's value.
+  // Each output's part before the nest, then its accumulator's value (a
+  // part of a split reduction: zero).
   SmallVector<Value> accs;
   for (int64_t i = 0; i < numRows; ++i) {
     for (int64_t j = 0; j < numCols; ++j) {
+      if (splits > 1) {
+        accs.push_back(zero(tb));
+        continue;
+      }
       Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
       auto init = scf::IfOp::create(
           tb, loc, ok,
@@ -1026,6 +1106,8 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   auto loadStep = [&](OpBuilder &sb, Value k0, bool guardK, Value buf,
                       bool commit = true) {
     StepLoads step;
+    if (kBase)
+      k0 = arith::AddIOp::create(sb, loc, kBase, k0);
     // (Named, not structured bindings: the lambdas below capture them.)
     for (size_t n = 0; n < slots.size(); ++n) {
       const Staged &slot = slots[n];
@@ -1305,7 +1387,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // synchronises again before the next step's stores; with `doubleBuffer` step
   // t + 1's stores go into the other buffer, which nobody reads after the
   // barrier of step t - 1, so one barrier per step suffices.
-  int64_t rest = sizeK - (numSteps - 1) * kTileK;
+  int64_t rest = stepK - (numSteps - 1) * kTileK;
   bool guardLast = rest < kTileK;
   // Step t + ahead's operands, into buffer `buf`; only the last step may be
   // short.
@@ -1392,7 +1474,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     };
     if (options.prefetch) {
       Value first = cst(tb, 0);
-      storeStep(tb, loadStep(tb, first, sizeK < kTileK, first), first);
+      storeStep(tb, loadStep(tb, first, stepK < kTileK, first), first);
       barrier(tb);
       accs = stepLoop(
           numSteps - 1, accs, [&](OpBuilder &lb, Value t, ValueRange in) {
@@ -1432,7 +1514,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     if (options.prefetch) {
       // (Loaded a step ahead into registers: no copies, which would write
       // the buffer being multiplied from, but for a single step.)
-      staged = loadStep(tb, cst(tb, 0), sizeK < kTileK, Value());
+      staged = loadStep(tb, cst(tb, 0), stepK < kTileK, Value());
       size_t numAccs = accs.size();
       SmallVector<Value> carried = accs;
       llvm::append_range(carried, staged.values);
@@ -1462,6 +1544,47 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   // The last step; no barrier after it.
   accs = multiplyStep(tb, lastBuf, rest, accs);
 
+  // Split-K: each output's partial sum into the workspace; then a loop
+  // over the outputs adds the parts, in order, to the value before the
+  // nest and runs the part after it.
+  if (splits > 1) {
+    for (int64_t i = 0; i < numRows; ++i) {
+      for (int64_t j = 0; j < numCols; ++j) {
+        Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
+        scf::IfOp::create(tb, loc, ok, [&](OpBuilder &ob, Location) {
+          memref::StoreOp::create(ob, loc, accs[i * numCols + j], workspace,
+                                  ValueRange{part, rows[i], cols[j]});
+          scf::YieldOp::create(ob, loc);
+        });
+      }
+    }
+    OpBuilder rb(loop);
+    scf::ParallelOp::create(
+        rb, loc, ValueRange{c0, c0},
+        ValueRange{cst(rb, sideM.size), cst(rb, sideN.size)},
+        ValueRange{c1, c1}, [&](OpBuilder &ob, Location, ValueRange mn) {
+          IRMapping map = fixed;
+          sideM.map(ob, loc, mn[0], map);
+          sideN.map(ob, loc, mn[1], map);
+          cloneAll(ob, r.pre, map);
+          cloneAll(ob, accIdxOps.getArrayRef(), map);
+          Value v = forwardInitialValue(ob.getBlock(), r.accLoad, map);
+          if (!v)
+            v = ob.clone(*r.accLoad, map)->getResult(0);
+          for (int64_t p = 0; p < splits; ++p)
+            v = arith::AddFOp::create(
+                ob, loc, v,
+                memref::LoadOp::create(ob, loc, workspace,
+                                       ValueRange{cst(ob, p), mn[0], mn[1]}));
+          map.map(r.add.getResult(), v);
+          auto store = cast<memref::StoreOp>(ob.clone(*r.accStore, map));
+          cloneAll(ob, r.post, map);
+          forwardFinalValue(store);
+          scf::ReduceOp::create(ob, loc);
+        });
+    loop.erase();
+    return tiled;
+  }
   // Each output's accumulator stored, then its part after the nest.
   for (int64_t i = 0; i < numRows; ++i) {
     for (int64_t j = 0; j < numCols; ++j) {

@@ -99,6 +99,14 @@ public:
                      "most, 32: 8 x 4, 64: 8 x 8)"),
             cl::init(CudaTargetOptions().workgroupTileMaxThreadOutputs),
             cl::cat(category)),
+        workgroupTileSplitK(
+            "cuda-workgroup-tile-split-k",
+            cl::desc("--target=cuda: parts (a power of two) a deep reduction "
+                     "of a workgroup tile may be split into where its blocks "
+                     "would leave multiprocessors idle or run 2 x 2 thread "
+                     "tiles; a second kernel adds them (1: never)"),
+            cl::init(CudaTargetOptions().workgroupTileSplitK),
+            cl::cat(category)),
         gpuConv("gpu-conv",
                 cl::desc("--target=cuda: convolutions and linear layers as "
                          "generated kernels (generated), where eligible as "
@@ -141,6 +149,7 @@ public:
             &workgroupTileAsyncCopy,
             &workgroupTileStages,
             &workgroupTileMaxThreadOutputs,
+            &workgroupTileSplitK,
             &gpuConv,
             &gpuConvDevice,
             &precision,
@@ -162,6 +171,13 @@ public:
     if (workgroupTileStages < 2) {
       error = "--cuda-workgroup-tile-stages must be at least 2, got " +
               std::to_string(workgroupTileStages);
+      return failure();
+    }
+    if (workgroupTileSplitK < 1 ||
+        !llvm::isPowerOf2_64(static_cast<uint64_t>(workgroupTileSplitK))) {
+      error = "--cuda-workgroup-tile-split-k must be a power of two (1: no "
+              "split), got " +
+              std::to_string(workgroupTileSplitK);
       return failure();
     }
     if (workgroupTileMaxThreadOutputs < 4) {
@@ -207,6 +223,7 @@ public:
     options.target.workgroupTileStages = workgroupTileStages;
     options.target.workgroupTileMaxThreadOutputs =
         workgroupTileMaxThreadOutputs;
+    options.target.workgroupTileSplitK = workgroupTileSplitK;
     options.target.gpuConv = gpuConv;
     options.target.gpuConvDevice = gpuConvDevice;
     options.target.precision = precision;
@@ -236,6 +253,7 @@ private:
   cl::opt<bool> workgroupTileAsyncCopy;
   cl::opt<int64_t> workgroupTileStages;
   cl::opt<int64_t> workgroupTileMaxThreadOutputs;
+  cl::opt<int64_t> workgroupTileSplitK;
   cl::opt<std::string> gpuConv;
   cl::opt<std::string> gpuConvDevice;
   cl::opt<std::string> precision;

@@ -93,6 +93,19 @@
 // TC-COUNT-3: memref.store %{{.*}}, %[[XS]][%c0
 // TC-COUNT-4: memref.store %{{.*}}, %[[YS]][%c0
 // TC-NEXT: gpu.barrier
+// In the loop, step t + 1's copies into buffer (t + 1) % 2, rounded there
+// after step t's multiply-adds and their wait, before the barrier.
+// TC: scf.for %[[T:.*]] = %c0{{[_0-9]*}} to %c1{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args
+// TC: %[[T1:.*]] = arith.addi %[[T]], %c1
+// TC: %[[NB:.*]] = arith.remui %[[T1]], %c2
+// TC: nvgpu.device_async_copy %{{.*}}, %[[XS]][%[[NB]],
+// TC: nvgpu.mma.sync
+// TC: nvgpu.device_async_wait
+// TC-NOT: gpu.barrier
+// TC-COUNT-4: memref.store %{{.*}}, %[[XS]][%[[NB]],
+// TC-NOT: gpu.barrier
+// TC-COUNT-4: memref.store %{{.*}}, %[[YS]][%[[NB]],
+// TC-NEXT: gpu.barrier
 // REGS-LABEL: func.func @matmul_like
 // REGS-NOT: nvgpu.device_async
 // REGS: gpu.barrier

@@ -7,6 +7,7 @@
 // RUN: not gpuopt-compile %s --target=cuda --cuda-register-tile=-3 -o %t 2>&1 | FileCheck %s --check-prefix=TILE3
 // RUN: not gpuopt-compile %s --target=cuda --cuda-workgroup-tile-stages=1 -o %t 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not gpuopt-compile %s --target=cuda --cuda-workgroup-tile-max-thread-outputs=2 -o %t 2>&1 | FileCheck %s --check-prefix=THREAD-OUTPUTS
+// RUN: not gpuopt-compile %s --target=cuda --cuda-workgroup-tile-split-k=6 -o %t 2>&1 | FileCheck %s --check-prefix=SPLIT-K
 // RUN: not gpuopt-compile %s --target=cuda --gpu-conv=cudnn -o %t 2>&1 | FileCheck %s --check-prefix=CONV
 // RUN: not gpuopt-compile %s --target=cuda --gpu-precision=fp16 -o %t 2>&1 | FileCheck %s --check-prefix=PRECISION
 // RUN: not gpuopt-compile %s --target=cpu --gpu-conv=library -o %t 2>&1 | FileCheck %s --check-prefix=CROSS-CONV
@@ -26,6 +27,7 @@
 // TILE3: gpuopt-compile: error: --cuda-register-tile must be at least 1, got -3
 // STAGES: gpuopt-compile: error: --cuda-workgroup-tile-stages must be at least 2, got 1
 // THREAD-OUTPUTS: gpuopt-compile: error: --cuda-workgroup-tile-max-thread-outputs must be at least 4, got 2
+// SPLIT-K: gpuopt-compile: error: --cuda-workgroup-tile-split-k must be a power of two (1: no split), got 6
 // CONV: gpuopt-compile: error: --gpu-conv must be generated, library or auto, got 'cudnn'
 // PRECISION: gpuopt-compile: error: --gpu-precision must be fp32 or tf32, got 'fp16'
 // CROSS-CONV: gpuopt-compile: error: --gpu-conv applies to --target=cuda, not --target=cpu

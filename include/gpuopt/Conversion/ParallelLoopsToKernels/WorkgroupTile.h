@@ -58,6 +58,10 @@ struct WorkgroupTileOptions {
   /// the 4 x 4 shapes and smaller, 32 adds 8 x 4 and 4 x 8, 64 adds 8 x 8
   /// (at least 4, the 2 x 2 shapes).
   int64_t maxThreadOutputs = 16;
+  /// Parts a deep reduction may be split into where its blocks would leave
+  /// multiprocessors idle or run 2 x 2 thread tiles (split-K: the parts'
+  /// sums in a workspace, added by a second loop); 1: never.
+  int64_t maxSplits = 1;
 };
 
 /// Rewrites `loop` when its body, besides ops before and after it, is one
