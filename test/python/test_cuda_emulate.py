@@ -603,6 +603,18 @@ def test_workgroup_tiles_emulated(workgroup_tile_shapes: dict, pipeline: str | N
     assert np.array_equal(got.view(np.uint32), ref.view(np.uint32)), "workgroup tiles change the rounding"
 
 
+def tile_widths(kernels: Path) -> set[tuple[str, str]]:
+    """(BM + 4, BN) of every FP32 workgroup-tiled kernel in `kernels` (its
+    two tiles' row widths; 2 or 3 buffers)."""
+    return set(
+        re.findall(
+            r"memref<[23]x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
+            r"%\w+ : memref<[23]x16x(\d+)xf32",
+            kernels.read_text(),
+        )
+    )
+
+
 class WideTileShapes(nn.Module):
     """1x1 convolutions sized for the tile chooser's other shapes (at least
     132 blocks, the pipeline's): 32 -> 32 channels of a 64x132 map (8448
@@ -630,13 +642,7 @@ def test_wide_tile_shapes_emulated(tmp_path: Path) -> None:
     tiled = compile_cuda(
         tmp_path / "m.mlir", tmp_path / "m.gpuopt", "gpuopt-optimize", f"--cuda-write-kernels={kernels}"
     )
-    shapes = set(
-        re.findall(
-            r"memref<[23]x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
-            r"%\w+ : memref<[23]x16x(\d+)xf32",
-            kernels.read_text(),
-        )
-    )
+    shapes = tile_widths(kernels)
     # (BM + 4, BN): 32 x 64, 64 x 64, 64 x 32 (2 or 3 buffers).
     assert {("36", "64"), ("68", "64"), ("68", "32")} <= shapes, shapes
     check_orders(tiled, tmp_path / "m.safetensors", [tmp_path / "x.npy"], data["expected"], "wide tiles")
@@ -682,13 +688,7 @@ def test_wide_thread_tiles_emulated(tmp_path: Path) -> None:
     tiled = compile_cuda(
         tmp_path / "m.mlir", tmp_path / "m.gpuopt", "gpuopt-optimize", f"--cuda-write-kernels={kernels}"
     )
-    shapes = set(
-        re.findall(
-            r"memref<[23]x16x(\d+)xf32, #gpu.address_space<workgroup>> \{llvm.align = 16 : i64\}, "
-            r"%\w+ : memref<[23]x16x(\d+)xf32",
-            kernels.read_text(),
-        )
-    )
+    shapes = tile_widths(kernels)
     # (BM + 4, BN): 128 x 128, 128 x 64, 64 x 128.
     assert {("132", "128"), ("132", "64"), ("68", "128")} <= shapes, shapes
     check_orders(tiled, weights, x, data["expected"], "wide thread tiles")
@@ -768,6 +768,21 @@ def test_split_k_emulated(tmp_path: Path) -> None:
     # parts, the 1024 -> 256 linear (256 outputs x 196 rows) in 4.
     assert {("8", "128", "196"), ("4", "256", "196")} <= workspaces, workspaces
     check_orders(split, weights, x, data["expected"], "split-K")
+    # Every schedule of the parts' tiles gives the same sums: their steps
+    # start at the part's k in each (one buffer, no prefetch, registers, 4
+    # stages), in the orders that would expose a race.
+    got = emulate(split, weights, x, tmp_path, ORDERS[0])
+    for n, flags in enumerate(
+        (
+            ("--cuda-workgroup-tile-double-buffer=false", "--cuda-workgroup-tile-prefetch=false"),
+            ("--cuda-workgroup-tile-async-copy=false",),
+            ("--cuda-workgroup-tile-stages=4",),
+        )
+    ):
+        variant = compile_cuda(tmp_path / "m.mlir", tmp_path / f"v{n}.gpuopt", "gpuopt-optimize", *flags)
+        for order in ORDERS[1:]:
+            y = emulate(variant, weights, x, tmp_path, order)
+            assert np.array_equal(y.view(np.uint32), got.view(np.uint32)), f"split-K {flags}, order {order}"
     whole = compile_cuda(
         tmp_path / "m.mlir", tmp_path / "whole.gpuopt", "gpuopt-optimize", "--cuda-workgroup-tile-split-k=1"
     )

@@ -215,7 +215,8 @@ def ConvertParallelLoopsToKernelsPass
       the pixels and operands stored transposed (contiguous along M or k). The ops before the nest
       run per output before the first step, those after it after the last;
       each output adds its terms in the nest's order, so the results equal
-      the untiled kernel's bit for bit. With `workgroup-tile-tensor-cores`
+      the untiled kernel's bit for bit (but for a split reduction, whose
+      parts are added in part order). With `workgroup-tile-tensor-cores`
       the 8 warps of a block split its tile, each computing its part with
       TF32 `nvgpu.mma.sync` (m16n8k8) fragments read from the same
       workgroup tiles (rows padded by 8 so that a fragment's lanes hit

@@ -19,7 +19,8 @@
 // may run the parts of several (its outputs') interleaved, and the loads
 // of x and y may move ahead of the multiply-adds: nothing in the loop
 // writes their buffers. Each output still adds its terms one at a time in
-// the nest's order.
+// the nest's order, but for a split reduction (split-K): each part adds its
+// terms in order from zero, and a second loop adds the parts in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -555,9 +556,9 @@ struct Tiling {
 /// kSplitMinTotalSteps steps, a multiple of kTileK), the reduction split
 /// into the fewest parts (a power of two up to `maxSplits` dividing the
 /// steps, kSplitMinSteps steps or more each) whose blocks, a part each,
-/// fill `minBlocks` with thread tiles of more than 4 outputs, else with any,
-/// padding the product by at most a quarter (or 5% more than the unsplit
-/// shape).
+/// fill `minBlocks` with thread tiles of more than 4 outputs, else (where
+/// the unsplit shape gives fewer than `minBlocks` blocks) with any, padding
+/// the product by at most a quarter (or 5% more than the unsplit shape).
 Tiling chooseTiling(int64_t m, int64_t n, int64_t sizeK,
                     const gpuopt::WorkgroupTileOptions &options) {
   Tiling base{chooseShape(m, n, options.minBlocks, options.maxThreadOutputs)};
@@ -575,8 +576,11 @@ Tiling chooseTiling(int64_t m, int64_t n, int64_t sizeK,
       (blocksOf(base.shape) >= options.minBlocks &&
        base.shape.rm * base.shape.rn > 4))
     return base;
+  // (Where the base fills the machine with 2 x 2 thread tiles, only wider
+  // ones are worth a split.)
   for (int64_t minOutputs : {8, 1}) {
-    if (minOutputs > options.maxThreadOutputs)
+    if (minOutputs > options.maxThreadOutputs ||
+        (minOutputs == 1 && blocksOf(base.shape) >= options.minBlocks))
       continue;
     for (int64_t splits = 2;
          splits <= options.maxSplits && numSteps % splits == 0 &&

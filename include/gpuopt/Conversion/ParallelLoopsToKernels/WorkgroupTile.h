@@ -76,7 +76,11 @@ struct WorkgroupTileOptions {
 /// outputs, each thread a few of them in registers; per step of 16
 /// reduction iterations the block's threads load the `x` and `y` tiles into
 /// workgroup memory, synchronise, and multiply-add from there. Each output
-/// sums its terms in the original order (the same rounding as `loop`).
+/// sums its terms in the original order (the same rounding as `loop`) but
+/// where `options.maxSplits` splits a deep reduction (split-K): then the
+/// blocks of each part sum its terms from zero into a workspace allocated
+/// before the loop, and a second `scf.parallel` after it adds the parts in
+/// order to the value before the nest and runs the ops after it.
 /// The ops before the nest run per output before, those after it per output
 /// after. Among a few tile shapes the one with the least padding that still
 /// gives at least `options.minBlocks` blocks is chosen (else the one with the
@@ -145,7 +149,7 @@ tileReductionInWorkgroupMemory(scf::ParallelOp loop,
 /// (M: the output rows the tiles split by BM, N: the rest) fills on a device
 /// of `units` multiprocessors, one block each per wave, with the tile shape
 /// tileReductionInWorkgroupMemory chooses for `minBlocks` and
-/// `maxThreadOutputs`: m·n / (waves · units · BM · BN). The cost model's view
+/// `maxThreadOutputs` without split-K: m·n / (waves · units · BM · BN). The cost model's view
 /// of the generated kernels' tile and wave quantization
 /// (--convert-seg-to-cuda-library's `select=auto`).
 double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t minBlocks,
