@@ -602,8 +602,7 @@ double mlir::gpuopt::getWorkgroupTileUtilization(int64_t m, int64_t n,
                                                  int64_t minBlocks,
                                                  int64_t units,
                                                  int64_t maxThreadOutputs) {
-  if (m <= 0 || n <= 0 || units <= 0 || minBlocks <= 0 ||
-      maxThreadOutputs < 4)
+  if (m <= 0 || n <= 0 || units <= 0 || minBlocks <= 0 || maxThreadOutputs < 4)
     return 1.0;
   TileShape s = chooseShape(m, n, minBlocks, maxThreadOutputs);
   int64_t blocks = llvm::divideCeil(m, s.bm) * llvm::divideCeil(n, s.bn);

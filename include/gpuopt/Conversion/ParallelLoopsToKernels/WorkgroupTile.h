@@ -149,8 +149,8 @@ tileReductionInWorkgroupMemory(scf::ParallelOp loop,
 /// (M: the output rows the tiles split by BM, N: the rest) fills on a device
 /// of `units` multiprocessors, one block each per wave, with the tile shape
 /// tileReductionInWorkgroupMemory chooses for `minBlocks` and
-/// `maxThreadOutputs` without split-K: m·n / (waves · units · BM · BN). The cost model's view
-/// of the generated kernels' tile and wave quantization
+/// `maxThreadOutputs` without split-K: m·n / (waves · units · BM · BN). The
+/// cost model's view of the generated kernels' tile and wave quantization
 /// (--convert-seg-to-cuda-library's `select=auto`).
 double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t minBlocks,
                                    int64_t units, int64_t maxThreadOutputs);
