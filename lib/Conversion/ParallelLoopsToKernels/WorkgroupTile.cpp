@@ -475,6 +475,16 @@ memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
   return load;
 }
 
+/// Blocks of shape `s` over an `m` x `n` product, and the ratio of their
+/// outputs to the product's (1: no padding).
+int64_t blocksOf(int64_t m, int64_t n, const TileShape &s) {
+  return static_cast<int64_t>(llvm::divideCeil(m, s.bm) *
+                              llvm::divideCeil(n, s.bn));
+}
+double wasteOf(int64_t m, int64_t n, const TileShape &s) {
+  return double(blocksOf(m, n, s)) * s.bm * s.bn / (double(m) * n);
+}
+
 /// The shape with the least padding among those of at most
 /// min(16, `maxThreadOutputs`) outputs per thread giving at least
 /// `minBlocks` blocks (larger thread tiles on a tie), else the one with the
@@ -485,13 +495,8 @@ memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
 /// be some (maxThreadOutputs >= max(4, minThreadOutputs)).
 TileShape chooseShape(int64_t m, int64_t n, int64_t minBlocks,
                       int64_t maxThreadOutputs, int64_t minThreadOutputs = 1) {
-  auto blocksOf = [&](const TileShape &s) {
-    return static_cast<int64_t>(llvm::divideCeil(m, s.bm) *
-                                llvm::divideCeil(n, s.bn));
-  };
-  auto wasteOf = [&](const TileShape &s) {
-    return double(blocksOf(s)) * s.bm * s.bn / (double(m) * n);
-  };
+  auto blocksOf = [&](const TileShape &s) { return ::blocksOf(m, n, s); };
+  auto wasteOf = [&](const TileShape &s) { return ::wasteOf(m, n, s); };
   // Relative time of a shape: each of the minBlocks multiprocessors runs
   // its share of whole tiles, every output at the thread tile's issue cost
   // (RM·RN FMAs plus the step's workgroup reads, per output).
@@ -562,13 +567,8 @@ struct Tiling {
 Tiling chooseTiling(int64_t m, int64_t n, int64_t sizeK,
                     const gpuopt::WorkgroupTileOptions &options) {
   Tiling base{chooseShape(m, n, options.minBlocks, options.maxThreadOutputs)};
-  auto blocksOf = [&](const TileShape &s) {
-    return static_cast<int64_t>(llvm::divideCeil(m, s.bm) *
-                                llvm::divideCeil(n, s.bn));
-  };
-  auto wasteOf = [&](const TileShape &s) {
-    return double(blocksOf(s)) * s.bm * s.bn / (double(m) * n);
-  };
+  auto blocksOf = [&](const TileShape &s) { return ::blocksOf(m, n, s); };
+  auto wasteOf = [&](const TileShape &s) { return ::wasteOf(m, n, s); };
   double maxWaste = std::max(1.25, wasteOf(base.shape) * 1.05);
   int64_t numSteps = llvm::divideCeil(sizeK, kTileK);
   if (options.maxSplits < 2 || sizeK % kTileK != 0 ||
@@ -605,8 +605,7 @@ double mlir::gpuopt::getWorkgroupTileUtilization(int64_t m, int64_t n,
   if (m <= 0 || n <= 0 || units <= 0 || minBlocks <= 0 || maxThreadOutputs < 4)
     return 1.0;
   TileShape s = chooseShape(m, n, minBlocks, maxThreadOutputs);
-  int64_t blocks = llvm::divideCeil(m, s.bm) * llvm::divideCeil(n, s.bn);
-  int64_t waves = llvm::divideCeil(blocks, units);
+  int64_t waves = llvm::divideCeil(blocksOf(m, n, s), units);
   return double(m) * n / (double(waves) * units * s.bm * s.bn);
 }
 
