@@ -1,6 +1,7 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves" | FileCheck %s --check-prefix=WAVES
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=flat" | FileCheck %s --check-prefix=FLAT
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves workgroup-tile-min-blocks=1" | FileCheck %s --check-prefix=MB1
+// RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves workgroup-tile-min-blocks=1 workgroup-tile-max-thread-outputs=16" | FileCheck %s --check-prefix=NARROW
 
 // Both routes compute at the same rate with no fixed cost; only tile and
 // wave quantization differ. A 3x3 convolution of 16 into 16 channels of
@@ -62,4 +63,22 @@ func.func @min_blocks(%x: tensor<1x64x8x8xf32>, %w: tensor<64x64x1x1xf32>) -> te
 func.func @negative_short_reduction(%x: tensor<1x4x4x4xf32>, %w: tensor<16x4x1x1xf32>) -> tensor<1x16x4x4xf32> {
   %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x4x4x4xf32>, tensor<16x4x1x1xf32> -> tensor<1x16x4x4xf32>
   return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// M = 128 channels, N = 128 pixels (8 x 16), workgroup-tile-min-blocks 1:
+// with workgroup-tile-max-thread-outputs 64 (this pass's default, the
+// pipeline's) the generated kernels are predicted to take one 128 x 128
+// block of 8 x 8 outputs per thread, a quarter of the 4 units: the library
+// call. With 16 they take four 64 x 64 blocks that fill the units: a tie,
+// generated.
+// MB1-LABEL: func.func @wide_thread_tiles
+// MB1: call @gpuopt_cpu_conv2d
+// NARROW-LABEL: func.func @wide_thread_tiles
+// NARROW: seg.conv2d
+// NARROW-NOT: call
+func.func @wide_thread_tiles(%x: tensor<1x64x8x16xf32>, %w: tensor<128x64x1x1xf32>) -> tensor<1x128x8x16xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x64x8x16xf32>, tensor<128x64x1x1xf32> -> tensor<1x128x8x16xf32>
+  return %y : tensor<1x128x8x16xf32>
 }
