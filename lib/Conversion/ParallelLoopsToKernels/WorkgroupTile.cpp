@@ -927,6 +927,23 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
     return map;
   };
 
+  // An output's part before the nest (with `map` mapping the loop's
+  // indices), then its accumulator's value.
+  auto initialValue = [&](OpBuilder &ob, IRMapping &map) {
+    cloneAll(ob, r.pre, map);
+    cloneAll(ob, accIdxOps.getArrayRef(), map);
+    Value v = forwardInitialValue(ob.getBlock(), r.accLoad, map);
+    return v ? v : ob.clone(*r.accLoad, map)->getResult(0);
+  };
+  // Its accumulator's final value `v` stored, then its part after the nest
+  // (the accumulator's indices already cloned under `map`).
+  auto storeFinal = [&](OpBuilder &ob, IRMapping &map, Value v) {
+    map.map(r.add.getResult(), v);
+    auto store = cast<memref::StoreOp>(ob.clone(*r.accStore, map));
+    cloneAll(ob, r.post, map);
+    forwardFinalValue(store);
+  };
+
   // Each output's part before the nest, then its accumulator's value (a
   // part of a split reduction: zero).
   SmallVector<Value> accs;
@@ -941,12 +958,7 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           tb, loc, ok,
           [&](OpBuilder &ob, Location) {
             IRMapping map = outputMap(ob, i, j);
-            cloneAll(ob, r.pre, map);
-            cloneAll(ob, accIdxOps.getArrayRef(), map);
-            Value v = forwardInitialValue(ob.getBlock(), r.accLoad, map);
-            if (!v)
-              v = ob.clone(*r.accLoad, map)->getResult(0);
-            scf::YieldOp::create(ob, loc, v);
+            scf::YieldOp::create(ob, loc, initialValue(ob, map));
           },
           [&](OpBuilder &ob, Location) {
             scf::YieldOp::create(ob, loc, zero(ob));
@@ -1568,38 +1580,27 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
           IRMapping map = fixed;
           sideM.map(ob, loc, mn[0], map);
           sideN.map(ob, loc, mn[1], map);
-          cloneAll(ob, r.pre, map);
-          cloneAll(ob, accIdxOps.getArrayRef(), map);
-          Value v = forwardInitialValue(ob.getBlock(), r.accLoad, map);
-          if (!v)
-            v = ob.clone(*r.accLoad, map)->getResult(0);
+          Value v = initialValue(ob, map);
           for (int64_t p = 0; p < splits; ++p)
             v = arith::AddFOp::create(
                 ob, loc, v,
                 memref::LoadOp::create(ob, loc, workspace,
                                        ValueRange{cst(ob, p), mn[0], mn[1]}));
-          map.map(r.add.getResult(), v);
-          auto store = cast<memref::StoreOp>(ob.clone(*r.accStore, map));
-          cloneAll(ob, r.post, map);
-          forwardFinalValue(store);
+          storeFinal(ob, map, v);
           scf::ReduceOp::create(ob, loc);
         });
-    loop.erase();
-    return tiled;
-  }
-  // Each output's accumulator stored, then its part after the nest.
-  for (int64_t i = 0; i < numRows; ++i) {
-    for (int64_t j = 0; j < numCols; ++j) {
-      Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
-      scf::IfOp::create(tb, loc, ok, [&](OpBuilder &ob, Location) {
-        IRMapping map = outputMap(ob, i, j);
-        cloneAll(ob, accIdxOps.getArrayRef(), map);
-        map.map(r.add.getResult(), accs[i * numCols + j]);
-        auto store = cast<memref::StoreOp>(ob.clone(*r.accStore, map));
-        cloneAll(ob, r.post, map);
-        forwardFinalValue(store);
-        scf::YieldOp::create(ob, loc);
-      });
+  } else {
+    // Each output's accumulator stored, then its part after the nest.
+    for (int64_t i = 0; i < numRows; ++i) {
+      for (int64_t j = 0; j < numCols; ++j) {
+        Value ok = arith::AndIOp::create(tb, loc, rowOk[i], colOk[j]);
+        scf::IfOp::create(tb, loc, ok, [&](OpBuilder &ob, Location) {
+          IRMapping map = outputMap(ob, i, j);
+          cloneAll(ob, accIdxOps.getArrayRef(), map);
+          storeFinal(ob, map, accs[i * numCols + j]);
+          scf::YieldOp::create(ob, loc);
+        });
+      }
     }
   }
   loop.erase();
