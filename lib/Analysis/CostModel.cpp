@@ -21,6 +21,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -638,6 +639,44 @@ StringRef mlir::gpuopt::stringifyExecMode(ExecMode mode) {
   return mode == ExecMode::Eager ? "eager" : "compiled";
 }
 
+std::optional<ConvRoute> mlir::gpuopt::parseConvRoute(StringRef name) {
+  return llvm::StringSwitch<std::optional<ConvRoute>>(name)
+      .Cases({"", "model"}, ConvRoute::Model)
+      .Case("generated", ConvRoute::Generated)
+      .Case("library", ConvRoute::Library)
+      .Case("auto", ConvRoute::Auto)
+      .Default(std::nullopt);
+}
+
+StringRef mlir::gpuopt::stringifyConvRoute(ConvRoute route) {
+  switch (route) {
+  case ConvRoute::Model:
+    return "model";
+  case ConvRoute::Generated:
+    return "generated";
+  case ConvRoute::Library:
+    return "library";
+  case ConvRoute::Auto:
+    return "auto";
+  }
+  llvm_unreachable("unknown route");
+}
+
+bool mlir::gpuopt::isCudaLibraryEligible(Operation *op) {
+  if (auto fused = dyn_cast<FusedConv2dOp>(op)) {
+    auto isZero = [](ArrayRef<int64_t> a) {
+      return llvm::all_of(a, [](int64_t v) { return v == 0; });
+    };
+    if (!isZero(fused.getOffsetsH()) || !isZero(fused.getOffsetsW()) ||
+        fused.getFrameShiftAttr())
+      return false;
+    Activation act = fused.getActivation();
+    return act == Activation::None ||
+           (act == Activation::Relu && !fused.getResidual());
+  }
+  return isa<Conv2dOp, ConvTranspose2dOp, LinearOp>(op);
+}
+
 SegCostAnalysis::SegCostAnalysis(Operation *funcOp) {
   CostBuilder builder;
   DenseMap<Operation *, size_t> index;
@@ -767,11 +806,9 @@ double LatencyModel::getKernelSeconds(const OpCost &op, const KernelCost &k,
 }
 
 void LatencyModel::addKernel(const OpCost &op, const KernelCost &k,
-                             TimeSplit &split) const {
-  auto [compute, memory] = kernelTimes(
-      device, device.getPeakFlops(getPrecision(op)),
-      device.computeEfficiency * (k.gemm ? getGemmEfficiency(*k.gemm) : 1.0),
-      k);
+                             double efficiency, TimeSplit &split) const {
+  auto [compute, memory] =
+      kernelTimes(device, device.getPeakFlops(getPrecision(op)), efficiency, k);
   if (compute >= memory && compute > 0)
     split.computeSeconds += compute;
   else
@@ -781,10 +818,88 @@ void LatencyModel::addKernel(const OpCost &op, const KernelCost &k,
   split.bytes += k.bytes;
 }
 
+std::optional<WorkgroupTiling>
+LatencyModel::getGeneratedTiling(const KernelCost &k) const {
+  // The workgroup tiles split the output channels (the GEMM's N) by BM and
+  // the pixels (its M) by BN.
+  if (!k.gemm || k.gemm->batch != 1 || k.gemm->n < 16 || k.gemm->k < 8 ||
+      k.gemm->m <= 0)
+    return std::nullopt;
+  return chooseWorkgroupTiling(k.gemm->n, k.gemm->m, k.gemm->k, tilingLimits);
+}
+
+ConvPrediction LatencyModel::predictGenerated(const OpCost &op,
+                                              const KernelCost &k) const {
+  ConvPrediction p;
+  p.tiling = getGeneratedTiling(k);
+  double utilization = 1;
+  KernelCost tiles = k;
+  if (p.tiling) {
+    utilization = getWorkgroupTilingUtilization(k.gemm->n, k.gemm->m, *p.tiling,
+                                                device.units);
+    if (p.tiling->splits > 1) {
+      // The parts' sums instead of the output; the second kernel reads
+      // them, adds them (and runs the epilogue) and writes the output.
+      double output = 4.0 * k.gemm->m * k.gemm->n;
+      double parts = output * p.tiling->splits;
+      tiles.bytes = std::max(0.0, k.bytes - output) + parts;
+      KernelCost reduce{double(p.tiling->splits) * k.gemm->m * k.gemm->n,
+                        parts + output, std::nullopt};
+      addKernel(op, reduce, device.computeEfficiency, p.split);
+    }
+  }
+  addKernel(op, tiles,
+            device.getGeneratedComputeEfficiency(getPrecision(op)) *
+                utilization,
+            p.split);
+  p.split.launchSeconds = p.split.kernels * device.launchSeconds;
+  return p;
+}
+
+ConvPrediction LatencyModel::predictLibraryCall(const OpCost &op,
+                                                const KernelCost &k) const {
+  ConvPrediction p;
+  p.library = true;
+  double tiles = 1;
+  if (k.gemm) {
+    std::optional<WorkgroupTiling> generated = getGeneratedTiling(k);
+    tiles =
+        std::max(getGemmEfficiency(*k.gemm),
+                 generated ? getWorkgroupTilingUtilization(
+                                 k.gemm->n, k.gemm->m, *generated, device.units)
+                           : 1.0);
+  }
+  addKernel(op, k, device.computeEfficiency * tiles, p.split);
+  p.split.launchSeconds = device.launchSeconds + device.libraryCallSeconds;
+  return p;
+}
+
+std::optional<ConvPrediction>
+LatencyModel::predictConv(const OpCost &op) const {
+  if (convRoute == ConvRoute::Model || op.loadTime || op.macs <= 0 ||
+      op.compiled.size() != 1)
+    return std::nullopt;
+  const KernelCost &k = op.compiled.front();
+  if (convRoute == ConvRoute::Generated || !isCudaLibraryEligible(op.op))
+    return predictGenerated(op, k);
+  ConvPrediction library = predictLibraryCall(op, k);
+  if (convRoute == ConvRoute::Library)
+    return library;
+  ConvPrediction generated = predictGenerated(op, k);
+  return library.split.getSeconds() < generated.split.getSeconds() ? library
+                                                                   : generated;
+}
+
 TimeSplit LatencyModel::predict(const OpCost &op, ExecMode mode) const {
+  if (mode == ExecMode::Compiled)
+    if (std::optional<ConvPrediction> conv = predictConv(op))
+      return conv->split;
   TimeSplit split;
   for (const KernelCost &k : op.getKernels(mode))
-    addKernel(op, k, split);
+    addKernel(op, k,
+              device.computeEfficiency *
+                  (k.gemm ? getGemmEfficiency(*k.gemm) : 1.0),
+              split);
   split.launchSeconds = split.kernels * getLaunchSeconds(mode);
   return split;
 }

@@ -19,6 +19,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -156,6 +157,20 @@ std::string opToJson(const FunctionReport &report, size_t i) {
         writeSplit(j, report.perOp[i][static_cast<int>(mode)]);
         if (mode == ExecMode::Compiled && op.fusedInto)
           j.attribute("fused_into", static_cast<int64_t>(*op.fusedInto));
+        if (mode != ExecMode::Compiled)
+          return;
+        std::optional<ConvPrediction> conv = report.model.predictConv(op);
+        if (!conv)
+          return;
+        j.attribute("route", conv->library ? "library" : "generated");
+        if (!conv->tiling)
+          return;
+        const WorkgroupTileShape &t = conv->tiling->shape;
+        j.attributeArray("tile", [&] {
+          for (int64_t v : {t.bm, t.bn, t.rm, t.rn})
+            j.value(v);
+        });
+        j.attribute("splits", conv->tiling->splits);
       });
     j.attribute("loc", fullLocation(op.op->getLoc()));
   });
@@ -216,6 +231,20 @@ void writeDevice(llvm::json::OStream &j, const DeviceModel &device,
   });
 }
 
+/// The compiled column's route of the convolutions and linear layers, with
+/// the generated kernels' tiling limits where they apply.
+std::string describeRoute(const LatencyModel &model) {
+  ConvRoute route = model.getConvRoute();
+  if (route == ConvRoute::Model)
+    return "model (compute efficiency and library tiles, as eager)";
+  const WorkgroupTilingLimits &l = model.getTilingLimits();
+  return llvm::formatv("--gpu-conv={0} (generated kernels: min-blocks {1}, "
+                       "max-thread-outputs {2}, split-k {3})",
+                       stringifyConvRoute(route), l.minBlocks,
+                       l.maxThreadOutputs, l.maxSplits)
+      .str();
+}
+
 void printTable(const FunctionReport &report, unsigned top, ExecMode order,
                 raw_ostream &os) {
   const SegCostAnalysis &analysis = report.analysis;
@@ -234,6 +263,8 @@ void printTable(const FunctionReport &report, unsigned top, ExecMode order,
                       device.computeEfficiency, device.bandwidth / 1e9,
                       device.memoryEfficiency, device.eagerLaunchSeconds * 1e6,
                       device.launchSeconds * 1e6);
+  os << "compiled convolutions/linears: " << describeRoute(report.model)
+     << "\n";
   os << "params: " << withCommas(analysis.getParams()) << " learned, "
      << withCommas(analysis.getBuffers()) << " BatchNorm statistics\n";
   os << "GMACs " << giga(analysis.getMacs()) << " | GFLOPs (2 x MACs) "
@@ -371,7 +402,31 @@ void SegCostReportPass::runOnOperation() {
   llvm::Expected<DeviceModel> device = loadDeviceModel(path, this->device);
   if (!device)
     return fail("seg-cost-report: " + llvm::toString(device.takeError()));
+  std::optional<ConvRoute> route = parseConvRoute(gpuConv);
+  if (!route)
+    return fail("seg-cost-report: unknown gpu-conv '" + gpuConv +
+                "' (expected 'model', 'generated', 'library' or 'auto')");
+  if (*route != ConvRoute::Model && device->kind != "gpu")
+    return fail("seg-cost-report: gpu-conv=" + gpuConv + " needs a GPU; '" +
+                device->id + "' is a " + device->kind +
+                " (use gpu-conv=model)");
+  if (workgroupTileMinBlocks < 1)
+    return fail("seg-cost-report: workgroup-tile-min-blocks must be at least "
+                "1, got " +
+                Twine(static_cast<int64_t>(workgroupTileMinBlocks)));
+  if (workgroupTileMaxThreadOutputs < 4)
+    return fail("seg-cost-report: workgroup-tile-max-thread-outputs must be "
+                "at least 4, got " +
+                Twine(static_cast<int64_t>(workgroupTileMaxThreadOutputs)));
+  if (workgroupTileSplitK < 1 || !llvm::isPowerOf2_64(workgroupTileSplitK))
+    return fail("seg-cost-report: workgroup-tile-split-k must be a power of "
+                "two, got " +
+                Twine(static_cast<int64_t>(workgroupTileSplitK)));
+  WorkgroupTilingLimits limits{workgroupTileMinBlocks,
+                               workgroupTileMaxThreadOutputs,
+                               workgroupTileSplitK};
   LatencyModel model(*device, precision);
+  model.setConvRoute(*route, limits);
 
   SmallVector<std::unique_ptr<SegCostAnalysis>> analyses;
   for (FunctionOpInterface func : funcs) {
@@ -408,6 +463,12 @@ void SegCostReportPass::runOnOperation() {
       j.attributeBegin("device");
       writeDevice(j, *device, path);
       j.attributeEnd();
+      j.attributeObject("gpu_conv", [&] {
+        j.attribute("route", stringifyConvRoute(*route));
+        j.attribute("min_blocks", limits.minBlocks);
+        j.attribute("max_thread_outputs", limits.maxThreadOutputs);
+        j.attribute("split_k", limits.maxSplits);
+      });
       j.attributeArray("functions", [&] {
         for (const FunctionReport &report : reports)
           writeFunction(j, report);

@@ -167,6 +167,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
     library.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
     library.workgroupTileMaxThreadOutputs =
         options.workgroupTileMaxThreadOutputs;
+    library.workgroupTileSplitK = options.workgroupTileSplitK;
     pm.addPass(createConvertSegToCudaLibraryPass(library));
   }
   // Padding and shifts in the convolutions' operand loads: no padded or

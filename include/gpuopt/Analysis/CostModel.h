@@ -26,6 +26,7 @@
 #define GPUOPT_ANALYSIS_COSTMODEL_H
 
 #include "gpuopt/Analysis/DeviceModel.h"
+#include "gpuopt/Analysis/WorkgroupTiling.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -123,6 +124,30 @@ private:
   int64_t batch = 1;
 };
 
+/// How the compiled column runs convolutions and linear layers on a GPU.
+enum class ConvRoute {
+  /// Every GEMM-like kernel at the device's compute efficiency and library
+  /// tiles, as in eager mode (the generic model).
+  Model,
+  /// gpuopt-compile --gpu-conv=generated: the workgroup-tiled kernels.
+  Generated,
+  /// --gpu-conv=library: cuDNN/cuBLASLt calls where the library route
+  /// covers the op (isCudaLibraryEligible), generated kernels elsewhere.
+  Library,
+  /// --gpu-conv=auto: per eligible op the route predicted faster.
+  Auto,
+};
+
+/// The route of `name`: `model` (or empty), `generated`, `library`, `auto`.
+std::optional<ConvRoute> parseConvRoute(llvm::StringRef name);
+llvm::StringRef stringifyConvRoute(ConvRoute route);
+
+/// Whether the CUDA library route computes `op` (a seg.conv2d,
+/// seg.conv_transpose2d or seg.linear, or a seg.fused_conv2d without a
+/// shift whose activation is none, or ReLU without a residual); the others
+/// stay generated (--convert-seg-to-cuda-library).
+bool isCudaLibraryEligible(Operation *op);
+
 /// What bounds a kernel, an op or a graph.
 enum class Bound { Compute, Memory, Launch };
 
@@ -148,6 +173,16 @@ struct TimeSplit {
   TimeSplit &operator+=(const TimeSplit &other);
 };
 
+/// A convolution's or linear layer's compiled kernels on one route.
+struct ConvPrediction {
+  /// A library call (else generated kernels).
+  bool library = false;
+  /// The generated kernel's workgroup tiling; none where the workgroup
+  /// tiles leave the product to register tiles.
+  std::optional<WorkgroupTiling> tiling;
+  TimeSplit split;
+};
+
 /// Predicts the kernels on `device`. A kernel takes
 /// max(FLOPs / attainable FLOP/s, bytes / attainable bandwidth); each launch
 /// adds the device's launch cost of `mode`. The peak is the one of
@@ -169,6 +204,36 @@ public:
   /// max(FLOPs / rate, bytes / attainable bandwidth).
   double getKernelSeconds(const OpCost &op, const KernelCost &kernel,
                           double efficiency) const;
+  /// Compiled mode predicts convolutions and linear layers as `route`
+  /// runs them, generated ones with the tiling `limits` give (default:
+  /// ConvRoute::Model).
+  void setConvRoute(ConvRoute route, const WorkgroupTilingLimits &limits) {
+    convRoute = route;
+    tilingLimits = limits;
+  }
+  ConvRoute getConvRoute() const { return convRoute; }
+  const WorkgroupTilingLimits &getTilingLimits() const { return tilingLimits; }
+  /// The workgroup tiling of a generated GEMM-like kernel; none for a
+  /// product the workgroup tiles leave to register tiles (batched, fewer
+  /// than 16 output channels or 8 reduction steps) or no GEMM.
+  std::optional<WorkgroupTiling> getGeneratedTiling(const KernelCost &k) const;
+  /// Kernel `k` of `op` as gpuopt's generated kernel: FLOPs at the
+  /// generated compute efficiency times the workgroup tiling's utilization
+  /// of the units; a split reduction writes its parts' sums (4 bytes each)
+  /// instead of the output and a second kernel reads them, adds them and
+  /// writes the output. Launches included.
+  ConvPrediction predictGenerated(const OpCost &op, const KernelCost &k) const;
+  /// Kernel `k` of `op` as a cuDNN/cuBLASLt call: FLOPs at the compute
+  /// efficiency times the library tiles' quantization or the generated
+  /// tiling's utilization, whichever is better (the libraries also have
+  /// small tiles and split-K); its launch plus the library call's host
+  /// cost.
+  ConvPrediction predictLibraryCall(const OpCost &op,
+                                    const KernelCost &k) const;
+  /// `op` (a convolution or linear layer: MACs and one compiled kernel) in
+  /// compiled mode on the route set by setConvRoute; none for other ops or
+  /// ConvRoute::Model.
+  std::optional<ConvPrediction> predictConv(const OpCost &op) const;
   /// The kernels of `op` in `mode`, launches included.
   TimeSplit predict(const OpCost &op, ExecMode mode) const;
   /// The kernels of every op of `analysis` in `mode`.
@@ -177,12 +242,15 @@ public:
   const DeviceModel &getDevice() const { return device; }
 
 private:
-  /// Adds one kernel of `op` to `split`.
-  void addKernel(const OpCost &op, const KernelCost &kernel,
+  /// Adds one kernel of `op` to `split`, its FLOPs at `efficiency` times
+  /// the peak (no launch).
+  void addKernel(const OpCost &op, const KernelCost &kernel, double efficiency,
                  TimeSplit &split) const;
 
   const DeviceModel &device;
   std::string precision;
+  ConvRoute convRoute = ConvRoute::Model;
+  WorkgroupTilingLimits tilingLimits;
 };
 
 } // namespace gpuopt

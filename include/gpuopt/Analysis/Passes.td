@@ -41,6 +41,22 @@ def SegCostReportPass : Pass<"seg-cost-report", "::mlir::ModuleOp"> {
     }
     ```
 
+    The compiled column's convolutions and linear layers follow `gpu-conv`:
+    `model` (default) costs them as the eager column does (every GEMM-like
+    kernel at the device's `compute_efficiency` and the tile and wave
+    quantization of its `gemm_tile`); `generated`, `library` and `auto`
+    cost them as `gpuopt-compile --target=cuda --gpu-conv=...` runs them:
+    generated kernels at `generated_compute_efficiency` and the utilization
+    of the workgroup tiling the kernel pass chooses (with
+    `workgroup-tile-min-blocks`, `workgroup-tile-max-thread-outputs` and
+    `workgroup-tile-split-k`, whose defaults are gpuopt-compile's; a split
+    reduction adds its second kernel and its parts' bytes), library calls
+    (ops the library route covers) as --convert-seg-to-cuda-library's
+    `select=auto` predicts them, `auto` the faster of the two per op. The
+    table names the route; the JSON gives each op's route, tile shape and
+    parts. A route other than `model` on a device that is not a GPU is an
+    error.
+
     With `format=json` the same numbers, per op and per function, are
     written as one JSON document (what `python -m gpuopt.costreport` plots).
     The IR is not changed. An unknown device, a missing or malformed device
@@ -62,6 +78,23 @@ def SegCostReportPass : Pass<"seg-cost-report", "::mlir::ModuleOp"> {
     Option<"precision", "precision", "std::string", /*default=*/"\"\"",
            "Peak to use (e.g. 'tf32'); empty: the element type's "
            "(fp32, fp16, bf16, fp64)">,
+    Option<"gpuConv", "gpu-conv", "std::string", /*default=*/"\"model\"",
+           "How the compiled column runs convolutions and linear layers "
+           "(GPU devices): 'model' (every GEMM at compute_efficiency and the "
+           "library tiles), or gpuopt-compile --gpu-conv's 'generated', "
+           "'library' or 'auto'">,
+    Option<"workgroupTileMinBlocks", "workgroup-tile-min-blocks", "int64_t",
+           /*default=*/"132",
+           "gpu-conv other than model: the generated kernels' "
+           "workgroup-tile-min-blocks">,
+    Option<"workgroupTileMaxThreadOutputs",
+           "workgroup-tile-max-thread-outputs", "int64_t", /*default=*/"64",
+           "gpu-conv other than model: the generated kernels' "
+           "workgroup-tile-max-thread-outputs">,
+    Option<"workgroupTileSplitK", "workgroup-tile-split-k", "int64_t",
+           /*default=*/"8",
+           "gpu-conv other than model: the generated kernels' "
+           "workgroup-tile-split-k">,
   ];
   let statistics = [
     Statistic<"numOpsModeled", "ops-modeled", "ops whose cost is modeled">,

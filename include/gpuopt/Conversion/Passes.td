@@ -468,15 +468,19 @@ def ConvertSegToCudaLibraryPass
     becomes a library call only where the cost model (docs/CostModel.md)
     predicts the library faster on `device` in `precision`:
     - library: max(FLOPs / (peak · compute_efficiency · the tile and wave
-      quantization of the library's tiles, or of the workgroup tiles where
-      that is better: the libraries have small tiles and split-K too),
+      quantization of the library's tiles, or the utilization of the
+      workgroup tiling where that is better: the libraries have small
+      tiles and split-K too),
       bytes / bandwidth) + a launch + `library_call_s`;
     - generated: max(FLOPs / (peak · generated_compute_efficiency · the
-      workgroup tiles' quantization, getWorkgroupTileUtilization with
-      `workgroup-tile-min-blocks` and `workgroup-tile-max-thread-outputs`
-      (as the pipeline sets them: defaults 132 and 64, not the kernel
-      pass's; split-K is not modelled); none for a product the workgroup
-      tiles leave to register tiles), bytes / bandwidth) + a launch.
+      utilization of the units by the workgroup tiling the kernel pass
+      chooses (chooseWorkgroupTiling with `workgroup-tile-min-blocks`,
+      `workgroup-tile-max-thread-outputs` and `workgroup-tile-split-k`, as
+      the pipeline sets them: defaults 132, 64 and 8, not the kernel
+      pass's); none for a product the workgroup tiles leave to register
+      tiles), bytes / bandwidth) + a launch; a split reduction writes its
+      parts' sums instead of the output and adds a second kernel (read the
+      parts, write the output) and its launch.
     Large compute-bound convolutions go to the library, small ones (where
     the call's fixed cost dominates) stay generated. `explain` emits a
     remark per eligible op with both predictions and the choice:
@@ -515,7 +519,12 @@ def ConvertSegToCudaLibraryPass
            "workgroup-tile-max-thread-outputs", "int64_t", /*default=*/"64",
            "select=auto: the generated kernels' "
            "workgroup-tile-max-thread-outputs "
-           "(--convert-parallel-loops-to-kernels), for their tile shapes">
+           "(--convert-parallel-loops-to-kernels), for their tile shapes">,
+    Option<"workgroupTileSplitK", "workgroup-tile-split-k", "int64_t",
+           /*default=*/"8",
+           "select=auto: the generated kernels' workgroup-tile-split-k "
+           "(--convert-parallel-loops-to-kernels), for their split "
+           "reductions">
   ];
   let statistics = [
     Statistic<"numLibraryCalls", "library-calls",

@@ -12,7 +12,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Analysis/CostModel.h"
-#include "gpuopt/Conversion/ParallelLoopsToKernels/WorkgroupTile.h"
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Conversion/SegToCpuKernels/KernelCalls.h"
 
@@ -35,36 +34,14 @@ using namespace mlir::gpuopt;
 
 namespace {
 
-/// Whether the CUDA runtime's subset of conv2d covers `op`: no shift, and
-/// activation none (residual allowed) or relu (no residual).
-LogicalResult checkLibraryConv(seg::FusedConv2dOp op) {
-  auto isZero = [](ArrayRef<int64_t> a) {
-    return llvm::all_of(a, [](int64_t v) { return v == 0; });
-  };
-  if (!isZero(op.getOffsetsH()) || !isZero(op.getOffsetsW()) ||
-      op.getFrameShiftAttr())
-    return failure();
-  seg::Activation act = op.getActivation();
-  if (act == seg::Activation::None)
-    return success();
-  return success(act == seg::Activation::Relu && !op.getResidual());
-}
-
-/// Whether the library route computes `op` (Passes.td: the eligible ops).
-bool isEligible(Operation *op) {
-  if (auto fused = dyn_cast<seg::FusedConv2dOp>(op))
-    return succeeded(checkLibraryConv(fused));
-  return isa<seg::Conv2dOp, seg::ConvTranspose2dOp, seg::LinearOp>(op);
-}
-
 /// The cost model's choice between the two routes of an eligible op
 /// (Passes.td, `select=auto`).
 class RouteChooser {
 public:
   RouteChooser(ModuleOp module, const DeviceModel &device, StringRef precision,
-               int64_t minBlocks, int64_t maxThreadOutputs)
-      : device(device), model(device, precision), minBlocks(minBlocks),
-        maxThreadOutputs(maxThreadOutputs) {
+               const WorkgroupTilingLimits &limits)
+      : device(device), model(device, precision) {
+    model.setConvRoute(ConvRoute::Auto, limits);
     module.walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
@@ -92,45 +69,34 @@ public:
              << device.id << "' has no peak for '" << model.getPrecision(*cost)
              << "'";
     const KernelCost &k = cost->compiled.front();
-    double libraryTiles = 1, generatedTiles = 1;
-    if (k.gemm) {
-      // The generated tiles split the output channels (the GEMM's N) by BM;
-      // a product the workgroup tiles leave to register tiles (batched,
-      // fewer than 16 rows or 8 reduction steps) is not quantized.
-      if (k.gemm->batch == 1 && k.gemm->n >= 16 && k.gemm->k >= 8)
-        generatedTiles = getWorkgroupTileUtilization(
-            k.gemm->n, k.gemm->m, minBlocks, device.units, maxThreadOutputs);
-      // The libraries' large tiles, or as good a fill as the generated
-      // kernels' where that is better: cuDNN and cuBLASLt also carry small
-      // tiles and split-K for small products.
-      libraryTiles = std::max(model.getGemmEfficiency(*k.gemm), generatedTiles);
-    }
-    double library = model.getKernelSeconds(
-                         *cost, k, device.computeEfficiency * libraryTiles) +
-                     device.launchSeconds + device.libraryCallSeconds;
-    double generated =
-        model.getKernelSeconds(
-            *cost, k,
-            device.getGeneratedComputeEfficiency(model.getPrecision(*cost)) *
-                generatedTiles) +
-        device.launchSeconds;
+    double library = model.predictLibraryCall(*cost, k).split.getSeconds();
+    ConvPrediction generatedKernel = model.predictGenerated(*cost, k);
+    double generated = generatedKernel.split.getSeconds();
     bool useLibrary = library < generated;
-    if (explain)
-      op->emitRemark() << llvm::formatv(
-          "{0}: predicted {1:F1} us, {2:F1} us as {3} ({4}, {5})",
-          useLibrary ? "library call" : "generated kernel",
-          (useLibrary ? library : generated) * 1e6,
-          (useLibrary ? generated : library) * 1e6,
-          useLibrary ? "a generated kernel" : "a library call", device.id,
-          model.getPrecision(*cost));
+    if (!explain)
+      return useLibrary;
+    InFlightDiagnostic remark = op->emitRemark();
+    remark << llvm::formatv(
+        "{0}: predicted {1:F1} us, {2:F1} us as {3} ({4}, {5})",
+        useLibrary ? "library call" : "generated kernel",
+        (useLibrary ? library : generated) * 1e6,
+        (useLibrary ? generated : library) * 1e6,
+        useLibrary ? "a generated kernel" : "a library call", device.id,
+        model.getPrecision(*cost));
+    if (const std::optional<WorkgroupTiling> &t = generatedKernel.tiling) {
+      remark << llvm::formatv("; generated: {0} x {1} tiles, {2} x {3} per "
+                              "thread",
+                              t->shape.bm, t->shape.bn, t->shape.rm,
+                              t->shape.rn);
+      if (t->splits > 1)
+        remark << ", reduction split in " << t->splits << " parts";
+    }
     return useLibrary;
   }
 
 private:
   const DeviceModel &device;
   LatencyModel model;
-  int64_t minBlocks;
-  int64_t maxThreadOutputs;
   SmallVector<std::unique_ptr<SegCostAnalysis>> analyses;
   DenseMap<Operation *, const OpCost *> costs;
 };
@@ -160,6 +126,9 @@ struct ConvertSegToCudaLibraryPass
     if (workgroupTileMaxThreadOutputs < 4)
       return fail("workgroup-tile-max-thread-outputs must be at least 4, got " +
                   Twine(static_cast<int64_t>(workgroupTileMaxThreadOutputs)));
+    if (workgroupTileSplitK < 1 || !llvm::isPowerOf2_64(workgroupTileSplitK))
+      return fail("workgroup-tile-split-k must be a power of two, got " +
+                  Twine(static_cast<int64_t>(workgroupTileSplitK)));
     if (failed(checkReservedKernelSymbols(module)))
       return signalPassFailure();
     SmallVector<Operation *> ops;
@@ -182,12 +151,14 @@ struct ConvertSegToCudaLibraryPass
         return fail("device '" + device + "' is a " + loaded->kind +
                     ", not a GPU: it has no library route to predict");
       deviceModel = std::move(*loaded);
-      chooser = std::make_unique<RouteChooser>(module, *deviceModel, precision,
-                                               workgroupTileMinBlocks,
-                                               workgroupTileMaxThreadOutputs);
+      chooser = std::make_unique<RouteChooser>(
+          module, *deviceModel, precision,
+          WorkgroupTilingLimits{workgroupTileMinBlocks,
+                                workgroupTileMaxThreadOutputs,
+                                workgroupTileSplitK});
     }
     for (Operation *op : ops) {
-      if (!isEligible(op)) {
+      if (!isCudaLibraryEligible(op)) {
         ++numGenerated;
         continue;
       }

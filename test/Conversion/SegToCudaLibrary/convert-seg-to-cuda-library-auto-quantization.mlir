@@ -2,6 +2,8 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=flat" | FileCheck %s --check-prefix=FLAT
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves workgroup-tile-min-blocks=1" | FileCheck %s --check-prefix=MB1
 // RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=waves workgroup-tile-min-blocks=1 workgroup-tile-max-thread-outputs=16" | FileCheck %s --check-prefix=NARROW
+// RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=split workgroup-tile-min-blocks=4 explain=true" 2>&1 | FileCheck %s --check-prefix=SPLIT
+// RUN: gpuopt-opt %s -split-input-file --convert-seg-to-cuda-library="select=auto devices=%S/Inputs/devices.json device=split workgroup-tile-min-blocks=4 workgroup-tile-split-k=1 explain=true" 2>&1 | FileCheck %s --check-prefix=NOSPLIT
 
 // Both routes compute at the same rate with no fixed cost; only tile and
 // wave quantization differ. A 3x3 convolution of 16 into 16 channels of
@@ -81,4 +83,32 @@ func.func @negative_short_reduction(%x: tensor<1x4x4x4xf32>, %w: tensor<16x4x1x1
 func.func @wide_thread_tiles(%x: tensor<1x64x8x16xf32>, %w: tensor<128x64x1x1xf32>) -> tensor<1x128x8x16xf32> {
   %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x64x8x16xf32>, tensor<128x64x1x1xf32> -> tensor<1x128x8x16xf32>
   return %y : tensor<1x128x8x16xf32>
+}
+
+// -----
+
+// Split-K in the generated route (device "split": 4 units, generated
+// kernels at half the library's rate, 6 us per library call, 64 x 64
+// library tiles). A 1x1 convolution of 1024 into 32 channels of 4 x 8
+// pixels: 2.1 MFLOP, K = 1024 = 64 steps. Unsplit, the workgroup tiles
+// give at most 2 blocks (64 x 16 of 2 x 2 threads) for the 4 units: a
+// quarter of the slots, 16.8 us generated against 8.4 + 6 us as a library
+// call (granted the same fill): the library. With workgroup-tile-split-k 8
+// (the default) the reduction is split in 4 parts of 64 x 32 tiles (4 x 2
+// per thread), 4 blocks, half the slots: 8.4 us plus the second kernel's
+// 0.02 us of bytes against 4.2 + 6 us: generated.
+// SPLIT: remark: generated kernel: predicted 8.{{[0-9]}} us, 10.2 us as a library call (split, fp32); generated: 64 x 32 tiles, 4 x 2 per thread, reduction split in 4 parts
+// SPLIT-LABEL: func.func @split_k
+// SPLIT: seg.conv2d
+// SPLIT-NOT: call
+// NOSPLIT: remark: library call: predicted 14.4 us, 16.8 us as a generated kernel (split, fp32); generated: 64 x 16 tiles, 2 x 2 per thread{{$}}
+// NOSPLIT-LABEL: func.func @split_k
+// NOSPLIT: call @gpuopt_cpu_conv2d
+// (Labels end the -NOT checks above.)
+// WAVES-LABEL: func.func @split_k
+// FLAT-LABEL: func.func @split_k
+// NARROW-LABEL: func.func @split_k
+func.func @split_k(%x: tensor<1x1024x4x8xf32>, %w: tensor<32x1024x1x1xf32>) -> tensor<1x32x4x8xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1 : tensor<1x1024x4x8xf32>, tensor<32x1024x1x1xf32> -> tensor<1x32x4x8xf32>
+  return %y : tensor<1x32x4x8xf32>
 }

@@ -16,6 +16,8 @@
 #ifndef GPUOPT_CONVERSION_PARALLELLOOPSTOKERNELS_WORKGROUPTILE_H
 #define GPUOPT_CONVERSION_PARALLELLOOPSTOKERNELS_WORKGROUPTILE_H
 
+#include "gpuopt/Analysis/WorkgroupTiling.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Support/LLVM.h"
 
@@ -28,9 +30,6 @@ namespace gpuopt {
 /// and gives its workgroup-memory `memref.alloca`s to the kernel as
 /// workgroup attributions.
 constexpr llvm::StringLiteral kThreadBlockAttrName = "gpuopt.thread_block";
-
-/// Threads of a block of a workgroup-tiled loop.
-constexpr int64_t kWorkgroupTileThreads = 256;
 
 /// How tileReductionInWorkgroupMemory builds its tiles.
 struct WorkgroupTileOptions {
@@ -144,16 +143,6 @@ struct WorkgroupTileOptions {
 FailureOr<scf::ParallelOp>
 tileReductionInWorkgroupMemory(scf::ParallelOp loop,
                                const WorkgroupTileOptions &options);
-
-/// The fraction of the block slots a workgroup-tiled `m` x `n` product
-/// (M: the output rows the tiles split by BM, N: the rest) fills on a device
-/// of `units` multiprocessors, one block each per wave, with the tile shape
-/// tileReductionInWorkgroupMemory chooses for `minBlocks` and
-/// `maxThreadOutputs` without split-K: m·n / (waves · units · BM · BN). The
-/// cost model's view of the generated kernels' tile and wave quantization
-/// (--convert-seg-to-cuda-library's `select=auto`).
-double getWorkgroupTileUtilization(int64_t m, int64_t n, int64_t minBlocks,
-                                   int64_t units, int64_t maxThreadOutputs);
 
 } // namespace gpuopt
 } // namespace mlir

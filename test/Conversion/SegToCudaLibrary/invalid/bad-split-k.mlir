@@ -1,0 +1,7 @@
+// RUN: gpuopt-opt %s --convert-seg-to-cuda-library="select=auto workgroup-tile-split-k=3" -verify-diagnostics -o /dev/null
+
+// expected-error @+1 {{convert-seg-to-cuda-library: workgroup-tile-split-k must be a power of two, got 3}}
+func.func @negative_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x8x8xf32> {
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32> -> tensor<1x8x8x8xf32>
+  return %y : tensor<1x8x8x8xf32>
+}
