@@ -198,7 +198,9 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
         ),
         (
             "H200 predicted: the cost model's (prepare.sh, seg-cost-report device=h200; FP32, gpuopt TF32 rows "
-            "precision=tf32): gpuopt rows their graph compiled, eager rows the exported graph eager, torch.compile rows the exported graph compiled. "
+            "precision=tf32): gpuopt rows their graph compiled with the row's --gpu-conv route (generated kernels "
+            "by their own workgroup tiling, split-K included; library calls), eager rows the exported graph eager, "
+            "torch.compile rows the exported graph compiled (gpu-conv=model: library tiles). "
             "Floor: the roofline floor of the model at that shape, sum over the optimized graph's ops of "
             "max(FLOPs/peak, bytes/bandwidth) plus one launch per conv/linear (not the artifact's launch count), "
             "with the ceilings above (TF32 rows: the TF32 peak for the convs/linears); measured/floor = median/floor."
@@ -764,7 +766,7 @@ class Bench:
             torch.cuda.empty_cache()
 
     def compiled(self, model: str, shape: list[int], mode: str, precision: str, cap: float) -> None:
-        base = self.torch_row(model, shape, f'torch.compile(mode="{mode}")', precision, "predicted_h200_s")
+        base = self.torch_row(model, shape, f'torch.compile(mode="{mode}")', precision, "predicted_model_h200_s")
         timeout = min(cap, self.clock.left())
         if why := self.clock.why_not(min(cap, 20.0)):
             self.row(base | {"status": "skipped", "reason": why})

@@ -110,7 +110,9 @@ def test_prepare_manifest(artifacts: Path) -> None:
         assert sum(f for f, _, _ in m["floor_ops"]) == m["flops"]
         assert sum(b for _, b, _ in m["floor_ops"]) == m["bytes"]
         assert any(mac for _, _, mac in m["floor_ops"])
-        assert m["predicted_h200_s"] > 0
+        assert m["predicted_h200_s"] > 0 and m["predicted_model_h200_s"] > 0
+        # The prediction is of the row's route (library rows: library calls).
+        assert m["predicted_route"]["route"] == m["gpu_conv"]
     # The library row: its convolutions are cuDNN steps, in TF32.
     lib = next(m for m in manifest if m["row"] == "unet-opt-lib-tf32")
     assert lib["gpu_conv"] == "library" and lib["gpuopt_precision"] == "TF32"
