@@ -766,7 +766,9 @@ class Bench:
             torch.cuda.empty_cache()
 
     def compiled(self, model: str, shape: list[int], mode: str, precision: str, cap: float) -> None:
-        base = self.torch_row(model, shape, f'torch.compile(mode="{mode}")', precision, "predicted_model_h200_s")
+        base = self.torch_row(
+            model, shape, f'torch.compile(mode="{mode}")', precision, "predicted_model_h200_s"
+        )
         timeout = min(cap, self.clock.left())
         if why := self.clock.why_not(min(cap, 20.0)):
             self.row(base | {"status": "skipped", "reason": why})

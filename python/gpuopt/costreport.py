@@ -63,14 +63,18 @@ def report(
     devices: str | Path | None = None,
     fmt: str = "json",
     top: int = 10,
+    gpu_conv: str = "model",
 ) -> Any:
     """Runs ``gpuopt-opt MLIR PIPELINE --seg-cost-report`` and returns the report.
 
     ``fmt="json"`` returns the parsed JSON document, ``"table"`` the text.
+    ``gpu_conv`` is the compiled column's route of the convolutions and
+    linears (``model``, or gpuopt-compile's ``generated``, ``library``,
+    ``auto``; docs/CostModel.md).
     """
     with tempfile.TemporaryDirectory(prefix="gpuopt-cost-") as tmp:
         out = Path(tmp) / f"report.{fmt}"
-        options = f"device={device} format={fmt} top={top} output={out}"
+        options = f"device={device} format={fmt} top={top} output={out} gpu-conv={gpu_conv}"
         if devices is not None:
             options += f" devices={devices}"
         run_tool(
@@ -360,6 +364,13 @@ def main(argv: list[str] | None = None) -> int:
         "--pipeline", default="", help="gpuopt-opt arguments of the 'after' graph, e.g. --gpuopt-optimize"
     )
     parser.add_argument("--device", default="rtx3080")
+    parser.add_argument(
+        "--gpu-conv",
+        default="model",
+        choices=["model", "generated", "library", "auto"],
+        help="the compiled column's convolutions and linears: the generic model, or as "
+        "gpuopt-compile --gpu-conv runs them (GPU devices)",
+    )
     parser.add_argument("--devices", default=None, help="device file (default: data/devices.json)")
     parser.add_argument("--png", type=Path, help="write the roofline plot here")
     parser.add_argument("--json", type=Path, help="write the report(s) here")
@@ -428,13 +439,14 @@ def main(argv: list[str] | None = None) -> int:
             except (ExportError, CaptureError) as e:
                 return print_error(PROG, e, args.traceback)
         pipeline = shlex.split(args.pipeline)
-        print(report(path, args.device, None, args.devices, fmt="table", top=args.top))
-        before = report(path, args.device, None, args.devices)
+        route = {"gpu_conv": args.gpu_conv}
+        print(report(path, args.device, None, args.devices, fmt="table", top=args.top, **route))
+        before = report(path, args.device, None, args.devices, **route)
         after = None
         if pipeline:
             print(f"--- after {args.pipeline}")
-            print(report(path, args.device, pipeline, args.devices, fmt="table", top=args.top))
-            after = report(path, args.device, pipeline, args.devices)
+            print(report(path, args.device, pipeline, args.devices, fmt="table", top=args.top, **route))
+            after = report(path, args.device, pipeline, args.devices, **route)
         print(comparison(before, after, args.pipeline))
         if args.json:
             write_text(args.json, json.dumps({"before": before, "after": after}))

@@ -127,6 +127,41 @@ def test_pipeline_before_after(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert png.exists()
 
 
+# Rolling-UNet-S's deepest 3x3 convolution: 256 -> 128 channels on a 14x14 map (K = 2304).
+DEEP_CONV = """
+func.func @forward(%x: tensor<1x256x14x14xf32>) -> tensor<1x128x14x14xf32> {
+  %w = seg.param "w" : tensor<128x256x3x3xf32>
+  %y = seg.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1
+       : tensor<1x256x14x14xf32>, tensor<128x256x3x3xf32> -> tensor<1x128x14x14xf32>
+  return %y : tensor<1x128x14x14xf32>
+}
+"""
+
+
+def test_gpu_conv_routes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    graph = _write(tmp_path, DEEP_CONV)
+    docs = {
+        r: costreport.report(graph, "h200", gpu_conv=r) for r in ("model", "generated", "library", "auto")
+    }
+    conv = {r: d["functions"][0]["ops"][-1] for r, d in docs.items()}
+    assert all(d["gpu_conv"]["route"] == r for r, d in docs.items())
+    assert "route" not in conv["model"]["compiled"]
+    # 128 x 196 outputs fill few of the 132 SMs: the generated kernel splits
+    # the reduction (a second kernel adds the parts), as the kernel pass does.
+    gen = conv["generated"]["compiled"]
+    assert gen["route"] == "generated" and gen["splits"] > 1 and gen["kernels"] == 2
+    assert gen["tile"][0] * gen["tile"][1] >= 16 * 64
+    # The model's 128 x 128 library tiles leave most SMs idle; the split
+    # tiles fill them (even at the generated kernels' lower efficiency).
+    assert gen["time_s"] < conv["model"]["compiled"]["time_s"]
+    assert conv["library"]["compiled"]["route"] == "library"
+    assert conv["auto"]["compiled"]["time_s"] == pytest.approx(
+        min(gen["time_s"], conv["library"]["compiled"]["time_s"])
+    )
+    assert costreport.main([str(graph), "--device=h200", "--gpu-conv=generated"]) == 0
+    assert "compiled convolutions/linears: --gpu-conv=generated" in capsys.readouterr().out
+
+
 def test_calibrated_entry_is_read_by_the_pass(tmp_path: Path) -> None:
     """python -m gpuopt.calibrate writes entries that --seg-cost-report reads, keeping the others."""
     devices = tmp_path / "devices.json"
