@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuopt._atomic import OutputPathError, atomic_output, check_outputs, write_text
-from gpuopt.tools import DEFAULT_DEVICES, run_tool
+from gpuopt.tools import DEFAULT_DEVICES, ToolError, run_tool
 
 PROG = "gpuopt.costreport"
 
@@ -393,7 +393,19 @@ def main(argv: list[str] | None = None) -> int:
         "--traceback", action="store_true", help="print the traceback of a failure in the model's code"
     )
     args = parser.parse_args(argv)
+    try:
+        return _run(parser, args)
+    except ToolError as e:
+        # The tool's own located diagnostic (file:line:col: error: ...).
+        print(f"{PROG}: error: {e}".rstrip(), file=sys.stderr)
+        return 1
+    except FileNotFoundError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
 
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """main's work after parsing; tool failures propagate as ToolError."""
     if args.fidelity:
         print(fidelity(args.models.split(","), args.device, args.devices))
         if args.measure_cpu:

@@ -160,6 +160,11 @@ def test_gpu_conv_routes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     )
     assert costreport.main([str(graph), "--device=h200", "--gpu-conv=generated"]) == 0
     assert "compiled convolutions/linears: --gpu-conv=generated" in capsys.readouterr().out
+    # A route on a CPU device: the pass's located error, exit 1, no traceback.
+    assert costreport.main([str(graph), "--device=cpu", "--gpu-conv=generated"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpuopt.costreport: error: gpuopt-opt exited with 1:")
+    assert f"{graph}:2:1: error: seg-cost-report: gpu-conv=generated needs a GPU" in err
 
 
 def test_calibrated_entry_is_read_by_the_pass(tmp_path: Path) -> None:
