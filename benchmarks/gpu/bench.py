@@ -177,6 +177,7 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
             f"{r['system']} | {r['precision']} | {status_text(r)} | {rel_text(r)} | {lat} | {fps} | {busy_text} | "
             f"{fmt(r.get('launches'), 'd')} | {fmt(r.get('predicted_h200_ms'))} | {fmt(r.get('floor_ms'))} | {ratio} |"
         )
+    lines += slowest_steps(rows)
     lines += [
         "",
         (
@@ -207,6 +208,36 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
         ),
     ]
     return "\n".join(lines) + "\n"
+
+
+SLOWEST_STEPS = 6
+
+
+def slowest_steps(rows: list[dict[str, Any]]) -> list[str]:
+    """The SLOWEST_STEPS steps of each profiled gpuopt row of an optimized
+    graph (not the exported graphs and ablations), by their --profile time."""
+    lines: list[str] = []
+    for r in rows:
+        steps, ms = r.get("steps"), r.get("step_ms")
+        if not steps or not ms or not r.get("graph", "").startswith("optimized"):
+            continue
+        if not lines:
+            lines += [
+                "",
+                f"## Slowest steps of the optimized gpuopt rows ({SLOWEST_STEPS} per row; --profile, median per launch)",
+                "",
+                "| # | row | step | kernel | blocks x threads | source | us | % of kernel-busy |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+        busy = sum(ms) or 1.0
+        order = sorted(range(len(ms)), key=lambda i: -ms[i])[:SLOWEST_STEPS]
+        for i in order:
+            name, blocks, threads, loc = steps[i]
+            lines.append(
+                f"| {r['seq']} | {r['row']} ({r['precision']}) | {i} | {name} | {blocks} x {threads} | {loc} | "
+                f"{1e3 * ms[i]:.1f} | {100 * ms[i] / busy:.0f}% |"
+            )
+    return lines
 
 
 def status_text(r: dict[str, Any]) -> str:
@@ -708,6 +739,12 @@ class Bench:
                     r["busy_source"] = "gpuopt-cuda-run --profile of the row without a graph"
                 else:
                     r["kernel_busy_ms"] = j["kernel_ms_sum"]
+                    # Per step of the plan (median over the passes), with the
+                    # manifest's [kernel, blocks, threads, source] of each:
+                    # which kernels the time goes to.
+                    r["step_ms"] = j["step_ms"]
+                    if len(e.get("steps", [])) == len(j["step_ms"]):
+                        r["steps"] = e["steps"]
                     r["busy_source"] = (
                         "gpuopt-cuda-run --profile (host clock, dry run)"
                         if self.dry

@@ -154,10 +154,12 @@ while IFS='|' read -r row model shape graph pipeline flags; do
   first=0
   # The plan's launch counts ("launches: N at load time, M per forward").
   inspect=$("$RUN" "$ART/$row.gpuopt" --inspect)
+  # The plan's steps per forward (what --profile times one by one).
+  "$RUN" "$ART/$row.gpuopt" --dump > "$WORK/$row.dump"
   "$PY" - "$row" "$model" "$shape" "$graph" "$pipeline" "$secs" "$cost" "$routed" "$ART/$row.gpuopt" \
-    "$inspect" "$DRY" "$flags" >> "$ART/manifest.json" <<'PYEOF'
+    "$inspect" "$DRY" "$flags" "$WORK/$row.dump" >> "$ART/manifest.json" <<'PYEOF'
 import json, os, re, sys
-row, model, shape, graph, pipeline, secs, cost, routed, art, inspect, dry, flags = sys.argv[1:]
+row, model, shape, graph, pipeline, secs, cost, routed, art, inspect, dry, flags, dump = sys.argv[1:]
 report = json.load(open(cost))
 f, dev = report["functions"][0], report["device"]
 routed = json.load(open(routed))
@@ -172,6 +174,13 @@ floor_ops = [
     for op in f["ops"]
     if not op.get("load_time") and (op["compiled"]["flops"] or op["compiled"]["bytes"])
 ]
+# --dump is text: its byte arrays are abbreviated ("..., ... (N bytes)").
+program = json.loads(re.sub(r", \.\.\. \(\d+ bytes\)", "", open(dump).read()))["program"]
+def plan_step(s):
+    name = f"library {s['library']}" if s["kind"] == "Library" else program["kernels"][s["kernel"]]["name"]
+    g, b = s["grid"], s["block"]
+    return [name, g["x"] * g["y"] * g["z"], b["x"] * b["y"] * b["z"], os.path.basename(s.get("loc", ""))]
+plan_steps = [plan_step(s) for s in program["run"]]
 print(json.dumps({
     "row": row, "model": model, "shape": [int(s) for s in shape.split(",")],
     "graph": graph, "pipeline": pipeline, "compile_flags": flags,
@@ -201,6 +210,9 @@ print(json.dumps({
         "bytes_per_s": dev["bandwidth"], "launch_s": dev["launch_s"],
     },
     "floor_ops": floor_ops,
+    # Per step of a forward, in plan order: [kernel name or "library ROUTINE",
+    # blocks, threads per block, source file:line:col].
+    "steps": plan_steps,
 }), end="")
 PYEOF
   echo "prepare: $row: $(du -h "$ART/$row.gpuopt" | cut -f1), compiled in ${secs} s"

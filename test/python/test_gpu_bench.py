@@ -113,6 +113,11 @@ def test_prepare_manifest(artifacts: Path) -> None:
         assert m["predicted_h200_s"] > 0 and m["predicted_model_h200_s"] > 0
         # The prediction is of the row's route (library rows: library calls).
         assert m["predicted_route"]["route"] == m["gpu_conv"]
+        # The plan's steps: one per launch of a forward, library steps named.
+        assert len(m["steps"]) == m["launches_per_forward"]
+        assert all(blocks >= 1 and threads >= 1 and ":" in loc for _, blocks, threads, loc in m["steps"])
+        libraries = sum(name.startswith("library ") for name, _, _, _ in m["steps"])
+        assert libraries == m["library_steps"]
     # The library row: its convolutions are cuDNN steps, in TF32.
     lib = next(m for m in manifest if m["row"] == "unet-opt-lib-tf32")
     assert lib["gpu_conv"] == "library" and lib["gpuopt_precision"] == "TF32"
@@ -189,6 +194,9 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
     assert g["row"] == "rolling_unet_s-opt" and g["status"] == "ok"
     assert g["launches"] == manifest["rolling_unet_s-opt"]["launches_per_forward"]
     assert g["kernel_busy_ms"] > 0 and "--profile" in g["busy_source"]
+    # Each step's profile, named by the manifest's plan steps.
+    assert len(g["step_ms"]) == len(g["steps"]) == g["launches"]
+    assert sum(g["step_ms"]) == pytest.approx(g["kernel_busy_ms"], rel=1e-3)
     assert g["predicted_h200_ms"] == pytest.approx(manifest["rolling_unet_s-opt"]["predicted_h200_s"] * 1e3)
     # The generated TF32 row right after it, in its stage (emulated: the
     # mma.sync products exactly, on TF32-rounded operands).
@@ -224,6 +232,10 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
         assert f"| {r['seq']} | " in md
     assert "run their convolutions and linears through those libraries in the row's precision" in md
     assert "TF32 for cuDNN convolutions only" in md
+    # The slowest steps of the optimized rows: the top step of Rolling-UNet-S's.
+    top = max(range(len(g["step_ms"])), key=lambda i: g["step_ms"][i])
+    name, blocks, threads, loc = g["steps"][top]
+    assert f"| {g['seq']} | rolling_unet_s-opt (FP32) | {top} | {name} | {blocks} x {threads} | {loc} |" in md
     line = next(ln for ln in md.splitlines() if ln.startswith(f"| {g['seq']} | "))
     assert f"{g['median_ms'] / g['floor_ms']:.1f}x" in line
     if (out / "roofline.png").exists():
