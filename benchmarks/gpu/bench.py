@@ -178,6 +178,7 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
             f"{fmt(r.get('launches'), 'd')} | {fmt(r.get('predicted_h200_ms'))} | {fmt(r.get('floor_ms'))} | {ratio} |"
         )
     lines += slowest_steps(rows)
+    lines += conv_rates(rows)
     lines += [
         "",
         (
@@ -211,6 +212,79 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
 
 
 SLOWEST_STEPS = 6
+#: Threads of a workgroup-tiled block (kWorkgroupTileThreads).
+TILE_THREADS = 256
+
+
+def measure_convs(e: dict[str, Any], step_ms: list[float]) -> list[dict[str, Any]]:
+    """The manifest's generated workgroup-tiled convolutions and linears of
+    row ``e``, each with the --profile time of its plan step: the step of the
+    op's source with the tiling's blocks (parts included) of 256 threads, the
+    first one not taken, in plan order (a split's second kernel, which adds
+    the parts, is not counted). The measured efficiency is the one the cost
+    model's generated_compute_efficiency stands for: FLOPs / (time · peak ·
+    the tiling's utilization of the SMs); unmatched ops have none."""
+    peak = e["cost_device"]["tf32_flops" if e.get("gpuopt_precision") == "TF32" else "fp32_flops"]
+    taken: set[int] = set()
+    out = []
+    for c in e.get("convs", []):
+        step = next(
+            (
+                i
+                for i, (_, blocks, threads, loc) in enumerate(e["steps"])
+                if i not in taken and loc == c["loc"] and blocks == c["blocks"] and threads == TILE_THREADS
+            ),
+            None,
+        )
+        m = dict(c)
+        if step is not None and step_ms[step] > 0:
+            taken.add(step)
+            t = step_ms[step] * 1e-3
+            m |= {"step": step, "ms": step_ms[step], "flops_per_s": c["flops"] / t}
+            m["efficiency"] = c["flops"] / (t * peak * c["utilization"])
+        out.append(m)
+    return out
+
+
+def conv_rates(rows: list[dict[str, Any]]) -> list[str]:
+    """Per optimized gpuopt row, its generated convolutions' measured rates and
+    the time-weighted efficiency against the cost model's assumption."""
+    lines: list[str] = []
+    for r in rows:
+        convs = r.get("convs")
+        if not convs or not r.get("graph", "").startswith("optimized"):
+            continue
+        if not lines:
+            lines += [
+                "",
+                "## Generated convolutions and linears (workgroup tiles): measured rates",
+                "",
+                (
+                    "Each op's tiled kernel (its plan step by source and blocks; --profile median). Efficiency: "
+                    "FLOPs / (time x the cost model's peak of the row's precision x the tiling's utilization of "
+                    "the SMs), what data/devices.json's generated_compute_efficiency stands for; 'fitted' is "
+                    "its time-weighted mean over the row's matched ops."
+                ),
+                "",
+                "| # | row | matched | fitted efficiency (model) | slowest: source, output, tile, parts, us, TFLOP/s, eff. |",
+                "|---|---|---|---|---|",
+            ]
+        matched = [c for c in convs if "ms" in c]
+        ideal = sum(c["ms"] * c["efficiency"] for c in matched)
+        total = sum(c["ms"] for c in matched)
+        fitted = f"{ideal / total:.3f}" if total > 0 else ""
+        model = r.get("generated_efficiency")
+        slow = sorted(matched, key=lambda c: -c["ms"])[:3]
+        slow_text = "; ".join(
+            f"{c['loc']} {c['type']} {c['tile'][0]}x{c['tile'][1]} ({c['tile'][2]}x{c['tile'][3]}/thread), "
+            f"{c['splits']}, {1e3 * c['ms']:.1f}, {c['flops_per_s'] / 1e12:.2f}, {c['efficiency']:.2f}"
+            for c in slow
+        )
+        lines.append(
+            f"| {r['seq']} | {r['row']} ({r['precision']}) | {len(matched)} of {len(convs)} | "
+            f"{fitted} ({fmt(model, '.3f')}) | {slow_text} |"
+        )
+    return lines
 
 
 def slowest_steps(rows: list[dict[str, Any]]) -> list[str]:
@@ -687,6 +761,8 @@ class Bench:
             "device": "emulator (dry run)" if self.dry else "cuda",
             "launches": e["launches_per_forward"],
             "predicted_h200_ms": e["predicted_h200_s"] * 1e3,
+            # The cost model's generated_compute_efficiency of the row's precision.
+            "generated_efficiency": e.get("generated_efficiency"),
         } | self.counts(e, e["model"], e["shape"], e.get("gpuopt_precision", "FP32"))
         if measure == "timing" and graph and self.dry:
             self.row(base | {"status": "skipped", "reason": "dry run: CUDA graphs need a GPU"})
@@ -745,6 +821,7 @@ class Bench:
                     r["step_ms"] = j["step_ms"]
                     if len(e.get("steps", [])) == len(j["step_ms"]):
                         r["steps"] = e["steps"]
+                        r["convs"] = measure_convs(e, j["step_ms"])
                     r["busy_source"] = (
                         "gpuopt-cuda-run --profile (host clock, dry run)"
                         if self.dry

@@ -382,6 +382,9 @@ OpCost CostBuilder::build(Operation *op) {
         double outElems = static_cast<double>(numel(result));
         cost.flops = 2.0 * cost.macs + (conv.getBias() ? outElems : 0);
         std::optional<GemmShape> gemm;
+        // The GEMM of every input pixel with every tap, then col2im (as
+        // SegToLinalg lowers it): the generated kernel tiles taps (Og·kH·kW)
+        // x input pixels.
         if (in.size() == 4 && w.size() == 4)
           gemm = GemmShape{groups, in[0] * in[2] * in[3], w[1] * w[2] * w[3],
                            in[1] / groups};
@@ -438,7 +441,14 @@ OpCost CostBuilder::build(Operation *op) {
         cost.flops = 2.0 * cost.macs + (linear.getBias() ? outElems : 0);
         std::optional<GemmShape> gemm;
         if (w.size() == 2 && w[0] > 0)
-          gemm = GemmShape{1, numel(result) / w[0], w[0], k};
+          // Tiled as rows x output features (the input does not index
+          // the output's innermost dimension).
+          gemm = GemmShape{1,
+                           numel(result) / w[0],
+                           w[0],
+                           k,
+                           /*tileRows=*/numel(result) / w[0],
+                           /*tileCols=*/w[0]};
         // ATen's linear fuses the bias (addmm) for 2-D or contiguous input;
         // otherwise it runs matmul and then adds the bias.
         bool strided = shapeOf(linear.getInput()).size() >= 3 &&
@@ -819,32 +829,33 @@ void LatencyModel::addKernel(const OpCost &op, const KernelCost &k,
 }
 
 std::optional<WorkgroupTiling>
-LatencyModel::getGeneratedTiling(const KernelCost &k) const {
-  // The workgroup tiles split the output channels (the GEMM's N) by BM and
-  // the pixels (its M) by BN.
-  if (!k.gemm || k.gemm->batch != 1 || k.gemm->n < 16 || k.gemm->k < 8 ||
-      k.gemm->m <= 0)
+LatencyModel::getGeneratedTiling(const OpCost &op, const KernelCost &k) const {
+  // The kernel pass tiles f32 products of at least 16 rows and 8 steps.
+  if (!k.gemm || op.precision != "fp32" || k.gemm->batch != 1 ||
+      k.gemm->getTileRows() < 16 || k.gemm->k < 8 || k.gemm->getTileCols() <= 0)
     return std::nullopt;
-  return chooseWorkgroupTiling(k.gemm->n, k.gemm->m, k.gemm->k, tilingLimits);
+  return chooseWorkgroupTiling(k.gemm->getTileRows(), k.gemm->getTileCols(),
+                               k.gemm->k, tilingLimits);
 }
 
 ConvPrediction LatencyModel::predictGenerated(const OpCost &op,
                                               const KernelCost &k) const {
   ConvPrediction p;
-  p.tiling = getGeneratedTiling(k);
+  p.tiling = getGeneratedTiling(op, k);
   double utilization = 1;
   KernelCost tiles = k;
   if (p.tiling) {
-    utilization = getWorkgroupTilingUtilization(k.gemm->n, k.gemm->m, *p.tiling,
-                                                device.units);
+    int64_t rows = k.gemm->getTileRows(), cols = k.gemm->getTileCols();
+    utilization =
+        getWorkgroupTilingUtilization(rows, cols, *p.tiling, device.units);
     if (p.tiling->splits > 1) {
-      // The parts' sums instead of the output; the second kernel reads
-      // them, adds them (and runs the epilogue) and writes the output.
-      double output = 4.0 * k.gemm->m * k.gemm->n;
-      double parts = output * p.tiling->splits;
-      tiles.bytes = std::max(0.0, k.bytes - output) + parts;
-      KernelCost reduce{double(p.tiling->splits) * k.gemm->m * k.gemm->n,
-                        parts + output, std::nullopt};
+      // The parts' sums (f32) instead of the output; the second kernel
+      // reads them, adds them (and runs the epilogue) and writes the output.
+      double outputs = double(rows) * cols;
+      double parts = 4.0 * outputs * p.tiling->splits;
+      tiles.bytes = std::max(0.0, k.bytes - 4.0 * outputs) + parts;
+      KernelCost reduce{outputs * p.tiling->splits, parts + 4.0 * outputs,
+                        std::nullopt};
       addKernel(op, reduce, device.computeEfficiency, p.split);
     }
   }
@@ -862,11 +873,12 @@ ConvPrediction LatencyModel::predictLibraryCall(const OpCost &op,
   p.library = true;
   double tiles = 1;
   if (k.gemm) {
-    std::optional<WorkgroupTiling> generated = getGeneratedTiling(k);
+    std::optional<WorkgroupTiling> generated = getGeneratedTiling(op, k);
     tiles =
         std::max(getGemmEfficiency(*k.gemm),
                  generated ? getWorkgroupTilingUtilization(
-                                 k.gemm->n, k.gemm->m, *generated, device.units)
+                                 k.gemm->getTileRows(), k.gemm->getTileCols(),
+                                 *generated, device.units)
                            : 1.0);
   }
   addKernel(op, k, device.computeEfficiency * tiles, p.split);

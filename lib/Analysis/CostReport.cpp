@@ -171,6 +171,15 @@ std::string opToJson(const FunctionReport &report, size_t i) {
             j.value(v);
         });
         j.attribute("splits", conv->tiling->splits);
+        // The tiled kernel's blocks (parts included) and their fill of the
+        // units, as the prediction used them.
+        const GemmShape &gemm = *op.compiled.front().gemm;
+        int64_t rows = gemm.getTileRows(), cols = gemm.getTileCols();
+        j.attribute("blocks", getWorkgroupTileBlocks(rows, cols, t) *
+                                  conv->tiling->splits);
+        j.attribute("utilization", getWorkgroupTilingUtilization(
+                                       rows, cols, *conv->tiling,
+                                       report.model.getDevice().units));
       });
     j.attribute("loc", fullLocation(op.op->getLoc()));
   });
@@ -228,6 +237,11 @@ void writeDevice(llvm::json::OStream &j, const DeviceModel &device,
     });
     j.attribute("launch_s", device.launchSeconds);
     j.attribute("eager_launch_s", device.eagerLaunchSeconds);
+    j.attributeObject("generated_compute_efficiency", [&] {
+      for (StringRef precision : {"fp32", "tf32"})
+        j.attribute(precision, device.getGeneratedComputeEfficiency(precision));
+    });
+    j.attribute("library_call_s", device.libraryCallSeconds);
   });
 }
 

@@ -33,24 +33,33 @@
 // GEN-NEXT: "min_blocks": 4,
 // GEN-NEXT: "max_thread_outputs": 64,
 // GEN-NEXT: "split_k": 8
-// GEN: "name":"seg.conv2d","type":"tensor<1x32x4x8xf32>"{{.*}}"compiled":{"kernels":2,"flops":2101248,"bytes":299008,{{.*}}"compute_s":8388608,"memory_s":20480,"launch_s":2000,"time_s":8411088,"bound":"compute","route":"generated","tile":[64,32,4,2],"splits":4}
+// GEN: "name":"seg.conv2d","type":"tensor<1x32x4x8xf32>"{{.*}}"compiled":{"kernels":2,"flops":2101248,"bytes":299008,{{.*}}"compute_s":8388608,"memory_s":20480,"launch_s":2000,"time_s":8411088,"bound":"compute","route":"generated","tile":[64,32,4,2],"splits":4,"blocks":4,"utilization":0.5}
 // LIB: "name":"seg.conv2d","type":"tensor<1x32x4x8xf32>"{{.*}}"compiled":{"kernels":1,"flops":2097152,"bytes":266240,{{.*}}"compute_s":4194304,"memory_s":0,"launch_s":6001000,"time_s":10195304,"bound":"launch","route":"library"}
-// AUTO: "name":"seg.conv2d","type":"tensor<1x32x4x8xf32>"{{.*}}"time_s":8411088,"bound":"compute","route":"generated","tile":[64,32,4,2],"splits":4}
+// AUTO: "name":"seg.conv2d","type":"tensor<1x32x4x8xf32>"{{.*}}"time_s":8411088,"bound":"compute","route":"generated","tile":[64,32,4,2],"splits":4,"blocks":4,"utilization":0.5}
 // AUTO1: "name":"seg.conv2d","type":"tensor<1x32x4x8xf32>"{{.*}}"time_s":14389608,"bound":"compute","route":"library"}
 //
 // The shifted convolution has no library route: generated on every route
 // but model, one 32 x 32 tile of 2 x 2 threads for 16 x 16 outputs (K = 18
 // is not split). The ReLU is no convolution: no route.
 // MODEL: "name":"seg.fused_conv2d"{{.*}}"compiled":{"kernels":1,{{.*}}"bound":"{{[a-z]+}}"}
-// GEN: "name":"seg.fused_conv2d"{{.*}}"route":"generated","tile":[32,32,2,2],"splits":1}
-// LIB: "name":"seg.fused_conv2d"{{.*}}"route":"generated","tile":[32,32,2,2],"splits":1}
-// AUTO: "name":"seg.fused_conv2d"{{.*}}"route":"generated","tile":[32,32,2,2],"splits":1}
+// GEN: "name":"seg.fused_conv2d"{{.*}}"route":"generated","tile":[32,32,2,2],"splits":1,"blocks":1,"utilization":0.0625}
+// LIB: "name":"seg.fused_conv2d"{{.*}}"route":"generated","tile":[32,32,2,2],"splits":1,"blocks":1,"utilization":0.0625}
+// AUTO: "name":"seg.fused_conv2d"{{.*}}"route":"generated","tile":[32,32,2,2],"splits":1,"blocks":1,"utilization":0.0625}
 // GEN: "name":"seg.relu"{{.*}}"compiled":{"kernels":1,{{.*}}"bound":"memory"}
 // LIB: "name":"seg.relu"{{.*}}"compiled":{"kernels":1,{{.*}}"bound":"memory"}
 //
+//
+// Linear layers are tiled as rows x output features (the input is the
+// operand that does not index the output's innermost dimension): 64 token
+// rows into 16 features, K = 64, is one 16 x 64 tile (2 x 2 threads) per
+// 16 rows, 4 blocks, 1/4 of the slots (not 64 x 16 tiles of the features);
+// a single row has fewer than 16 tile rows: register tiles, no tiling,
+// however many features.
+// GEN: "name":"seg.linear","type":"tensor<1x64x16xf32>"{{.*}}"route":"generated","tile":[16,64,2,2],"splits":1,"blocks":4,"utilization":0.25}
+// GEN: "name":"seg.linear","type":"tensor<1x1x256xf32>"{{.*}}"route":"generated"}
 // TABLE: compiled convolutions/linears: --gpu-conv=generated (generated kernels: min-blocks 4, max-thread-outputs 64, split-k 8)
 // TABLE-MODEL: compiled convolutions/linears: model (compute efficiency and library tiles, as eager)
-func.func @deep(%x: tensor<1x1024x4x8xf32>, %s: tensor<1x2x4x4xf32>) -> (tensor<1x32x4x8xf32>, tensor<1x16x4x4xf32>) {
+func.func @deep(%x: tensor<1x1024x4x8xf32>, %s: tensor<1x2x4x4xf32>, %t: tensor<1x64x64xf32>, %u: tensor<1x1x64xf32>) -> (tensor<1x32x4x8xf32>, tensor<1x16x4x4xf32>, tensor<1x64x16xf32>, tensor<1x1x256xf32>) {
   %w = seg.param "w" : tensor<32x1024x1x1xf32>
   %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1
        : tensor<1x1024x4x8xf32>, tensor<32x1024x1x1xf32> -> tensor<1x32x4x8xf32>
@@ -60,5 +69,9 @@ func.func @deep(%x: tensor<1x1024x4x8xf32>, %s: tensor<1x2x4x4xf32>) -> (tensor<
          groups = 1 activation = none
        : (tensor<1x2x4x4xf32>, tensor<16x2x3x3xf32>) -> tensor<1x16x4x4xf32>
   %r = seg.relu %z : tensor<1x16x4x4xf32>
-  return %y, %r : tensor<1x32x4x8xf32>, tensor<1x16x4x4xf32>
+  %lw = seg.param "lw" : tensor<16x64xf32>
+  %l = seg.linear %t, %lw : tensor<1x64x64xf32>, tensor<16x64xf32> -> tensor<1x64x16xf32>
+  %hw = seg.param "hw" : tensor<256x64xf32>
+  %h = seg.linear %u, %hw : tensor<1x1x64xf32>, tensor<256x64xf32> -> tensor<1x1x256xf32>
+  return %y, %r, %l, %h : tensor<1x32x4x8xf32>, tensor<1x16x4x4xf32>, tensor<1x64x16xf32>, tensor<1x1x256xf32>
 }

@@ -32,6 +32,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,6 +54,17 @@ struct GemmShape {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  /// The product gpuopt's generated workgroup tiles cut, when it is not
+  /// n x m (a convolution's output channels, split by BM, x its pixels; a
+  /// transposed convolution's taps x input pixels): `tileRows` x `tileCols`
+  /// (a linear's rows x its output features). 0: n x m.
+  int64_t tileRows = 0;
+  int64_t tileCols = 0;
+
+  /// The workgroup tiles' rows (M: the operand that does not index the
+  /// output's innermost dimension) and columns (N).
+  int64_t getTileRows() const { return tileRows ? tileRows : n; }
+  int64_t getTileCols() const { return tileRows ? tileCols : m; }
 };
 
 /// One kernel launch.
@@ -208,15 +220,18 @@ public:
   /// runs them, generated ones with the tiling `limits` give (default:
   /// ConvRoute::Model).
   void setConvRoute(ConvRoute route, const WorkgroupTilingLimits &limits) {
+    assert(limits.minBlocks >= 1 && limits.maxThreadOutputs >= 4 &&
+           limits.maxSplits >= 1 && "workgroup tiling limits out of range");
     convRoute = route;
     tilingLimits = limits;
   }
   ConvRoute getConvRoute() const { return convRoute; }
   const WorkgroupTilingLimits &getTilingLimits() const { return tilingLimits; }
-  /// The workgroup tiling of a generated GEMM-like kernel; none for a
-  /// product the workgroup tiles leave to register tiles (batched, fewer
-  /// than 16 output channels or 8 reduction steps) or no GEMM.
-  std::optional<WorkgroupTiling> getGeneratedTiling(const KernelCost &k) const;
+  /// The workgroup tiling of generated GEMM-like kernel `k` of `op`; none
+  /// for a product the workgroup tiles leave to register tiles (not f32,
+  /// batched, fewer than 16 tile rows or 8 reduction steps) or no GEMM.
+  std::optional<WorkgroupTiling> getGeneratedTiling(const OpCost &op,
+                                                    const KernelCost &k) const;
   /// Kernel `k` of `op` as gpuopt's generated kernel: FLOPs at the
   /// generated compute efficiency times the workgroup tiling's utilization
   /// of the units; a split reduction writes its parts' sums (4 bytes each)
