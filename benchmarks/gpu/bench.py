@@ -819,7 +819,7 @@ class Bench:
                     # manifest's [kernel, blocks, threads, source] of each:
                     # which kernels the time goes to.
                     r["step_ms"] = j["step_ms"]
-                    if len(e.get("steps", [])) == len(j["step_ms"]):
+                    if "steps" in e and len(e["steps"]) == len(j["step_ms"]):
                         r["steps"] = e["steps"]
                         r["convs"] = measure_convs(e, j["step_ms"])
                     r["busy_source"] = (
@@ -845,7 +845,9 @@ class Bench:
             "precision": precision,
             "measure": "timing",
             "device": self.device,
-            "predicted_h200_ms": e[predicted] * 1e3 if e and e["graph"] == "exported" else None,
+            "predicted_h200_ms": e[predicted] * 1e3
+            if e and e["graph"] == "exported" and predicted in e
+            else None,
         } | self.counts(e, model, shape, precision)
 
     def eager(self, model: str, shape: list[int], precision: str) -> None:

@@ -105,6 +105,7 @@ unet-opt-2-stages|unet|1,3,$S,$S|ablation: 2 copy stages|gpuopt-optimize|--cuda-
 unet-opt-4x4-threads|unet|1,3,$S,$S|ablation: 4 x 4 thread tiles at most|gpuopt-optimize|--cuda-workgroup-tile-max-thread-outputs=16
 unet-opt-tf32-no-async-copy|unet|1,3,$S,$S|ablation: TF32 operands through registers|gpuopt-optimize|--gpu-precision=tf32 --cuda-workgroup-tile-async-copy=false
 rolling_unet_s-opt-no-split-k|rolling_unet_s|1,3,$S,$S|ablation: no split-K|gpuopt-optimize|--cuda-workgroup-tile-split-k=1
+rolling_unet_s-opt-unfused-tiles|rolling_unet_s|1,3,$S,$S|ablation: tiled convolutions in their own kernels|gpuopt-optimize|--cuda-workgroup-tile-fuse-nests=false
 rolling_unet_s-opt-no-prefetch|rolling_unet_s|1,3,$S,$S|ablation: no prefetch|gpuopt-optimize|--cuda-workgroup-tile-prefetch=false
 rolling_unet_s-opt-$BIG|rolling_unet_s|1,3,$BIG,$BIG|optimized|gpuopt-optimize
 rolling_unet_s-opt-b8|rolling_unet_s|8,3,$S,$S|optimized|gpuopt-optimize
@@ -213,6 +214,19 @@ print(json.dumps({
     # Per step of a forward, in plan order: [kernel name or "library ROUTINE",
     # blocks, threads per block, source file:line:col].
     "steps": plan_steps,
+    # The generated workgroup-tiled convolutions and linears of the row's
+    # route, in program order: bench.py finds each one's plan step (source,
+    # blocks of 256 threads) and reports its measured rate and efficiency.
+    "convs": [
+        {"loc": os.path.basename(op["loc"]), "type": op["type"], "flops": op["flops"],
+         "tile": c["tile"], "splits": c["splits"], "blocks": c["blocks"],
+         "utilization": c["utilization"]}
+        for op in r["ops"]
+        if (c := op["compiled"]).get("route") == "generated" and "tile" in c
+    ],
+    # The cost model's generated_compute_efficiency of the row's precision.
+    "generated_efficiency": routed["device"]["generated_compute_efficiency"][
+        "tf32" if "--gpu-precision=tf32" in flags.split() else "fp32"],
 }), end="")
 PYEOF
   echo "prepare: $row: $(du -h "$ART/$row.gpuopt" | cut -f1), compiled in ${secs} s"

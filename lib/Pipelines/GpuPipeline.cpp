@@ -102,6 +102,7 @@ mlir::gpuopt::GpuLoweringOptions::getTargetOptions() const {
   options.blockSize = blockSize;
   options.registerTile = registerTile;
   options.workgroupTile = workgroupTile;
+  options.workgroupTileFuseNests = workgroupTileFuseNests;
   options.workgroupTilePrefetch = workgroupTilePrefetch;
   options.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
   options.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
@@ -197,6 +198,7 @@ mlir::gpuopt::buildGpuKernelPipeline(OpPassManager &pm,
   kernelOptions.registerTile = options.registerTile;
   kernelOptions.workgroupTile = options.workgroupTile;
   kernelOptions.workgroupTileMinBlocks = options.workgroupTileMinBlocks;
+  kernelOptions.workgroupTileFuseNests = options.workgroupTileFuseNests;
   kernelOptions.workgroupTilePrefetch = options.workgroupTilePrefetch;
   kernelOptions.workgroupTileDoubleBuffer = options.workgroupTileDoubleBuffer;
   kernelOptions.workgroupTileStages = options.workgroupTileStages;

@@ -406,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """main's work after parsing; tool failures propagate as ToolError."""
+    if args.fidelity and args.gpu_conv != "model":
+        parser.error("--gpu-conv applies to the report of a model, not to --fidelity (eager predictions)")
     if args.fidelity:
         print(fidelity(args.models.split(","), args.device, args.devices))
         if args.measure_cpu:

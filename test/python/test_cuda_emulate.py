@@ -807,6 +807,58 @@ def test_split_k_emulated(tmp_path: Path) -> None:
         assert np.array_equal(y.view(np.uint32), outputs[0].view(np.uint32)), f"TF32, order {order} differs"
 
 
+class SiblingConvs(nn.Module):
+    """Rolling-UNet's OR-MLP branches in miniature: two 1x1 convolutions of
+    one input (64 -> 64 channels, GELU), one of it rolled along H, and
+    their product."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(64, 64, 1)
+        self.b = nn.Conv2d(64, 64, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = torch.nn.functional.gelu(self.a(torch.roll(x, 1, 2)))
+        b = torch.nn.functional.gelu(self.b(x))
+        return a * b
+
+
+@needs_cuda_run
+def test_workgroup_tile_fuse_nests_emulated(tmp_path: Path) -> None:
+    """--cuda-workgroup-tile-fuse-nests=false: the two sibling convolutions
+    keep a tiled kernel each (by default they share one untiled kernel);
+    PyTorch's result in every order, the same bits as the fused kernel (each
+    output sums its terms in the same order), one launch more."""
+    data = export_random(SiblingConvs(), 31, tmp_path, (1, 64, 12, 10))
+    weights, x = tmp_path / "m.safetensors", [tmp_path / "x.npy"]
+    artifacts, tiled = {}, {}
+    for fuse in ("true", "false"):
+        kernels = tmp_path / f"k-{fuse}.mlir"
+        artifacts[fuse] = compile_cuda(
+            tmp_path / "m.mlir",
+            tmp_path / f"m-{fuse}.gpuopt",
+            "gpuopt-optimize",
+            f"--cuda-workgroup-tile-fuse-nests={fuse}",
+            f"--cuda-write-kernels={kernels}",
+        )
+        tiled[fuse] = len(re.findall(r"gpu\.func @\w+\([^)]*\) workgroup", kernels.read_text()))
+    assert (tiled["true"], tiled["false"]) == (0, 2), tiled
+    check_orders(artifacts["false"], weights, x, data["expected"], "sibling convolutions apart")
+    apart = emulate(artifacts["false"], weights, x, tmp_path, ORDERS[0])
+    fused = emulate(artifacts["true"], weights, x, tmp_path, ORDERS[0])
+    assert np.array_equal(apart.view(np.uint32), fused.view(np.uint32))
+    launches = {
+        fuse: int(
+            re.search(
+                r"(\d+) per forward",
+                subprocess.run([CUDA_RUN, a, "--inspect"], capture_output=True, text=True, check=True).stdout,
+            ).group(1)
+        )
+        for fuse, a in artifacts.items()
+    }
+    assert launches["false"] == launches["true"] + 1, launches
+
+
 class RandomConvs(nn.Module):
     """Four convolutions (each with a ReLU) whose channels (16 to 64), kernel
     (1, 3, 5), stride, dilation, padding and bias are drawn from `seed`:

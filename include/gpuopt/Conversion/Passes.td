@@ -94,7 +94,12 @@ def ConvertParallelLoopsToKernelsPass
       kernel); allocations and pure ops between them move above the first.
       Loops over the same dims in another order (read off the buffers they
       share: a depthwise convolution's (h, w, c) and its fill's (c, h, w))
-      fuse the same way, in the first loop's order.
+      fuse the same way, in the first loop's order. Loops that share no
+      buffer fuse too (one launch for two convolutions of one input). With
+      `workgroup-tile-fuse-nests=false` (and `workgroup-tile`) a loop the
+      workgroup tiles would take does not fuse with a loop that has a nest
+      of its own: each keeps its kernel and is tiled (a kernel of two nests
+      is not one tiled product), at the cost of a launch.
       Then a loop whose bounds extend the previous loop's (its indices
       include one with the same bounds for each index of the first, as read
       off the buffers they share) fuses into it when the shared buffers are
@@ -319,6 +324,11 @@ def ConvertParallelLoopsToKernelsPass
            /*default=*/"false",
            "Compute the workgroup tiles with TF32 tensor cores "
            "(nvgpu.mma.sync m16n8k8; sm_80 and newer)">,
+    Option<"workgroupTileFuseNests", "workgroup-tile-fuse-nests", "bool",
+           /*default=*/"true",
+           "With fuse: a reduction the workgroup tiles would take may fuse "
+           "with a loop of another nest (one launch; neither is tiled then); "
+           "false: it keeps its own kernel and its tiles">,
     Option<"workgroupTilePrefetch", "workgroup-tile-prefetch", "bool",
            /*default=*/"true",
            "Load a workgroup tile step's operands into registers while the "

@@ -51,6 +51,10 @@ struct CudaTargetOptions {
   /// Blocks such a kernel should have at least: H200's 132 multiprocessors
   /// (smaller tiles where larger ones would leave some idle).
   int64_t workgroupTileMinBlocks = 132;
+  /// Whether a reduction those kernels would take may fuse with a loop of
+  /// another nest, untiled (--convert-parallel-loops-to-kernels'
+  /// workgroup-tile-fuse-nests): one launch less per such pair.
+  bool workgroupTileFuseNests = true;
   /// Whether those kernels load each step's operand tiles a step ahead
   /// (--convert-parallel-loops-to-kernels' workgroup-tile-prefetch).
   bool workgroupTilePrefetch = true;
@@ -155,6 +159,12 @@ struct GpuLoweringOptions : public PassPipelineOptions<GpuLoweringOptions> {
       llvm::cl::desc("Convolutions and linear layers as block tiles staged "
                      "in workgroup memory (false: register tiles only)"),
       llvm::cl::init(CudaTargetOptions().workgroupTile)};
+  Option<bool> workgroupTileFuseNests{
+      *this, "workgroup-tile-fuse-nests",
+      llvm::cl::desc("A reduction the workgroup tiles would take may fuse "
+                     "with a loop of another nest, untiled (false: its own "
+                     "kernel, tiled)"),
+      llvm::cl::init(CudaTargetOptions().workgroupTileFuseNests)};
   Option<bool> workgroupTilePrefetch{
       *this, "workgroup-tile-prefetch",
       llvm::cl::desc("Workgroup tiles load each step's operands into "

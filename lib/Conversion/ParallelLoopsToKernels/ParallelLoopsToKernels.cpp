@@ -28,6 +28,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -549,6 +550,23 @@ bool prefersNextLoop(scf::ParallelOp first, scf::ParallelOp second,
   return getFusionMap(second, third, serial).has_value();
 }
 
+/// Whether `loop` runs loops of its own (a reduction's nest).
+bool hasNest(scf::ParallelOp loop) {
+  return loop.getBody()
+      ->walk([](LoopLikeOpInterface) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Whether fusing `first` and `second` would cost a workgroup tiling: one
+/// of them is a reduction tileReductionInWorkgroupMemory takes and the other
+/// has a nest too.
+bool splitsWorkgroupTile(scf::ParallelOp first, scf::ParallelOp second) {
+  return (hasNest(second) &&
+          mlir::gpuopt::canTileReductionInWorkgroupMemory(first)) ||
+         (hasNest(first) &&
+          mlir::gpuopt::canTileReductionInWorkgroupMemory(second));
+}
+
 struct ConvertParallelLoopsToKernelsPass
     : public mlir::gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
           ConvertParallelLoopsToKernelsPass> {
@@ -605,6 +623,15 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
       if (!map && !nest)
         break;
       if (map && prefersNextLoop(first, second, serial))
+        break;
+      // A kernel of two loop nests is no workgroup-tiled reduction: without
+      // workgroup-tile-fuse-nests a loop the workgroup tiles take (a
+      // convolution, a linear layer) keeps its own kernel rather than share
+      // one with another reduction (two convolutions of the same input,
+      // say); loops without nests (a fill before it, an epilogue after it)
+      // still fuse with it.
+      if (workgroupTile && !workgroupTileFuseNests &&
+          splitsWorkgroupTile(first, second))
         break;
       // Pure ops and allocations in between touch no buffer contents:
       // hoisting them above `first` is legal when their operands are defined

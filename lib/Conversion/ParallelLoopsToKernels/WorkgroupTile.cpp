@@ -456,8 +456,13 @@ memref::LoadOp getContiguousLoad(Value v, const IndexGroup &group,
 
 } // namespace
 
-FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
-    scf::ParallelOp loop, const WorkgroupTileOptions &options) {
+/// tileReductionInWorkgroupMemory; with `rewrite` false only whether it
+/// would apply (the IR is not changed; `loop` on success).
+namespace mlir::gpuopt {
+namespace {
+FailureOr<scf::ParallelOp> tileOrMatch(scf::ParallelOp loop,
+                                       const WorkgroupTileOptions &options,
+                                       bool rewrite) {
   if (!loop.getInitVals().empty() || loop->hasAttr(kThreadBlockAttrName))
     return failure();
   FailureOr<LoopBounds> bounds = getLoopBounds(loop);
@@ -538,6 +543,9 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
         !accIdxOps.contains(&op) && &op != r.accLoad.getOperation() &&
         &op != r.accStore.getOperation())
       return failure();
+
+  if (!rewrite)
+    return loop;
 
   OpBuilder b(loop);
   Location loc = loop.getLoc();
@@ -1454,4 +1462,16 @@ FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
   }
   loop.erase();
   return tiled;
+}
+} // namespace
+} // namespace mlir::gpuopt
+
+FailureOr<scf::ParallelOp> mlir::gpuopt::tileReductionInWorkgroupMemory(
+    scf::ParallelOp loop, const WorkgroupTileOptions &options) {
+  return tileOrMatch(loop, options, /*rewrite=*/true);
+}
+
+bool mlir::gpuopt::canTileReductionInWorkgroupMemory(scf::ParallelOp loop) {
+  return succeeded(
+      tileOrMatch(loop, WorkgroupTileOptions(), /*rewrite=*/false));
 }

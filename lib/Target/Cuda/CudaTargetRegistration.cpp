@@ -62,6 +62,13 @@ public:
                      "tiles staged in workgroup memory (false: register "
                      "tiles only)"),
             cl::init(CudaTargetOptions().workgroupTile), cl::cat(category)),
+        workgroupTileFuseNests(
+            "cuda-workgroup-tile-fuse-nests",
+            cl::desc("--target=cuda: a reduction the workgroup tiles would "
+                     "take may fuse with a loop of another nest, untiled "
+                     "(false: its own kernel, tiled; one launch more)"),
+            cl::init(CudaTargetOptions().workgroupTileFuseNests),
+            cl::cat(category)),
         workgroupTilePrefetch(
             "cuda-workgroup-tile-prefetch",
             cl::desc("--target=cuda: workgroup tiles load each step's "
@@ -144,6 +151,7 @@ public:
             &blockSize,
             &registerTile,
             &workgroupTile,
+            &workgroupTileFuseNests,
             &workgroupTilePrefetch,
             &workgroupTileDoubleBuffer,
             &workgroupTileAsyncCopy,
@@ -217,6 +225,7 @@ public:
     options.target.blockSize = blockSize;
     options.target.registerTile = registerTile;
     options.target.workgroupTile = workgroupTile;
+    options.target.workgroupTileFuseNests = workgroupTileFuseNests;
     options.target.workgroupTilePrefetch = workgroupTilePrefetch;
     options.target.workgroupTileDoubleBuffer = workgroupTileDoubleBuffer;
     options.target.workgroupTileAsyncCopy = workgroupTileAsyncCopy;
@@ -248,6 +257,7 @@ private:
   cl::opt<int64_t> blockSize;
   cl::opt<int64_t> registerTile;
   cl::opt<bool> workgroupTile;
+  cl::opt<bool> workgroupTileFuseNests;
   cl::opt<bool> workgroupTilePrefetch;
   cl::opt<bool> workgroupTileDoubleBuffer;
   cl::opt<bool> workgroupTileAsyncCopy;

@@ -144,6 +144,10 @@ FailureOr<scf::ParallelOp>
 tileReductionInWorkgroupMemory(scf::ParallelOp loop,
                                const WorkgroupTileOptions &options);
 
+/// Whether tileReductionInWorkgroupMemory applies to `loop` (with any
+/// options: they choose how, not whether). The IR is not changed.
+bool canTileReductionInWorkgroupMemory(scf::ParallelOp loop);
+
 } // namespace gpuopt
 } // namespace mlir
 
