@@ -218,21 +218,25 @@ TILE_THREADS = 256
 
 def measure_convs(e: dict[str, Any], step_ms: list[float]) -> list[dict[str, Any]]:
     """The manifest's generated workgroup-tiled convolutions and linears of
-    row ``e``, each with the --profile time of its plan step: the step of the
-    op's source with the tiling's blocks (parts included) of 256 threads, the
-    first one not taken, in plan order (a split's second kernel, which adds
-    the parts, is not counted). The measured efficiency is the one the cost
+    row ``e``, each with the --profile time of its plan step: the step made
+    of the op's source with the tiling's blocks (parts included) of 256
+    threads, the first one not taken, in plan order (a split's second
+    kernel, which adds the parts, is not counted). The measured efficiency is the one the cost
     model's generated_compute_efficiency stands for: FLOPs / (time · peak ·
     the tiling's utilization of the SMs); unmatched ops have none."""
     peak = e["cost_device"]["tf32_flops" if e.get("gpuopt_precision") == "TF32" else "fp32_flops"]
     taken: set[int] = set()
+    sources = e.get("step_sources") or [[loc] for _, _, _, loc in e["steps"]]
     out = []
     for c in e.get("convs", []):
         step = next(
             (
                 i
-                for i, (_, blocks, threads, loc) in enumerate(e["steps"])
-                if i not in taken and loc == c["loc"] and blocks == c["blocks"] and threads == TILE_THREADS
+                for i, (_, blocks, threads, _) in enumerate(e["steps"])
+                if i not in taken
+                and c["loc"] in sources[i]
+                and blocks == c["blocks"]
+                and threads == TILE_THREADS
             ),
             None,
         )

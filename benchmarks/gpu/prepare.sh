@@ -182,6 +182,8 @@ def plan_step(s):
     g, b = s["grid"], s["block"]
     return [name, g["x"] * g["y"] * g["z"], b["x"] * b["y"] * b["z"], os.path.basename(s.get("loc", ""))]
 plan_steps = [plan_step(s) for s in program["run"]]
+# Every source a step's kernel was made of (a kernel of fused loops has several).
+step_sources = [sorted({os.path.basename(x) for x in s.get("sources", [])}) for s in program["run"]]
 print(json.dumps({
     "row": row, "model": model, "shape": [int(s) for s in shape.split(",")],
     "graph": graph, "pipeline": pipeline, "compile_flags": flags,
@@ -214,6 +216,7 @@ print(json.dumps({
     # Per step of a forward, in plan order: [kernel name or "library ROUTINE",
     # blocks, threads per block, source file:line:col].
     "steps": plan_steps,
+    "step_sources": step_sources,
     # The generated workgroup-tiled convolutions and linears of the row's
     # route, in program order: bench.py finds each one's plan step (source,
     # blocks of 256 threads) and reports its measured rate and efficiency.
