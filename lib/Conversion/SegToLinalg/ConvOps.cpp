@@ -519,7 +519,10 @@ struct LinearLowering : OpRewritePattern<seg::LinearOp> {
     RankedTensorType wType = tensorTypeOf(op.getWeight());
     Type elt = inType.getElementType();
     int64_t k = wType.getDimSize(1), n = wType.getDimSize(0);
-    int64_t m = inType.getNumElements() / k;
+    // The rows: every input dim but the last (K may be 0: no terms).
+    int64_t m = 1;
+    for (int64_t d : inType.getShape().drop_back())
+      m *= d;
     Value in2 = reshapeTensor(rewriter, loc, op.getInput(),
                               RankedTensorType::get({m, k}, elt));
     auto outType = RankedTensorType::get({m, n}, elt);

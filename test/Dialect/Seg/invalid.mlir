@@ -389,6 +389,22 @@ func.func @upsample_nearest_every_entry_size_least(%x: tensor<1x4x2x2xf32>) {
 
 // -----
 
+func.func @upsample_nearest_empty_input(%x: tensor<1x2x0x0xf32>) {
+  // expected-error @+1 {{expected a non-empty input map to upsample, got 0 x 0}}
+  %y = seg.upsample_nearest %x size = [4, 4] : tensor<1x2x0x0xf32> -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @upsample_bilinear_empty_input(%x: tensor<1x2x3x0xf32>) {
+  // expected-error @+1 {{expected a non-empty input map to upsample, got 3 x 0}}
+  %y = seg.upsample_bilinear %x size = [4, 4] align_corners = false : tensor<1x2x3x0xf32> -> tensor<1x2x4x4xf32>
+  return
+}
+
+// -----
+
 func.func @concat_least_one_operand() {
   // expected-error @+1 {{expected at least one operand}}
   %y = "seg.concat"() <{dim = 0 : i64}> : () -> tensor<1xf32>

@@ -11,6 +11,8 @@
 // RUN: not gpuopt-compile %S/Inputs/f16-result.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=F16-RESULT
 // RUN: not gpuopt-compile %S/Inputs/param-two-types.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=TWO-TYPES
 // RUN: not gpuopt-compile %S/Inputs/external-call.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=UNDEFINED
+// RUN: not gpuopt-compile %S/Inputs/zero-sized.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not gpuopt-compile %S/Inputs/zero-sized-linear.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=ZERO-OP
 
 // NO-OUTPUT: gpuopt-compile: error: no output file: pass -o MODEL.so
 // TARGET: gpuopt-compile: error: unknown target 'tpu' (targets: cpu, cuda)
@@ -25,6 +27,8 @@
 // PIPELINE-FAILED: error: the pipeline 'seg-split-load-time{entry=nope}' failed
 // F16-RESULT: f16-result.mlir:2:1: error: the CPU target returns statically shaped f32 tensors; result 0 of @forward is 'tensor<4xf16>'
 // TWO-TYPES: param-two-types.mlir:3:1: error: parameter 'p' is used with two types: 'tensor<2x2xf32>' and 'tensor<4xf32>'
+// ZERO: zero-sized.mlir:2:8: error: 'seg.concat' op has a zero-sized tensor ('tensor<1x0x4x4xf32>'), which the CPU target does not compute (--target=cuda does)
+// ZERO-OP: zero-sized-linear.mlir:3:8: error: 'seg.param' op has a zero-sized tensor ('tensor<1x4x0xf32>'), which the CPU target does not compute (--target=cuda does)
 // UNDEFINED: external-call.mlir:6:3: error: 'func.call' op calls @not_in_the_runtime, which has no body; the lowerings compile only functions defined in the module
 
 func.func @forward(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {

@@ -395,6 +395,10 @@ LogicalResult upsampleShape(const ShapeError &err, Type input,
     return err("expected 'input' of rank 4 (NCHW), got rank ", in.getRank());
   if (failed(checkArray(err, "size", size, 2, 1)))
     return failure();
+  // (PyTorch's rule too: no output pixel has a source pixel.)
+  if (in.getDimSize(2) == 0 || in.getDimSize(3) == 0)
+    return err("expected a non-empty input map to upsample, got ",
+               in.getDimSize(2), " x ", in.getDimSize(3));
   llvm::append_range(shape, in.getShape().take_front(2));
   llvm::append_range(shape, size);
   return success();
