@@ -17,6 +17,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -457,6 +458,15 @@ void SegCostReportPass::runOnOperation() {
     }
   }
 
+  // The report must not replace the graph it reports on (the file the
+  // functions were read from, as their locations name it).
+  if (output != "-")
+    for (FunctionOpInterface func : funcs)
+      if (auto source = func.getLoc()->findInstanceOf<FileLineColLoc>())
+        if (llvm::sys::fs::equivalent(output, source.getFilename().getValue()))
+          return fail("seg-cost-report: output '" + output + "' is the input " +
+                      source.getFilename().getValue() +
+                      "; refusing to overwrite an input");
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> file;
   if (output != "-") {

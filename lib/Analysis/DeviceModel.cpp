@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -93,6 +94,9 @@ private:
   std::optional<Error> error;
 };
 
+/// Largest device file read (the shipped one is a few KB).
+constexpr uint64_t kMaxDeviceFileBytes = 16 << 20;
+
 Error fileError(StringRef path, const Twine &message) {
   return createStringError(
       inconvertibleErrorCode(),
@@ -103,6 +107,17 @@ Error fileError(StringRef path, const Twine &message) {
 
 Expected<DeviceModel> mlir::gpuopt::loadDeviceModel(StringRef path,
                                                     StringRef id) {
+  // A regular file of bounded size: /dev/zero or a FIFO would be read
+  // without end.
+  sys::fs::file_status status;
+  if (std::error_code ec = sys::fs::status(path, status))
+    return fileError(path, "cannot read it: " + ec.message());
+  if (!sys::fs::is_regular_file(status))
+    return fileError(path, "cannot read it: not a regular file");
+  if (status.getSize() > kMaxDeviceFileBytes)
+    return fileError(path, formatv("cannot read it: {0} bytes, more than the "
+                                   "{1} a device file may have",
+                                   status.getSize(), kMaxDeviceFileBytes));
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFile(path, /*IsText=*/true);
   if (!buffer)

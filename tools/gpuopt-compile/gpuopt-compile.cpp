@@ -30,7 +30,9 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -111,10 +113,34 @@ int compileMain(Targets &targets) {
   if (std::string error; failed(selected->validateFlags(error)))
     return fail(error);
 
-  if (rt::Status s = rt::checkOutputIsNotInput({"-o", outputFile},
-                                               {{"the input", inputFile}});
-      !s)
+  // No output may overwrite an input or another output.
+  std::vector<rt::NamedPath> inputs = {{"the input", inputFile}};
+  SmallVector<mlir::gpuopt::CompileTarget::FlagFile> flagFiles =
+      selected->getFlagFiles();
+  for (const auto &file : flagFiles)
+    if (!file.written)
+      inputs.push_back({file.flag, file.path});
+  if (rt::Status s = rt::checkOutputIsNotInput({"-o", outputFile}, inputs); !s)
     return fail(s.message());
+  for (const auto &file : flagFiles) {
+    if (!file.written)
+      continue;
+    if (rt::Status s =
+            rt::checkOutputIsNotInput({file.flag, file.path}, inputs);
+        !s)
+      return fail(s.message());
+    // (Neither need exist yet: compared as absolute paths too.)
+    auto absolute = [](StringRef path) {
+      SmallString<256> full(path);
+      llvm::sys::fs::make_absolute(full);
+      llvm::sys::path::remove_dots(full, /*remove_dot_dot=*/true);
+      return std::string(full);
+    };
+    if (llvm::sys::fs::equivalent(file.path, outputFile) ||
+        absolute(file.path) == absolute(outputFile))
+      return fail(file.flag + " " + file.path + " is also -o " + outputFile +
+                  ": two outputs in one file");
+  }
 
   DialectRegistry registry;
   mlir::gpuopt::registerAllDialects(registry);

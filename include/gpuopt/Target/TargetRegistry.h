@@ -50,6 +50,17 @@ public:
   /// Checks the flags' values before the input is read: failure with a
   /// message for the user (without "error: ") in `error`.
   virtual LogicalResult validateFlags(std::string &error) = 0;
+  /// A file one of the target's flags names.
+  struct FlagFile {
+    /// The flag, e.g. "--cuda-write-kernels".
+    std::string flag;
+    std::string path;
+    /// Written (else read).
+    bool written = false;
+  };
+  /// The files the target's given flags name, besides the input and -o
+  /// (which gpuopt-compile keeps apart from them).
+  virtual SmallVector<FlagFile> getFlagFiles() { return {}; }
   /// Compiles `module` (consumed) into `request.outputPath`; failures are
   /// diagnostics located at the module or the offending op.
   virtual LogicalResult compile(ModuleOp module,

@@ -835,8 +835,13 @@ LogicalResult mlir::gpuopt::compileForCuda(ModuleOp module,
     }
     OwningOpRef<ModuleOp> edited;
     if (!options.hostKernels.empty()) {
-      edited =
-          parseSourceFile<ModuleOp>(options.hostKernels, ParserConfig(ctx));
+      // As every MLIR input: a regular file within the read limit.
+      std::string text;
+      if (rt::Status s = rt::readMlirSource(options.hostKernels, text); !s)
+        return module.emitError("cannot read the host kernels: ")
+               << s.message();
+      edited = parseSourceString<ModuleOp>(text, ParserConfig(ctx),
+                                           options.hostKernels);
       if (!edited)
         return module.emitError("cannot read the host kernels of ")
                << options.hostKernels;

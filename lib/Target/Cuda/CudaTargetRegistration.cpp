@@ -166,6 +166,15 @@ public:
             &hostKernels};
   }
 
+  SmallVector<FlagFile> getFlagFiles() override {
+    SmallVector<FlagFile> files;
+    if (!writeKernels.empty())
+      files.push_back({"--cuda-write-kernels", writeKernels, /*written=*/true});
+    if (!hostKernels.empty())
+      files.push_back({"--cuda-host-kernels", hostKernels, /*written=*/false});
+    return files;
+  }
+
   LogicalResult validateFlags(std::string &error) override {
     if (failed(parseCudaChips(arch, error))) {
       error = "--cuda-arch " + error;

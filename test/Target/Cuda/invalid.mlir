@@ -17,6 +17,12 @@
 // RUN: not gpuopt-compile %s --target=cuda --entry=nope -o %t 2>&1 | FileCheck %s --check-prefix=ENTRY
 // RUN: not gpuopt-compile %s --target=cuda --pipeline=no-such-pass -o %t 2>&1 | FileCheck %s --check-prefix=PIPE
 // RUN: not gpuopt-compile %s --target=cuda -o %t.dir/missing/x.gpuopt 2>&1 | FileCheck %s --check-prefix=WRITE
+// RUN: cp %s %t.in.mlir
+// RUN: not gpuopt-compile %t.in.mlir --target=cuda -o %t.gpuopt --cuda-write-kernels=%t.in.mlir 2>&1 | FileCheck %s --check-prefix=KERNELS-INPUT
+// RUN: FileCheck %s --check-prefix=INTACT < %t.in.mlir
+// RUN: not gpuopt-compile %s --target=cuda -o %t.gpuopt --cuda-write-kernels=%t.gpuopt 2>&1 | FileCheck %s --check-prefix=KERNELS-OUTPUT
+// RUN: not gpuopt-compile %s --target=cuda -o %t.in.mlir --cuda-host-kernels=%t.in.mlir 2>&1 | FileCheck %s --check-prefix=HOST-INPUT
+// RUN: not gpuopt-compile %s --target=cuda -o %t.gpuopt --cuda-host-kernels=/dev/zero 2>&1 | FileCheck %s --check-prefix=HOST-DEVICE
 
 // ARCH: gpuopt-compile: error: --cuda-arch must be sm_NN[,sm_MM...] with NN >= 50, got 'sm90'
 // ARCH2: gpuopt-compile: error: --cuda-arch must be sm_NN[,sm_MM...] with NN >= 50, got 'sm_90,sm_49'
@@ -37,6 +43,11 @@
 // ENTRY: error: no function 'nope' with a body to compile
 // PIPE: error: invalid pipeline 'no-such-pass'
 // WRITE: error: {{.*}}x.gpuopt: cannot create
+// KERNELS-INPUT: gpuopt-compile: error: --cuda-write-kernels {{.*}}.in.mlir is the input {{.*}}.in.mlir; refusing to overwrite an input
+// INTACT: gpuopt-compile %s --target=cuda
+// KERNELS-OUTPUT: gpuopt-compile: error: --cuda-write-kernels {{.*}}.gpuopt is also -o {{.*}}.gpuopt: two outputs in one file
+// HOST-INPUT: gpuopt-compile: error: -o {{.*}}.in.mlir is --cuda-host-kernels {{.*}}.in.mlir; refusing to overwrite an input
+// HOST-DEVICE: error: cannot read the host kernels: /dev/zero: not a regular file (character device)
 func.func @forward(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
   %r = seg.relu %x : tensor<1x4xf32>
   return %r : tensor<1x4xf32>
