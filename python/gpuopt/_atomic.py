@@ -35,6 +35,9 @@ def check_outputs(outputs: Mapping[str, str | os.PathLike], inputs: Mapping[str,
     Keys are what the user typed the path as (``-o``, ``--weights``), for the message.
     """
     outs = [(label, Path(p)) for label, p in outputs.items()]
+    for label, path in outs:
+        if path.is_dir():
+            raise OutputPathError(f"{label} {path} is a directory, not a file to write")
     for i, (label, path) in enumerate(outs):
         for other, source in inputs.items():
             if _same(path, Path(source)):

@@ -39,6 +39,11 @@ from gpuopt.tools import DEFAULT_DEVICES, ToolError, run_tool
 
 PROG = "gpuopt.costreport"
 
+
+class NothingToReport(RuntimeError):
+    """The graph has no function (an empty file, ``module {}``)."""
+
+
 #: Plotted in place of 0 on the logarithmic axes (ops that move data only).
 INTENSITY_FLOOR = 1e-3
 FLOPS_FLOOR = 1e6
@@ -80,6 +85,9 @@ def report(
         run_tool(
             ["gpuopt-opt", str(mlir), *(pipeline or []), f"--seg-cost-report={options}", "-o", "/dev/null"]
         )
+        # The pass reports on the module's functions: none, no report.
+        if not out.exists():
+            raise NothingToReport(f"{mlir}: no function to report on")
         text = out.read_text()
     return json.loads(text) if fmt == "json" else text
 
@@ -399,7 +407,8 @@ def main(argv: list[str] | None = None) -> int:
         # The tool's own located diagnostic (file:line:col: error: ...).
         print(f"{PROG}: error: {e}".rstrip(), file=sys.stderr)
         return 1
-    except FileNotFoundError as e:
+    except (NothingToReport, OSError) as e:
+        # A tool not built, an output that cannot be written.
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
 

@@ -28,6 +28,7 @@ import contextlib
 import importlib
 import importlib.util
 import json
+import math
 import os
 import re
 import resource
@@ -50,6 +51,8 @@ from gpuopt.capture import Captured, CaptureError, capture
 
 #: The name of the command in its messages.
 PROG = "gpuopt.export"
+#: Largest example input (elements) --input-shape may ask for: 16 GiB of f32.
+MAX_INPUT_ELEMENTS = 1 << 32
 
 
 class ExportError(Exception):
@@ -426,6 +429,13 @@ def parse_shape(text: str) -> tuple[int, ...]:
         raise ExportError(f"--input-shape '{text}': expected comma-separated integers") from None
     if not shape or any(d < 1 for d in shape):
         raise ExportError(f"--input-shape '{text}': every dimension must be positive")
+    # (PyTorch allocates the example input: a shape past int64 or past
+    # MAX_INPUT_ELEMENTS fails inside it, not as a message.)
+    if math.prod(shape) > MAX_INPUT_ELEMENTS:
+        raise ExportError(
+            f"--input-shape '{text}': {math.prod(shape)} elements, more than the "
+            f"{MAX_INPUT_ELEMENTS} an example input may have"
+        )
     return shape
 
 

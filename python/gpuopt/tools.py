@@ -46,7 +46,8 @@ class ToolError(RuntimeError):
 def run_tool(args: list[str], stdin: str | None = None) -> subprocess.CompletedProcess:
     """Runs ``args`` (first element a tool name) and raises ToolError on failure."""
     cmd = [str(tool(args[0]))] + [str(a) for a in args[1:]]
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
+    # A tool's messages quote the input, which need not be UTF-8.
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, errors="replace", check=False)
     if proc.returncode != 0:
         raise ToolError(cmd, proc.returncode, proc.stderr)
     return proc

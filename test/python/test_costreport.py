@@ -167,6 +167,26 @@ def test_gpu_conv_routes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert f"{graph}:2:1: error: seg-cost-report: gpu-conv=generated needs a GPU" in err
 
 
+def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A graph without functions, bytes that are not UTF-8, an output that is
+    a directory: one error line (or argparse's), no traceback."""
+    empty = _write(tmp_path, "module {}\n")
+    assert costreport.main([str(empty)]) == 1
+    assert capsys.readouterr().err == f"gpuopt.costreport: error: {empty}: no function to report on\n"
+    binary = tmp_path / "bin.mlir"
+    binary.write_bytes(b"\xff\xfe binary\n")
+    assert costreport.main([str(binary)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpuopt.costreport: error: gpuopt-opt exited with 1:") and "Traceback" not in err
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        costreport.main([str(_write(tmp_path, GRAPH)), "--png", str(tmp_path / "adir")])
+    assert exit_info.value.code == 2
+    assert (
+        "--png " + str(tmp_path / "adir") + " is a directory, not a file to write" in capsys.readouterr().err
+    )
+
+
 def test_calibrated_entry_is_read_by_the_pass(tmp_path: Path) -> None:
     """python -m gpuopt.calibrate writes entries that --seg-cost-report reads, keeping the others."""
     devices = tmp_path / "devices.json"

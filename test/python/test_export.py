@@ -238,6 +238,12 @@ def test_factory_function_spec(tmp_path: Path) -> None:
         ),
         ("zoo:unext", "1,3,x,64", "{}", "expected comma-separated integers"),
         ("zoo:unext", "1,3,0,64", "{}", "every dimension must be positive"),
+        (
+            "zoo:unext",
+            "1,3,99999999999999999999,32",
+            "{}",
+            "more than the 4294967296 an example input may have",
+        ),
         ("zoo:unext", "1,3,64,64", "[1]", "--kwargs must be a JSON object"),
         ("zoo:unext", "1,3,64,64", "{bad", "--kwargs is not valid JSON"),
         ("zoo:unext", "1,3,64,64", '{"no_such_arg": 1}', "constructing zoo:unext"),
