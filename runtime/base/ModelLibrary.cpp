@@ -66,16 +66,19 @@ std::string truncated(const std::string &what, uint64_t offset, uint64_t size,
          std::to_string(fileSize) + " bytes";
 }
 
-/// checkModelLibrary on the open `file` of `size` bytes; on success `found`
-/// holds the note and where its section lies.
-Status checkLibrary(const std::string &path, const Fd &file, uint64_t size,
-                    ModelLibraryNote &found) {
-  auto cannot = [&](const std::string &why) {
-    return Status::error("cannot load " + path + ": " + why);
+/// The checks dlopen needs of a shared object (`fd`, `size` bytes): a
+/// little-endian 64-bit ELF shared library for this machine whose program
+/// headers lie in the file, with loadable segments inside it (a page mapped
+/// beyond the end of the file is SIGBUS on first touch), mappable (offset
+/// and address congruent modulo a power-of-two alignment, no more file than
+/// memory) and a dynamic segment. On failure `why` says what is wrong. `eh`
+/// receives the ELF header.
+bool checkElfImage(int fd, uint64_t size, Elf64_Ehdr &eh, std::string &why) {
+  auto cannot = [&](const std::string &message) {
+    why = message;
+    return false;
   };
-
-  Elf64_Ehdr eh;
-  if (size < sizeof(eh) || !readExactly(file.fd, 0, &eh, sizeof(eh)) ||
+  if (size < sizeof(eh) || !readExactly(fd, 0, &eh, sizeof(eh)) ||
       std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
     return cannot("not an ELF file");
   if (eh.e_ident[EI_CLASS] != ELFCLASS64)
@@ -89,9 +92,6 @@ Status checkLibrary(const std::string &path, const Fd &file, uint64_t size,
   if (eh.e_type != ET_DYN)
     return cannot("not a shared library (ELF type " +
                   std::to_string(eh.e_type) + ")");
-
-  // Program headers: dlopen maps every PT_LOAD segment's file range, and a
-  // page mapped beyond the end of the file is SIGBUS on first touch.
   if (eh.e_phnum == 0 || eh.e_phentsize != sizeof(Elf64_Phdr))
     return cannot("no valid program header table");
   uint64_t phBytes = uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr);
@@ -99,13 +99,46 @@ Status checkLibrary(const std::string &path, const Fd &file, uint64_t size,
     return cannot(
         truncated("the program header table", eh.e_phoff, phBytes, size));
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
-  if (!readExactly(file.fd, eh.e_phoff, ph.data(), phBytes))
+  if (!readExactly(fd, eh.e_phoff, ph.data(), phBytes))
     return cannot("cannot read the program headers");
-  for (size_t i = 0; i < ph.size(); ++i)
-    if (ph[i].p_type == PT_LOAD &&
-        !inside(ph[i].p_offset, ph[i].p_filesz, size))
-      return cannot(truncated("loadable segment " + std::to_string(i),
-                              ph[i].p_offset, ph[i].p_filesz, size));
+  bool loads = false, dynamic = false;
+  for (size_t i = 0; i < ph.size(); ++i) {
+    const Elf64_Phdr &p = ph[i];
+    dynamic |= p.p_type == PT_DYNAMIC;
+    if (p.p_type != PT_LOAD)
+      continue;
+    loads = true;
+    std::string segment = "loadable segment " + std::to_string(i);
+    if (!inside(p.p_offset, p.p_filesz, size))
+      return cannot(truncated(segment, p.p_offset, p.p_filesz, size));
+    if (p.p_filesz > p.p_memsz)
+      return cannot("corrupt " + segment + ": more bytes in the file (" +
+                    std::to_string(p.p_filesz) + ") than in memory (" +
+                    std::to_string(p.p_memsz) + ")");
+    if (p.p_align > 1 && ((p.p_align & (p.p_align - 1)) != 0 ||
+                          p.p_offset % p.p_align != p.p_vaddr % p.p_align))
+      return cannot("corrupt " + segment + ": offset " +
+                    std::to_string(p.p_offset) + " and address " +
+                    std::to_string(p.p_vaddr) + " do not fit alignment " +
+                    std::to_string(p.p_align));
+  }
+  if (!loads || !dynamic)
+    return cannot("corrupt program headers: no loadable or no dynamic "
+                  "segment");
+  return true;
+}
+
+/// checkModelLibrary on the open `file` of `size` bytes; on success `found`
+/// holds the note and where its section lies.
+Status checkLibrary(const std::string &path, const Fd &file, uint64_t size,
+                    ModelLibraryNote &found) {
+  auto cannot = [&](const std::string &why) {
+    return Status::error("cannot load " + path + ": " + why);
+  };
+
+  Elf64_Ehdr eh;
+  if (std::string why; !checkElfImage(file.fd, size, eh, why))
+    return cannot(why);
 
   // Section headers: the linker writes them last, so they also tell whether
   // the end of the file is there; they locate the note.
@@ -231,5 +264,17 @@ Status gpuopt::runtime::readModelLibraryArtifact(const std::string &path,
     return corrupt("it does not match the checksum compiled into the "
                    "library's code (the file was modified after "
                    "gpuopt-compile)");
+  return Status::ok();
+}
+
+Status gpuopt::runtime::checkSharedObject(const std::string &path,
+                                          const std::string &what) {
+  Fd file;
+  uint64_t size;
+  if (Status s = openRegularFile(path, UINT64_MAX, file.fd, size); !s)
+    return Status::error(what + ": " + s.message());
+  Elf64_Ehdr eh;
+  if (std::string why; !checkElfImage(file.fd, size, eh, why))
+    return Status::error(what + ": " + why);
   return Status::ok();
 }

@@ -50,6 +50,7 @@
 #include "gpuopt/Runtime/CpuKernels.h"
 #include "gpuopt/Runtime/CudaArtifact.h"
 #include "gpuopt/Runtime/FileIO.h"
+#include "gpuopt/Runtime/ModelLibrary.h"
 #include "gpuopt/Runtime/Safetensors.h"
 
 #include <algorithm>
@@ -1079,6 +1080,13 @@ Status CudaEmulator::create(const std::string &artifactPath,
     std::string path;
     if (Status s = writePrivateFile(image->bytes, path); !s)
       return s;
+    // A damaged image would crash the loader (SIGBUS, SIGSEGV), not fail.
+    if (Status s = checkSharedObject(path, artifactPath +
+                                               ": its host image is damaged");
+        !s) {
+      ::unlink(path.c_str());
+      return s;
+    }
     I.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     const char *why = I.handle ? nullptr : dlerror();
     ::unlink(path.c_str()); // mapped now, or failed

@@ -1149,6 +1149,76 @@ def test_host_kernels_errors(tmp_path: Path) -> None:
     ), proc.stderr
 
 
+def _damage_elf(data: bytearray, how: str) -> None:
+    """Damages the ELF64 shared object `data` in place: its second loadable
+    segment's file offset past the end, its program headers zeroed, its
+    machine, or its first loadable segment's offset off its alignment."""
+    phoff, phentsize, phnum = (
+        int.from_bytes(data[32:40], "little"),
+        int.from_bytes(data[54:56], "little"),
+        int.from_bytes(data[56:58], "little"),
+    )
+    headers = [phoff + i * phentsize for i in range(phnum)]
+    loads = [h for h in headers if int.from_bytes(data[h : h + 4], "little") == 1]
+    if how == "segment-past-end":
+        data[loads[1] + 8 : loads[1] + 16] = (1 << 20).to_bytes(8, "little")
+    elif how == "zeroed-program-headers":
+        data[phoff : phoff + phnum * phentsize] = bytes(phnum * phentsize)
+    elif how == "machine":
+        data[18:20] = (183).to_bytes(2, "little")
+    else:
+        offset = int.from_bytes(data[loads[1] + 8 : loads[1] + 16], "little")
+        data[loads[1] + 8 : loads[1] + 16] = (offset + 8).to_bytes(8, "little")
+
+
+@needs_cuda_run
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("segment-past-end", "truncated or corrupt: loadable segment"),
+        ("zeroed-program-headers", "corrupt program headers: no loadable or no dynamic segment"),
+        ("machine", "built for ELF machine 183"),
+        ("misaligned", "do not fit alignment"),
+    ],
+)
+def test_damaged_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, how: str, message: str) -> None:
+    """A host image whose ELF headers dlopen would trip over (SIGBUS on a
+    segment mapped past the end of the file, SIGSEGV on zeroed program
+    headers) is refused with a message before it is loaded, and its
+    temporary file goes."""
+    d: Path = conv_bn_relu["dir"]
+    artifact = compile_cuda(d / "m.mlir", tmp_path / "a.gpuopt")
+
+    def damage(model: dict) -> None:
+        host = next(i for i in program(model)["images"] if i["format"] == "HostSo")
+        data = bytearray(host["data"])
+        _damage_elf(data, how)
+        host["data"] = list(data)
+
+    bad = rewrite(artifact, tmp_path / f"{how}.gpuopt", damage)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.run(
+        [
+            CUDA_RUN,
+            bad,
+            "--emulate",
+            f"--weights={d / 'm.safetensors'}",
+            f"--input=@{d / 'x.npy'}",
+            f"--input=@{d / 'r.npy'}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith(f"gpuopt-cuda-run: error: {bad}: its host image is damaged: "), last
+    assert message in last, last
+    assert list(tmp.iterdir()) == []
+
+
 @needs_cuda_run
 @pytest.mark.parametrize("version", [None, 2, 3, 4], ids=["unchecked", "v2", "v3", "v4"])
 def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: int | None) -> None:

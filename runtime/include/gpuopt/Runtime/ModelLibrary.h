@@ -48,6 +48,12 @@ struct ModelLibraryNote {
 Status checkModelLibrary(const std::string &path,
                          ModelLibraryNote *found = nullptr);
 
+/// The ELF checks of checkModelLibrary (a 64-bit little-endian shared
+/// library for this machine whose loadable segments lie in the file and can
+/// be mapped, with a dynamic segment), for any shared object about to be
+/// dlopened (the CUDA emulator's host image): messages "WHAT: why".
+Status checkSharedObject(const std::string &path, const std::string &what);
+
 /// Reads the artifact a model library carries without loading it: the
 /// checks of checkModelLibrary, then the note's metadata version, size
 /// (within the section and kMaxModelMetadataBytes) and hash, which
