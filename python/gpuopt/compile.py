@@ -1025,3 +1025,14 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+
+if __name__ == "__main__":
+    # A library module: `python -m gpuopt.compile` used to print nothing and
+    # exit 0, as if it had compiled something.
+    print(
+        "python -m gpuopt.compile: error: gpuopt.compile is the Python API "
+        "(gpuopt.compile(model, example_inputs, ...)); compile from the command line "
+        "with build/bin/gpuopt-compile or python -m gpuopt.export then gpuopt-compile",
+        file=sys.stderr,
+    )
+    sys.exit(2)

@@ -754,3 +754,16 @@ def test_editable_install_registers_the_backend(tmp_path: Path) -> None:
         assert any(line.startswith(f"{BACKEND}: compiled graph 1 ") for line in lines), proc.stdout
         err = float(next(line for line in lines if line.startswith("error ")).split()[1])
         assert err <= REL_L2, proc.stdout
+
+
+def test_module_is_no_command() -> None:
+    """`python -m gpuopt.compile` names the command-line tools, exit 2 (it
+    printed nothing and exited 0)."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuopt.compile", "--help"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith("python -m gpuopt.compile: error: gpuopt.compile is the Python API")
