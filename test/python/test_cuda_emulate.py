@@ -1149,6 +1149,24 @@ def test_host_kernels_errors(tmp_path: Path) -> None:
     ), proc.stderr
 
 
+def emulate_conv_bn_relu(artifact: Path, d: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """gpuopt-cuda-run --emulate of a conv_bn_relu artifact on its inputs."""
+    return subprocess.run(
+        [
+            CUDA_RUN,
+            artifact,
+            "--emulate",
+            f"--weights={d / 'm.safetensors'}",
+            f"--input=@{d / 'x.npy'}",
+            f"--input=@{d / 'r.npy'}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+
+
 def _damage_elf(data: bytearray, how: str) -> None:
     """Damages the ELF64 shared object `data` in place: its second loadable
     segment's file offset past the end, its program headers zeroed, its
@@ -1198,20 +1216,7 @@ def test_damaged_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, how: 
     bad = rewrite(artifact, tmp_path / f"{how}.gpuopt", damage)
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    proc = subprocess.run(
-        [
-            CUDA_RUN,
-            bad,
-            "--emulate",
-            f"--weights={d / 'm.safetensors'}",
-            f"--input=@{d / 'x.npy'}",
-            f"--input=@{d / 'r.npy'}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "TMPDIR": str(tmp)},
-    )
+    proc = emulate_conv_bn_relu(bad, d, {**os.environ, "TMPDIR": str(tmp)})
     assert proc.returncode == 1, proc.stderr
     last = proc.stderr.splitlines()[-1]
     assert last.startswith(f"gpuopt-cuda-run: error: {bad}: its host image is damaged: "), last
@@ -1246,19 +1251,7 @@ def test_old_host_image_is_refused(conv_bn_relu: dict, tmp_path: Path, version: 
         host["data"] = list(so.read_bytes())
 
     bad = rewrite(artifact, tmp_path / "old.gpuopt", old_image)
-    proc = subprocess.run(
-        [
-            CUDA_RUN,
-            bad,
-            "--emulate",
-            f"--weights={d / 'm.safetensors'}",
-            f"--input=@{d / 'x.npy'}",
-            f"--input=@{d / 'r.npy'}",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = emulate_conv_bn_relu(bad, d)
     assert proc.returncode == 1
     has = "no gpuopt_host_abi_version" if version is None else f"ABI version {version}"
     assert proc.stderr.splitlines()[-1] == (
