@@ -30,7 +30,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def check_outputs(outputs: Mapping[str, str | os.PathLike], inputs: Mapping[str, str | os.PathLike]) -> None:
-    """Raises OutputPathError when an output is an input or two outputs are one file.
+    """Raises OutputPathError when an output is an input or a directory, or two outputs are one file.
 
     Keys are what the user typed the path as (``-o``, ``--weights``), for the message.
     """

@@ -179,10 +179,29 @@ def check_library(path: str | Path, name: str | Path | None = None) -> None:
         if not inside(e_phoff, e_phnum * 56):
             raise cannot(_truncated("the program header table", e_phoff, e_phnum * 56, size))
         table = read_at(e_phoff, e_phnum * 56)
+        loads = dynamic = False
         for i in range(e_phnum):
-            p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * 56)
-            if p_type == 1 and not inside(p_offset, p_filesz):  # PT_LOAD
+            p_type, _, p_offset, p_vaddr, _, p_filesz, p_memsz, p_align = struct.unpack_from(
+                "<IIQQQQQQ", table, i * 56
+            )
+            dynamic |= p_type == 2  # PT_DYNAMIC
+            if p_type != 1:  # PT_LOAD
+                continue
+            loads = True
+            if not inside(p_offset, p_filesz):
                 raise cannot(_truncated(f"loadable segment {i}", p_offset, p_filesz, size))
+            if p_filesz > p_memsz:
+                raise cannot(
+                    f"corrupt loadable segment {i}: more bytes in the file ({p_filesz}) "
+                    f"than in memory ({p_memsz})"
+                )
+            if p_align > 1 and (p_align & (p_align - 1) or p_offset % p_align != p_vaddr % p_align):
+                raise cannot(
+                    f"corrupt loadable segment {i}: offset {p_offset} and address {p_vaddr} "
+                    f"do not fit alignment {p_align}"
+                )
+        if not loads or not dynamic:
+            raise cannot("corrupt program headers: no loadable or no dynamic segment")
         if e_shnum == 0 or e_shentsize != 64 or e_shstrndx >= e_shnum:
             raise not_model("it has no valid section header table")
         if not inside(e_shoff, e_shnum * 64):

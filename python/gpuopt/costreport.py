@@ -44,6 +44,10 @@ class NothingToReport(RuntimeError):
     """The graph has no function (an empty file, ``module {}``)."""
 
 
+class OutputError(RuntimeError):
+    """--json or --png cannot be written (the OSError's message)."""
+
+
 #: Plotted in place of 0 on the logarithmic axes (ops that move data only).
 INTENSITY_FLOOR = 1e-3
 FLOPS_FLOOR = 1e6
@@ -407,8 +411,8 @@ def main(argv: list[str] | None = None) -> int:
         # The tool's own located diagnostic (file:line:col: error: ...).
         print(f"{PROG}: error: {e}".rstrip(), file=sys.stderr)
         return 1
-    except (NothingToReport, OSError) as e:
-        # A tool not built, an output that cannot be written.
+    except (NothingToReport, OutputError, FileNotFoundError) as e:
+        # No function, an output that cannot be written, a tool not built.
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
 
@@ -472,14 +476,20 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             after = report(path, args.device, pipeline, args.devices, **route)
         print(comparison(before, after, args.pipeline))
         if args.json:
-            write_text(args.json, json.dumps({"before": before, "after": after}))
+            try:
+                write_text(args.json, json.dumps({"before": before, "after": after}))
+            except OSError as e:
+                raise OutputError(str(e)) from e
         if args.png:
             panels = [("as given: PyTorch eager", before, "eager")]
             if after is not None:
                 panels.append((f"after {args.pipeline}: gpuopt compiled", after, "compiled"))
             else:
                 panels.append(("as given: gpuopt compiled", before, "compiled"))
-            plot_roofline(panels, args.png)
+            try:
+                plot_roofline(panels, args.png)
+            except OSError as e:
+                raise OutputError(str(e)) from e
             print(f"wrote {args.png}")
     return 0
 

@@ -139,6 +139,36 @@ def test_truncated_library_is_refused(model: dict, tmp_path: Path) -> None:
         assert_refused(model, so, f"cannot load {so}: {expected}")
 
 
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        ("zeroed", "corrupt program headers: no loadable or no dynamic segment"),
+        ("misaligned", "corrupt loadable segment 1: offset "),
+    ],
+)
+def test_damaged_program_headers_are_refused(model: dict, tmp_path: Path, damage: str, expected: str) -> None:
+    """Program headers zeroed, or a loadable segment's offset moved off its
+    alignment: a message from both loaders, not the loader's SIGSEGV."""
+    data = bytearray(Path(model["so"]).read_bytes())
+    phoff = struct.unpack_from("<Q", data, 32)[0]
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    if damage == "zeroed":
+        data[phoff : phoff + phnum * phentsize] = bytes(phnum * phentsize)
+    else:
+        loads = [
+            phoff + i * phentsize
+            for i in range(phnum)
+            if struct.unpack_from("<I", data, phoff + i * phentsize)[0] == 1
+        ]
+        offset = struct.unpack_from("<Q", data, loads[1] + 8)[0]
+        struct.pack_into("<Q", data, loads[1] + 8, offset + 8)
+    so = tmp_path / f"{damage}.so"
+    so.write_bytes(bytes(data))
+    assert_refused(model, so, f"cannot load {so}: {expected}")
+    if damage == "misaligned":
+        assert_refused(model, so, "do not fit alignment ")
+
+
 SPECIAL_KINDS = ["fifo", "dev-zero", "dev-urandom", "directory"]
 
 

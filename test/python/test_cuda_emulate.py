@@ -1170,7 +1170,8 @@ def emulate_conv_bn_relu(artifact: Path, d: Path, env: dict | None = None) -> su
 def _damage_elf(data: bytearray, how: str) -> None:
     """Damages the ELF64 shared object `data` in place: its second loadable
     segment's file offset past the end, its program headers zeroed, its
-    machine, or its first loadable segment's offset off its alignment."""
+    machine (to one no host has), or its second loadable segment's offset
+    off its alignment."""
     phoff, phentsize, phnum = (
         int.from_bytes(data[32:40], "little"),
         int.from_bytes(data[54:56], "little"),
@@ -1183,7 +1184,7 @@ def _damage_elf(data: bytearray, how: str) -> None:
     elif how == "zeroed-program-headers":
         data[phoff : phoff + phnum * phentsize] = bytes(phnum * phentsize)
     elif how == "machine":
-        data[18:20] = (183).to_bytes(2, "little")
+        data[18:20] = (0xBEEF).to_bytes(2, "little")
     else:
         offset = int.from_bytes(data[loads[1] + 8 : loads[1] + 16], "little")
         data[loads[1] + 8 : loads[1] + 16] = (offset + 8).to_bytes(8, "little")
@@ -1195,7 +1196,7 @@ def _damage_elf(data: bytearray, how: str) -> None:
     [
         ("segment-past-end", "truncated or corrupt: loadable segment"),
         ("zeroed-program-headers", "corrupt program headers: no loadable or no dynamic segment"),
-        ("machine", "built for ELF machine 183"),
+        ("machine", "built for ELF machine 48879"),
         ("misaligned", "do not fit alignment"),
     ],
 )

@@ -25,6 +25,7 @@
 #include "gpuopt/Runtime/ModelAbi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -454,36 +455,6 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
   if (!entry || entry.isExternal())
     return module.emitError("no function named @")
            << options.entry << " in the module";
-  // The CPU lowering has no empty buffers (its views of them fail deep in
-  // the pipeline): refused here, located, before anything runs.
-  auto isEmpty = [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
-  };
-  WalkResult empty = module.walk([&](Operation *op) {
-    for (Type type :
-         llvm::concat<const Type>(llvm::to_vector(op->getOperandTypes()),
-                                  llvm::to_vector(op->getResultTypes())))
-      if (isEmpty(type)) {
-        op->emitOpError("has a zero-sized tensor (")
-            << type
-            << "), which the CPU target does not compute (--target=cuda "
-               "does)";
-        return WalkResult::interrupt();
-      }
-    if (auto func = dyn_cast<func::FuncOp>(op))
-      for (Type type : func.getArgumentTypes())
-        if (isEmpty(type)) {
-          func.emitError("has a zero-sized argument (")
-              << type
-              << "), which the CPU target does not compute (--target=cuda "
-                 "does)";
-          return WalkResult::interrupt();
-        }
-    return WalkResult::advance();
-  });
-  if (empty.wasInterrupted())
-    return failure();
 
   if (!options.pipeline.empty()) {
     PassManager pm(ctx);
@@ -507,6 +478,32 @@ LogicalResult mlir::gpuopt::compileForCpu(ModuleOp module,
     return failure();
   auto init = module.lookupSymbol<func::FuncOp>(options.entry + "_init");
   entry = module.lookupSymbol<func::FuncOp>(options.entry);
+  // The CPU lowering has no empty buffers (its views of them fail deep in
+  // the pipeline): refused here, located, before it runs. What the graph
+  // computes counts (after --pipeline; dead ops and unused arguments do not).
+  auto isEmpty = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
+  };
+  for (func::FuncOp func : {init, entry}) {
+    WalkResult empty = func.walk([&](Operation *op) {
+      if (isOpTriviallyDead(op))
+        return WalkResult::advance();
+      for (Type type :
+           llvm::concat<const Type>(llvm::to_vector(op->getOperandTypes()),
+                                    llvm::to_vector(op->getResultTypes())))
+        if (isEmpty(type)) {
+          op->emitOpError("has a zero-sized tensor (")
+              << type
+              << "), which the CPU target does not compute (--target=cuda "
+                 "does)";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (empty.wasInterrupted())
+      return failure();
+  }
   FailureOr<std::vector<uint8_t>> metadata = collectMetadata(init, entry, *cpu);
   if (failed(metadata))
     return failure();

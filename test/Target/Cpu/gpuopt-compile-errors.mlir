@@ -28,7 +28,7 @@
 // F16-RESULT: f16-result.mlir:2:1: error: the CPU target returns statically shaped f32 tensors; result 0 of @forward is 'tensor<4xf16>'
 // TWO-TYPES: param-two-types.mlir:3:1: error: parameter 'p' is used with two types: 'tensor<2x2xf32>' and 'tensor<4xf32>'
 // ZERO: zero-sized.mlir:2:8: error: 'seg.concat' op has a zero-sized tensor ('tensor<1x0x4x4xf32>'), which the CPU target does not compute (--target=cuda does)
-// ZERO-OP: zero-sized-linear.mlir:3:8: error: 'seg.param' op has a zero-sized tensor ('tensor<1x4x0xf32>'), which the CPU target does not compute (--target=cuda does)
+// ZERO-OP: zero-sized-linear.mlir:6:8: error: 'seg.linear' op has a zero-sized tensor ('tensor<1x4x0xf32>'), which the CPU target does not compute (--target=cuda does)
 // UNDEFINED: external-call.mlir:6:3: error: 'func.call' op calls @not_in_the_runtime, which has no body; the lowerings compile only functions defined in the module
 
 func.func @forward(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
