@@ -219,34 +219,36 @@ TILE_THREADS = 256
 def measure_convs(e: dict[str, Any], step_ms: list[float]) -> list[dict[str, Any]]:
     """The manifest's generated workgroup-tiled convolutions and linears of
     row ``e``, each with the --profile time of its plan step: the step made
-    of the op's source with the tiling's blocks (parts included) of 256
-    threads, the first one not taken, in plan order (a split's second
-    kernel, which adds the parts, is not counted). The measured efficiency is the one the cost
-    model's generated_compute_efficiency stands for: FLOPs / (time · peak ·
-    the tiling's utilization of the SMs); unmatched ops have none."""
+    of the op's source with blocks of 256 threads to spare for the op's
+    tiling (parts included), the first such in plan order. A step may hold
+    several independent tiled products (--cuda-workgroup-tile-fuse-nests=
+    false shares a launch among them): it counts when their blocks fill it
+    exactly, each op taking the step's time in proportion to its FLOPs. A
+    split's second kernel, which adds the parts, is not counted. The
+    measured efficiency is the one the cost model's
+    generated_compute_efficiency stands for: FLOPs / (time · peak · the
+    tiling's utilization of the SMs); unmatched ops have none."""
     peak = e["cost_device"]["tf32_flops" if e.get("gpuopt_precision") == "TF32" else "fp32_flops"]
-    taken: set[int] = set()
     sources = e.get("step_sources") or [[loc] for _, _, _, loc in e["steps"]]
+    left = [blocks if threads == TILE_THREADS else 0 for _, blocks, threads, _ in e["steps"]]
+    holders: dict[int, list[dict[str, Any]]] = {}
     out = []
     for c in e.get("convs", []):
-        step = next(
-            (
-                i
-                for i, (_, blocks, threads, _) in enumerate(e["steps"])
-                if i not in taken
-                and c["loc"] in sources[i]
-                and blocks == c["blocks"]
-                and threads == TILE_THREADS
-            ),
-            None,
-        )
         m = dict(c)
-        if step is not None and step_ms[step] > 0:
-            taken.add(step)
-            t = step_ms[step] * 1e-3
-            m |= {"step": step, "ms": step_ms[step], "flops_per_s": c["flops"] / t}
-            m["efficiency"] = c["flops"] / (t * peak * c["utilization"])
         out.append(m)
+        step = next((i for i in range(len(left)) if c["loc"] in sources[i] and left[i] >= c["blocks"]), None)
+        if step is not None:
+            left[step] -= c["blocks"]
+            holders.setdefault(step, []).append(m)
+    for step, ops in holders.items():
+        if left[step] != 0 or step_ms[step] <= 0:
+            continue
+        flops = sum(m["flops"] for m in ops)
+        for m in ops:
+            ms = step_ms[step] * m["flops"] / flops
+            t = ms * 1e-3
+            m |= {"step": step, "ms": ms, "flops_per_s": m["flops"] / t}
+            m["efficiency"] = m["flops"] / (t * peak * m["utilization"])
     return out
 
 

@@ -809,54 +809,74 @@ def test_split_k_emulated(tmp_path: Path) -> None:
 
 class SiblingConvs(nn.Module):
     """Rolling-UNet's OR-MLP branches in miniature: two 1x1 convolutions of
-    one input (64 -> 64 channels, GELU), one of it rolled along H, and
-    their product."""
+    one input (64 -> 64 channels, GELU), one of it rolled along H, each an
+    output of its own."""
 
     def __init__(self) -> None:
         super().__init__()
         self.a = nn.Conv2d(64, 64, 1)
         self.b = nn.Conv2d(64, 64, 1)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         a = torch.nn.functional.gelu(self.a(torch.roll(x, 1, 2)))
-        b = torch.nn.functional.gelu(self.b(x))
-        return a * b
+        return a, torch.nn.functional.gelu(self.b(x))
 
 
 @needs_cuda_run
 def test_workgroup_tile_fuse_nests_emulated(tmp_path: Path) -> None:
     """--cuda-workgroup-tile-fuse-nests=false: the two sibling convolutions
-    keep a tiled kernel each (by default they share one untiled kernel);
-    PyTorch's result in every order, the same bits as the fused kernel (each
-    output sums its terms in the same order), one launch more."""
-    data = export_random(SiblingConvs(), 31, tmp_path, (1, 64, 12, 10))
-    weights, x = tmp_path / "m.safetensors", [tmp_path / "x.npy"]
-    artifacts, tiled = {}, {}
+    are tiled each (by default they share one untiled kernel) and, being
+    independent, share one launch: the block index chooses the product, both
+    products' workgroup tiles are the kernel's. PyTorch's results in every
+    order (a block of one product racing the other's would show), the same
+    bits as the fused kernel (each output sums its terms in the same order),
+    as many launches."""
+    model = randomize(SiblingConvs().eval(), seed=31)
+    x = torch.randn(1, 64, 12, 10, generator=torch.Generator().manual_seed(32))
+    gpuopt.export(model, (x,), tmp_path / "m.mlir", tmp_path / "m.safetensors")
+    np.save(tmp_path / "x.npy", x.numpy())
+    with torch.no_grad():
+        expected = [y.numpy() for y in model(x)]
+    results, tiles, launches = {}, {}, {}
     for fuse in ("true", "false"):
         kernels = tmp_path / f"k-{fuse}.mlir"
-        artifacts[fuse] = compile_cuda(
+        artifact = compile_cuda(
             tmp_path / "m.mlir",
             tmp_path / f"m-{fuse}.gpuopt",
             "gpuopt-optimize",
             f"--cuda-workgroup-tile-fuse-nests={fuse}",
             f"--cuda-write-kernels={kernels}",
         )
-        tiled[fuse] = len(re.findall(r"gpu\.func @\w+\([^)]*\) workgroup", kernels.read_text()))
-    assert (tiled["true"], tiled["false"]) == (0, 2), tiled
-    check_orders(artifacts["false"], weights, x, data["expected"], "sibling convolutions apart")
-    apart = emulate(artifacts["false"], weights, x, tmp_path, ORDERS[0])
-    fused = emulate(artifacts["true"], weights, x, tmp_path, ORDERS[0])
-    assert np.array_equal(apart.view(np.uint32), fused.view(np.uint32))
-    launches = {
-        fuse: int(
-            re.search(
-                r"(\d+) per forward",
-                subprocess.run([CUDA_RUN, a, "--inspect"], capture_output=True, text=True, check=True).stdout,
-            ).group(1)
-        )
-        for fuse, a in artifacts.items()
-    }
-    assert launches["false"] == launches["true"] + 1, launches
+        tiles[fuse] = kernels.read_text().count("#gpu.address_space<workgroup>> {llvm.align")
+        launches[fuse] = re.search(
+            r"(\d+) per forward",
+            subprocess.run(
+                [CUDA_RUN, artifact, "--inspect"], capture_output=True, text=True, check=True
+            ).stdout,
+        ).group(1)
+        for order in ORDERS:
+            ys = [tmp_path / f"y{i}-{fuse}.npy" for i in range(2)]
+            y0 = emulate(
+                artifact,
+                tmp_path / "m.safetensors",
+                [tmp_path / "x.npy"],
+                tmp_path,
+                order,
+                f"--output=@{ys[1]}",
+            )
+            got = [y0, np.load(ys[1])]
+            for y, ref in zip(got, expected):
+                assert rel_l2(y, ref) <= REL_L2, (fuse, order)
+            first = results.setdefault(fuse, got)
+            assert all(np.array_equal(g.view(np.uint32), f.view(np.uint32)) for g, f in zip(got, first)), (
+                fuse,
+                order,
+            )
+    # Two tiles (x and y) per product, both in the one kernel.
+    assert (tiles["true"], tiles["false"]) == (0, 4), tiles
+    assert launches["true"] == launches["false"] == "1", launches
+    for fused, apart in zip(results["true"], results["false"]):
+        assert np.array_equal(fused.view(np.uint32), apart.view(np.uint32))
 
 
 class RandomConvs(nn.Module):

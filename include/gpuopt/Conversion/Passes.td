@@ -99,7 +99,9 @@ def ConvertParallelLoopsToKernelsPass
       `workgroup-tile-fuse-nests=false` (and `workgroup-tile`) a loop the
       workgroup tiles would take does not fuse with a loop that has a nest
       of its own: each keeps its kernel and is tiled (a kernel of two nests
-      is not one tiled product), at the cost of a launch.
+      is not one tiled product); independent tiled neighbours then share
+      one launch (the blocks of the first, then those of the second, the
+      block index choosing the body; their workgroup tiles side by side).
       Then a loop whose bounds extend the previous loop's (its indices
       include one with the same bounds for each index of the first, as read
       off the buffers they share) fuses into it when the shared buffers are
@@ -372,6 +374,8 @@ def ConvertParallelLoopsToKernelsPass
   let statistics = [
     Statistic<"numKernels", "kernels", "Kernels created">,
     Statistic<"numFused", "fused-loops", "Loops fused into a preceding loop">,
+    Statistic<"numMergedBlockLoops", "merged-block-loops",
+              "Workgroup-tiled loops sharing a launch with the one before">,
     Statistic<"numBatchedCopies", "batched-copies",
               "Copies moved by a kernel shared with other copies">,
     Statistic<"numWarpRows", "warp-row-kernels",

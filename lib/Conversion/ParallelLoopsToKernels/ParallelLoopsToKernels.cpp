@@ -22,6 +22,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -567,6 +568,159 @@ bool splitsWorkgroupTile(scf::ParallelOp first, scf::ParallelOp second) {
           mlir::gpuopt::canTileReductionInWorkgroupMemory(second));
 }
 
+/// The root buffers a loop's body reads and writes, those it allocates
+/// itself (its workgroup tiles) left out; `unknown` when an op touches
+/// memory it does not name.
+struct BufferUse {
+  llvm::DenseSet<Value> read, written;
+  bool unknown = false;
+
+  explicit BufferUse(scf::ParallelOp loop) {
+    Region &region = loop.getRegion();
+    loop.getBody()->walk([&](Operation *op) {
+      // Synchronisation of the block's own threads and copies.
+      if (isa<gpu::BarrierOp, nvgpu::DeviceAsyncCreateGroupOp,
+              nvgpu::DeviceAsyncWaitOp>(op) ||
+          op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return;
+      auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!iface) {
+        unknown = true;
+        return;
+      }
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      iface.getEffects(effects);
+      for (const MemoryEffects::EffectInstance &effect : effects) {
+        Value value = effect.getValue();
+        if (!value) {
+          unknown |= !isa<MemoryEffects::Allocate, MemoryEffects::Free>(
+              effect.getEffect());
+          continue;
+        }
+        Value root = mlir::gpuopt::getMemRefRoot(value);
+        if (region.isAncestor(root.getParentRegion()))
+          continue;
+        if (isa<MemoryEffects::Write>(effect.getEffect()))
+          written.insert(root);
+        else if (isa<MemoryEffects::Read>(effect.getEffect()))
+          read.insert(root);
+      }
+    });
+  }
+};
+
+/// Whether two workgroup-tiled loops may run as one launch in any order of
+/// their blocks: neither writes a buffer the other reads or writes.
+bool areIndependentBlockLoops(scf::ParallelOp a, scf::ParallelOp b) {
+  BufferUse ua(a), ub(b);
+  if (ua.unknown || ub.unknown)
+    return false;
+  for (Value root : ua.written)
+    if (ub.read.contains(root) || ub.written.contains(root))
+      return false;
+  for (Value root : ub.written)
+    if (ua.read.contains(root))
+      return false;
+  return true;
+}
+
+/// Merges adjacent independent workgroup-tiled loops of `block` (the
+/// blocks of the first, then those of the second, with as many threads)
+/// into one loop whose block index chooses the body: one launch, each
+/// product still tiled. Their workgroup tiles are both the merged kernel's.
+/// Returns the number of loops merged away.
+int64_t mergeThreadBlockLoops(Block &block) {
+  int64_t merged = 0;
+  auto isBlockLoop = [](Operation *op) {
+    auto loop = dyn_cast_or_null<scf::ParallelOp>(op);
+    return loop && loop->hasAttr(mlir::gpuopt::kThreadBlockAttrName) &&
+           loop.getNumLoops() == 2 && loop.getInitVals().empty();
+  };
+  for (auto it = block.begin(); it != block.end(); ++it) {
+    if (!isBlockLoop(&*it))
+      continue;
+    auto first = cast<scf::ParallelOp>(&*it);
+    while (true) {
+      SmallVector<Operation *> between;
+      Operation *next = first->getNextNode();
+      while (next && !isa<scf::ParallelOp>(next) && isMovableBetween(next)) {
+        between.push_back(next);
+        next = next->getNextNode();
+      }
+      if (!isBlockLoop(next))
+        break;
+      auto second = cast<scf::ParallelOp>(next);
+      FailureOr<LoopBounds> b1 = getLoopBounds(first),
+                            b2 = getLoopBounds(second);
+      if (failed(b1) || failed(b2) || b1->lower != SmallVector<int64_t>{0, 0} ||
+          b2->lower != SmallVector<int64_t>{0, 0} ||
+          b1->step != SmallVector<int64_t>{1, 1} ||
+          b2->step != SmallVector<int64_t>{1, 1} ||
+          b1->count[1] != b2->count[1] ||
+          !areIndependentBlockLoops(first, second))
+        break;
+      bool movable = llvm::all_of(between, [&](Operation *op) {
+        return llvm::all_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return !def || def->getBlock() != &block ||
+                 def->isBeforeInBlock(first) ||
+                 llvm::is_contained(between, def);
+        });
+      });
+      if (!movable)
+        break;
+      for (Operation *op : between)
+        op->moveBefore(first);
+      // (blk, tid) over blocks0 + blocks1: blk < blocks0 runs the first
+      // body, the others the second's with blk - blocks0. The branch is
+      // uniform over a block, so the barriers inside it are met by all of
+      // its threads.
+      Location loc = first.getLoc();
+      OpBuilder b(first);
+      auto cst = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value c0 = cst(0), c1 = cst(1), n0 = cst(b1->count[0]);
+      auto loop = scf::ParallelOp::create(
+          b, loc, ValueRange{c0, c0},
+          ValueRange{cst(b1->count[0] + b2->count[0]), cst(b1->count[1])},
+          ValueRange{c1, c1});
+      loop->setAttr(mlir::gpuopt::kThreadBlockAttrName,
+                    first->getAttr(mlir::gpuopt::kThreadBlockAttrName));
+      OpBuilder lb(loop.getBody()->getTerminator());
+      Value blk = loop.getInductionVars()[0], tid = loop.getInductionVars()[1];
+      // The workgroup tiles stay direct children of the loop (the kernel's
+      // attributions).
+      for (scf::ParallelOp part : {first, second})
+        for (Operation &op :
+             llvm::make_early_inc_range(part.getBody()->without_terminator()))
+          if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+            alloca->moveBefore(lb.getInsertionBlock(), lb.getInsertionPoint());
+      Value inFirst =
+          arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, blk, n0);
+      auto branch = scf::IfOp::create(lb, loc, inFirst, /*withElse=*/true);
+      auto moveBody = [&](scf::ParallelOp part, Block *into, Value partBlk) {
+        Block *src = part.getBody();
+        src->getArgument(0).replaceAllUsesWith(partBlk);
+        src->getArgument(1).replaceAllUsesWith(tid);
+        for (Operation &op :
+             llvm::make_early_inc_range(src->without_terminator()))
+          op.moveBefore(into->getTerminator());
+      };
+      moveBody(first, branch.thenBlock(), blk);
+      OpBuilder eb(branch.elseBlock()->getTerminator());
+      moveBody(second, branch.elseBlock(),
+               arith::SubIOp::create(eb, loc, blk, n0));
+      first.erase();
+      second.erase();
+      first = loop;
+      it = Block::iterator(loop);
+      ++merged;
+    }
+  }
+  return merged;
+}
+
 struct ConvertParallelLoopsToKernelsPass
     : public mlir::gpuopt::impl::ConvertParallelLoopsToKernelsPassBase<
           ConvertParallelLoopsToKernelsPass> {
@@ -982,6 +1136,10 @@ void ConvertParallelLoopsToKernelsPass::runOnOperation() {
                    mlir::gpuopt::tileReductionInRegisters(loop, registerTile)))
         ++numRegisterTiled;
     }
+    // The tiled loops kept apart (workgroup-tile-fuse-nests=false) share
+    // launches where they are independent neighbours.
+    if (workgroupTile && !workgroupTileFuseNests)
+      numMergedBlockLoops += mergeThreadBlockLoops(body);
     SmallVector<SmallVector<memref::CopyOp>> groups =
         groupCopies(body, batchCopies);
     llvm::DenseMap<Operation *, SmallVector<memref::CopyOp> *> groupOf;
