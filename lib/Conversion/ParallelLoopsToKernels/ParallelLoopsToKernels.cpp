@@ -523,6 +523,26 @@ bool isMovableBetween(Operation *op) {
   return (isPure(op) && op->getNumRegions() == 0) || isa<memref::AllocOp>(op);
 }
 
+/// Moves `between` (isMovableBetween ops after `first` in its block) above
+/// `first`: pure ops and allocations touch no buffer contents, so that is
+/// legal when their operands are defined before it; fails (nothing moved)
+/// otherwise.
+LogicalResult hoistAbove(ArrayRef<Operation *> between, Operation *first) {
+  Block *block = first->getBlock();
+  bool movable = llvm::all_of(between, [&](Operation *op) {
+    return llvm::all_of(op->getOperands(), [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return !def || def->getBlock() != block || def->isBeforeInBlock(first) ||
+             llvm::is_contained(between, def);
+    });
+  });
+  if (!movable)
+    return failure();
+  for (Operation *op : between)
+    op->moveBefore(first);
+  return success();
+}
+
 /// The next loop after `op` past the ops fusion may move above it, if any.
 scf::ParallelOp getNextLoop(Operation *op) {
   Operation *next = op->getNextNode();
@@ -659,18 +679,8 @@ int64_t mergeThreadBlockLoops(Block &block) {
           b1->count[1] != b2->count[1] ||
           !areIndependentBlockLoops(first, second))
         break;
-      bool movable = llvm::all_of(between, [&](Operation *op) {
-        return llvm::all_of(op->getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return !def || def->getBlock() != &block ||
-                 def->isBeforeInBlock(first) ||
-                 llvm::is_contained(between, def);
-        });
-      });
-      if (!movable)
+      if (failed(hoistAbove(between, first)))
         break;
-      for (Operation *op : between)
-        op->moveBefore(first);
       // (blk, tid) over blocks0 + blocks1: blk < blocks0 runs the first
       // body, the others the second's with blk - blocks0. The branch is
       // uniform over a block, so the barriers inside it are met by all of
@@ -787,21 +797,8 @@ void ConvertParallelLoopsToKernelsPass::fuseLoops(Block &block, bool serial) {
       if (workgroupTile && !workgroupTileFuseNests &&
           splitsWorkgroupTile(first, second))
         break;
-      // Pure ops and allocations in between touch no buffer contents:
-      // hoisting them above `first` is legal when their operands are defined
-      // before it.
-      bool movable = llvm::all_of(between, [&](Operation *op) {
-        return llvm::all_of(op->getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return !def || def->getBlock() != &block ||
-                 def->isBeforeInBlock(first) ||
-                 llvm::is_contained(between, def);
-        });
-      });
-      if (!movable)
+      if (failed(hoistAbove(between, first)))
         break;
-      for (Operation *op : between)
-        op->moveBefore(first);
       Block *dst = first.getBody();
       Block *src = second.getBody();
       if (nest) {
