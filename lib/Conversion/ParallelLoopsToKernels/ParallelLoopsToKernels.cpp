@@ -12,6 +12,7 @@
 
 #include "LoopBounds.h"
 #include "MemRefRoot.h"
+#include "WrittenBuffers.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/RegisterTile.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WarpRows.h"
 #include "gpuopt/Conversion/ParallelLoopsToKernels/WorkgroupTile.h"
@@ -603,13 +604,11 @@ struct BufferUse {
               nvgpu::DeviceAsyncWaitOp>(op) ||
           op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
         return;
-      auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!iface) {
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      if (!mlir::gpuopt::getDeclaredEffects(op, effects)) {
         unknown = true;
         return;
       }
-      SmallVector<MemoryEffects::EffectInstance> effects;
-      iface.getEffects(effects);
       for (const MemoryEffects::EffectInstance &effect : effects) {
         Value value = effect.getValue();
         if (!value) {

@@ -24,6 +24,18 @@
 namespace mlir {
 namespace gpuopt {
 
+/// The memory effects `op` declares into `effects`; false (nothing added)
+/// when it has no MemoryEffectOpInterface: its footprint is unknown.
+inline bool
+getDeclaredEffects(Operation *op,
+                   SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface)
+    return false;
+  iface.getEffects(effects);
+  return true;
+}
+
 /// The buffers the body of `loop` writes; `unknown` when an op writes
 /// memory it does not name.
 struct WrittenBuffers {
@@ -39,13 +51,11 @@ struct WrittenBuffers {
       if (isa<memref::LoadOp>(op) ||
           op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
         return;
-      auto iface = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!iface) {
+      SmallVector<MemoryEffects::EffectInstance> effects;
+      if (!getDeclaredEffects(op, effects)) {
         unknown = true;
         return;
       }
-      SmallVector<MemoryEffects::EffectInstance> effects;
-      iface.getEffects(effects);
       for (const MemoryEffects::EffectInstance &effect : effects) {
         if (!isa<MemoryEffects::Write>(effect.getEffect()))
           continue;
