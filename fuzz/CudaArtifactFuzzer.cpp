@@ -55,7 +55,9 @@ void checkSteps(const CudaArtifact &art, const std::vector<CudaStep> &steps) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // A copy of exactly `size` bytes, so that ASan sees any read past the end.
+  // Its checksum is stamped, so that a mutation reaches the checks behind it.
   std::vector<uint8_t> file(data, data + size);
+  stampArtifactChecksum(file);
   // `gpuopt-cuda-run --dump` prints whatever the verifier accepts.
   const gpuopt::artifact::Model *model = nullptr;
   if (verifyArtifact(file.data(), file.size(), "fuzz", model))

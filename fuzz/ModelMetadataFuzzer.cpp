@@ -10,8 +10,9 @@
 // verifyArtifact before the CPU-specific checks. Its hash is checked before
 // parsing in a real library, but the reader must not depend on that: any
 // outcome but an error Status or a description whose indices and sizes the
-// runtime may use unchecked is a finding. The seeds are the metadata of
-// compiled models (fuzz/seeds-model-metadata).
+// runtime may use unchecked is a finding. Each input gets its checksum
+// (Model.checksum) stamped first, so that mutations reach the checks. The seeds
+// are the metadata of compiled models (fuzz/seeds-model-metadata).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,10 +77,13 @@ void checkFunction(const ModelMetadata &md, const ModelFunction &fn,
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // libFuzzer passes a heap copy of exactly `size` bytes: aligned as the
-  // library's copy is (16 bytes), and any read past its end is reported.
+  // A heap copy of exactly `size` bytes: aligned as the library's copy is
+  // (16 bytes), and any read past its end is reported. Its checksum is
+  // stamped, so that a mutation reaches the checks behind it.
+  std::vector<uint8_t> bytes(data, data + size);
+  stampArtifactChecksum(bytes);
   ModelMetadata md;
-  Status status = parseModelMetadata(data, size, md);
+  Status status = parseModelMetadata(bytes.data(), bytes.size(), md);
   if (!status) {
     if (status.message().rfind("corrupt model metadata: ", 0) != 0) {
       std::fprintf(stderr, "unexpected error: %s\n", status.message().c_str());

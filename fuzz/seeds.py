@@ -13,7 +13,9 @@ OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
                      fuzz/seeds-cuda-artifact/: the metadata (artifact
                      FlatBuffers: the gpuopt_model section of a library after
                      its 32-byte note, `llvm-objcopy --dump-section
-                     gpuopt_model=S m.so && tail -c +33 S`) and whole CUDA
+                     gpuopt_model=S m.so && tail -c +33 S`; those of
+                     before Model.checksum went through
+                     cuda_artifact.from_json, which stamps it) and whole CUDA
                      artifacts (checked in: making them needs gpuopt-compile
                      and ptxas; all with --cuda-host-image=false):
                      test/Target/Cuda/gpuopt-compile-cuda.mlir
@@ -21,7 +23,8 @@ OUT_DIR/model-metadata/, OUT_DIR/cuda-artifact/
                      sm_86) as compiled, and UNet (cubin sm_90) and UNeXt
                      (optimized, PTX sm_86) at 1x3x32x32 with each image cut
                      to its first 64 bytes (cuda_artifact.rewrite of
-                     test/python). They must pass the reader's plan checks:
+                     test/python, which stamps the checksum the CUDA
+                     reader requires). They must pass the reader's plan checks:
                      remake them when the schema gains a field the reader
                      requires (the kernels' reads/writes did)
 

@@ -118,6 +118,12 @@ def render_markdown(records: list[dict[str, Any]], bad_lines: int) -> str:
             f"Device {env.get('device')}, driver {env.get('driver') or '-'}, torch {env.get('torch')} "
             f"(CUDA {env.get('cuda')}), Python {env.get('python')}, commit {env.get('commit') or '-'}, {env.get('date')}."
         )
+        if src := env.get("artifacts_source"):
+            lines.append(
+                f"Artifacts compiled by prepare.sh at commit {src.get('commit')}"
+                f"{' with uncommitted changes' if src.get('uncommitted_changes') else ''}, {src.get('prepared')} "
+                f"(runtime sources {src.get('runtime_digest')})."
+            )
         defaults = env.get("torch_tf32_defaults", {})
         lines.append(
             f"PyTorch's own defaults here: cudnn.allow_tf32={defaults.get('cudnn')}, "
@@ -668,6 +674,10 @@ class Bench:
         self.warmup = warmup if args.warmup is None else args.warmup
         self.passes = passes if args.profile_passes is None else args.profile_passes
         self.manifest = manifest
+        try:
+            self.source = json.loads((args.artifacts / "source.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            self.source = None  # run.sh refuses such a directory; bench.py alone records none
         self.clock = Clock(args.budget)
         self.results = Results(args.out)
         self.work = Path(tempfile.mkdtemp(prefix="gpuopt-bench-"))
@@ -962,6 +972,8 @@ class Bench:
             "python": platform.python_version(),
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             "commit": os.environ.get("GPUOPT_COMMIT", ""),
+            # prepare.sh's source.json: the commit the artifacts were compiled at.
+            "artifacts_source": self.source,
             "driver": "",
             "torch_tf32_defaults": {
                 "cudnn": torch.backends.cudnn.allow_tf32,

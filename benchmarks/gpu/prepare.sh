@@ -18,7 +18,8 @@
 # (gpuopt-compile's default), so the same files run on the GPU and through
 # the emulator. manifest.json holds, per row, the cost model's counts and
 # H200 prediction, the per-op FLOPs and bytes the roofline floor is made of,
-# and the plan's launch counts. Weights are not kept: run.sh
+# and the plan's launch counts; source.json the commit, and the digest of
+# the runtime sources (runtime-digest.sh) run.sh checks. Weights are not kept: run.sh
 # makes them on the GPU machine from the seeded zoo constructors and
 # gpuopt.randomize (the artifacts take their weights at load).
 set -euo pipefail
@@ -53,6 +54,10 @@ RUN=$BUILD_DIR/bin/gpuopt-cuda-run
 for t in "$COMPILE" "$OPT" "$RUN"; do
   [ -x "$t" ] || { echo "prepare: error: $t is not built (make build)" >&2; exit 1; }
 done
+# Tools older than the sources would write artifacts the runtime run.sh
+# builds from these sources refuses (source.json records the sources).
+ninja -C "$BUILD_DIR" gpuopt-compile gpuopt-opt gpuopt-cuda-run > /dev/null \
+  || { echo "prepare: error: bringing $BUILD_DIR's tools up to date failed (ninja -C $BUILD_DIR)" >&2; exit 1; }
 [ -x /usr/local/cuda/bin/ptxas ] || { echo "prepare: error: no CUDA toolkit (/usr/local/cuda/bin/ptxas)" >&2; exit 1; }
 # The headers the runtime build (cmake -S runtime) is configured with here.
 FB_INCLUDE=$(sed -n 's/^GPUOPT_FLATBUFFERS_INCLUDE_DIR:PATH=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
@@ -201,8 +206,14 @@ print(json.dumps({
     "params": f["params"], "macs": f["macs"], "thop_macs": f["thop_macs"], "flops": f["flops"],
     "bytes": f["compiled"]["bytes"], "precision": f["precision"],
     # The prediction on the row's route (generated kernels tiled as the row
-    # tiles them, library calls, or per op the faster for auto).
-    "predicted_h200_s": r["compiled"]["time_s"], "predicted_kernels": r["compiled"]["kernels"],
+    # tiles them, library calls, or per op the faster for auto), with the
+    # plan's launches per forward in place of the cost model's kernel count
+    # (one or more per op): the exported Rolling-UNet-S has 2165 of those and
+    # 109 launches. predicted_ops_h200_s keeps the cost model's own figure.
+    # (The launch term keeps its library calls' own cost, library_call_s.)
+    "predicted_h200_s": r["compiled"]["time_s"]
+    + (int(m.group(2)) - r["compiled"]["kernels"]) * dev["launch_s"],
+    "predicted_ops_h200_s": r["compiled"]["time_s"], "predicted_kernels": r["compiled"]["kernels"],
     "predicted_route": routed["gpu_conv"],
     # The generic compiled model (library tiles at compute_efficiency): the
     # torch.compile rows' prediction of the exported graph.
@@ -235,6 +246,14 @@ PYEOF
   echo "prepare: $row: $(du -h "$ART/$row.gpuopt" | cut -f1), compiled in ${secs} s"
 done <<< "$ROWS"
 echo ']' >> "$ART/manifest.json"
+# Written last (an interrupted preparation has none): the commit the
+# artifacts were compiled at and the runtime sources they were read with.
+COMMIT=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+DIRTY=false
+[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && DIRTY=true
+"$PY" -c 'import json, sys; print(json.dumps({"commit": sys.argv[1], "uncommitted_changes": sys.argv[2] == "true",
+    "prepared": sys.argv[3], "runtime_digest": sys.argv[4]}))' \
+  "$COMMIT" "$DIRTY" "$(date -u '+%Y-%m-%d %H:%M:%S UTC')" "$(bash benchmarks/gpu/runtime-digest.sh)" > "$ART/source.json"
 total=$(du -sb "$ART" | cut -f1)
 echo "prepare: wrote $ART ($total bytes, $(du -sh "$ART" | cut -f1)); carry it with benchmarks/gpu/run.sh"
 # What travels to the GPU machine is at most 64 MiB with the rest of the tree.

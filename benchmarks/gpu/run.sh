@@ -92,6 +92,23 @@ if [ ! -f "$ART/manifest.json" ]; then
   say "error: $ART/manifest.json missing: run benchmarks/gpu/prepare.sh$([ $DRY = 1 ] && echo ' --dry-run') on the build machine and carry $ART"
   exit 1
 fi
+# Artifacts compiled against other runtime sources may be refused by (or
+# misread by) the reader built below: say so before building anything.
+if [ ! -f "$ART/source.json" ]; then
+  say "error: $ART/source.json missing (an interrupted or older prepare.sh): run benchmarks/gpu/prepare.sh$([ $DRY = 1 ] && echo ' --dry-run') again and carry $ART"
+  exit 1
+fi
+DIGEST=$(bash benchmarks/gpu/runtime-digest.sh)
+if [ -z "$DIGEST" ]; then
+  say "error: benchmarks/gpu/runtime-digest.sh printed no digest of runtime/"
+  exit 1
+fi
+PREPARED=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("runtime_digest", ""))' "$ART/source.json" 2>/dev/null)
+if [ "$PREPARED" != "$DIGEST" ]; then
+  say "error: $ART was prepared against other runtime sources (digest '${PREPARED}', here $DIGEST): run benchmarks/gpu/prepare.sh$([ $DRY = 1 ] && echo ' --dry-run') again and carry $ART"
+  exit 1
+fi
+say "artifacts: $("$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); print("prepared", s.get("prepared"), "at commit", s.get("commit"), "with uncommitted changes" if s.get("uncommitted_changes") else "")' "$ART/source.json")"
 [ $DRY = 1 ] || nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$LOG"
 
 # cuDNN and cuBLASLt for Library steps (CUDABackend.md "Vendor libraries"):

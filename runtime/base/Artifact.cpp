@@ -12,6 +12,9 @@
 
 #include "gpuopt/Runtime/Artifact.h"
 
+#include <array>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -36,6 +39,59 @@ bool isAlignedShape(const flatbuffers::Vector<int64_t> &shape) {
 
 Status fail(const std::string &what, const std::string &why) {
   return Status::error(what + ": invalid gpuopt artifact: " + why);
+}
+
+/// CRC-32 as zlib computes it (IEEE 802.3 polynomial, reflected), one byte
+/// at a time through a table built at compile time.
+constexpr std::array<uint32_t, 256> makeCrcTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr std::array<uint32_t, 256> kCrcTable = makeCrcTable();
+
+/// `crc` (a finished CRC-32 of earlier bytes; 0 for none) extended by `n`
+/// bytes.
+uint32_t crc32Update(uint32_t crc, const uint8_t *p, size_t n) {
+  crc = ~crc;
+  for (size_t i = 0; i < n; ++i)
+    crc = kCrcTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+template <typename T>
+bool readLittle(const uint8_t *data, size_t size, size_t at, T &out) {
+  if (at > size || size - at < sizeof(T))
+    return false;
+  std::memcpy(&out, data + at, sizeof(T));
+  return true;
+}
+
+/// The byte offset of Model.checksum's value in `data`, or 0 when the buffer
+/// does not store it (or its root table or vtable lie outside the buffer):
+/// the root offset, the table's signed offset to its vtable, the field's
+/// slot in the vtable (FlatBuffers' wire format; little-endian, as x86).
+size_t findChecksum(const uint8_t *data, size_t size) {
+  uint32_t root;
+  int32_t toVtable;
+  if (!readLittle(data, size, 0, root) ||
+      !readLittle(data, size, root, toVtable))
+    return 0;
+  int64_t vtable = int64_t(root) - toVtable;
+  uint16_t vtableBytes, field;
+  if (vtable < 0 || !readLittle(data, size, size_t(vtable), vtableBytes) ||
+      vtableBytes < fb::Model::VT_CHECKSUM + sizeof(uint16_t) ||
+      !readLittle(data, size, size_t(vtable) + fb::Model::VT_CHECKSUM, field) ||
+      field == 0)
+    return 0;
+  size_t at = size_t(root) + field;
+  uint32_t value;
+  return readLittle(data, size, at, value) ? at : 0;
 }
 
 } // namespace
@@ -148,6 +204,18 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
     return fail(what, "version " + std::to_string(model->version()) +
                           ", this runtime reads version " +
                           std::to_string(kArtifactVersion));
+  if (hasArtifactChecksum(data, size)) {
+    uint32_t computed = computeArtifactChecksum(data, size);
+    if (computed != model->checksum()) {
+      char text[96];
+      std::snprintf(text, sizeof(text),
+                    "checksum mismatch: it records CRC-32 %08x, its bytes "
+                    "give %08x",
+                    model->checksum(), computed);
+      return fail(what, std::string(text) +
+                            " (damaged after gpuopt-compile wrote it)");
+    }
+  }
   if (model->program_type() == fb::Program::NONE ||
       model->program_type() > fb::Program::MAX || !model->program())
     return fail(what,
@@ -171,4 +239,28 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
     return s;
   out = model;
   return Status::ok();
+}
+
+uint32_t gpuopt::runtime::computeArtifactChecksum(const uint8_t *data,
+                                                  size_t size) {
+  size_t at = findChecksum(data, size);
+  if (at == 0)
+    return crc32Update(0, data, size);
+  static constexpr uint8_t kZero[sizeof(uint32_t)] = {};
+  uint32_t crc = crc32Update(0, data, at);
+  crc = crc32Update(crc, kZero, sizeof(kZero));
+  return crc32Update(crc, data + at + sizeof(kZero), size - at - sizeof(kZero));
+}
+
+bool gpuopt::runtime::hasArtifactChecksum(const uint8_t *data, size_t size) {
+  return findChecksum(data, size) != 0;
+}
+
+bool gpuopt::runtime::stampArtifactChecksum(std::vector<uint8_t> &bytes) {
+  size_t at = findChecksum(bytes.data(), bytes.size());
+  if (at == 0)
+    return false;
+  uint32_t crc = computeArtifactChecksum(bytes.data(), bytes.size());
+  std::memcpy(bytes.data() + at, &crc, sizeof(crc));
+  return true;
 }

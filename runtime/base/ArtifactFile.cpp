@@ -16,6 +16,7 @@
 
 #include "flatbuffers/minireflect.h"
 
+#include <cassert>
 #include <cstring>
 #include <elf.h>
 #include <unistd.h>
@@ -82,8 +83,12 @@ std::vector<uint8_t> gpuopt::runtime::packArtifact(const fb::ModelT &model) {
   // Defaults stored too, so that the dump shows every field.
   builder.ForceDefaults(true);
   fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &model));
-  return std::vector<uint8_t>(builder.GetBufferPointer(),
-                              builder.GetBufferPointer() + builder.GetSize());
+  std::vector<uint8_t> bytes(builder.GetBufferPointer(),
+                             builder.GetBufferPointer() + builder.GetSize());
+  // Stored (ForceDefaults), so there is always a field to stamp.
+  [[maybe_unused]] bool stamped = stampArtifactChecksum(bytes);
+  assert(stamped && "Model.checksum not stored");
+  return bytes;
 }
 
 std::string gpuopt::runtime::dumpArtifact(const uint8_t *data) {

@@ -602,6 +602,11 @@ Status gpuopt::runtime::parseCudaArtifact(const uint8_t *data, size_t size,
   art.precision = program->precision() == fb::Precision::TF32
                       ? CudaPrecision::TF32
                       : CudaPrecision::FP32;
+  // Nothing else proves a launch grid, an offset or an image byte intact
+  // (checked last: a damaged structure is named first).
+  if (!hasArtifactChecksum(data, size))
+    return fail(path, "no checksum (written by an older gpuopt-compile, or "
+                      "damaged): compile the model again");
   return planChecks ? checkCudaPlan(art, path) : Status::ok();
 }
 

@@ -6,15 +6,20 @@ ones, through the schema compiler's JSON form (``flatc --json`` and
 ``flatc --binary``, utils/bootstrap.sh installs flatc): every field is a
 plain value of a dict, an edit is a dict edit, and the rewritten file is a
 well-formed FlatBuffer whose *contents* are wrong, which is what the
-runtime's checks past the schema verifier must catch.
+runtime's checks past the schema verifier must catch. It carries the
+checksum of its new bytes (``stamp``), as gpuopt-compile's files do: the
+runtime refuses a file whose bytes do not give it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import struct
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,14 +43,68 @@ def to_json(path: Path) -> dict:
         return json.loads((Path(tmp) / f"{path.stem}.json").read_text())
 
 
-def from_json(model: dict, out: Path) -> Path:
-    """Writes `model` (a dict of to_json's form) as a FlatBuffer to `out`."""
+# Model.checksum's slot in the root table's vtable, as the generated reader has it.
+_VT_CHECKSUM = int(
+    re.search(
+        r"VT_CHECKSUM = (\d+)", (SCHEMA.parent / "Generated" / "Artifact_generated.h").read_text()
+    ).group(1)
+)
+
+
+def checksum_offset(data: bytes) -> int | None:
+    """Where Model.checksum's four bytes lie in an artifact, or None when it stores none
+    (FlatBuffers' layout: the root offset, the table's signed offset to its vtable, the
+    field's slot)."""
+    try:
+        (root,) = struct.unpack_from("<I", data, 0)
+        (to_vtable,) = struct.unpack_from("<i", data, root)
+        vtable = root - to_vtable
+        (vtable_bytes,) = struct.unpack_from("<H", data, vtable) if vtable >= 0 else (0,)
+        if vtable_bytes < _VT_CHECKSUM + 2:
+            return None
+        (field,) = struct.unpack_from("<H", data, vtable + _VT_CHECKSUM)
+    except struct.error:  # outside the buffer (a damaged one)
+        return None
+    return root + field if field and root + field + 4 <= len(data) else None
+
+
+def checksum(data: bytes) -> int:
+    """The artifact's CRC-32 as gpuopt-compile writes it: zlib's, with Model.checksum's
+    bytes read as zero."""
+    at = checksum_offset(data)
+    if at is None:
+        return zlib.crc32(data)
+    return zlib.crc32(data[:at] + bytes(4) + data[at + 4 :])
+
+
+def stamp_bytes(data: bytearray, required: bool = True) -> bytearray:
+    """Writes the checksum of an artifact's bytes into its Model.checksum, which it must
+    store when `required` (else a buffer without one is returned as it is)."""
+    at = checksum_offset(data)
+    assert at is not None or not required, "the artifact stores no checksum"
+    if at is not None:
+        struct.pack_into("<I", data, at, checksum(data))
+    return data
+
+
+def stamp(path: Path) -> Path:
+    """stamp_bytes on a file."""
+    path.write_bytes(bytes(stamp_bytes(bytearray(path.read_bytes()))))
+    return path
+
+
+def from_json(model: dict, out: Path, stamped: bool = True) -> Path:
+    """Writes `model` (a dict of to_json's form) as a FlatBuffer to `out`, with the
+    checksum of its bytes (`stamped`) or without the field."""
+    model = dict(model)
+    # flatc stores a field that differs from its default: 1 holds the place.
+    model["checksum"] = 1 if stamped else 0
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "model.json"
         src.write_text(json.dumps(model))
         subprocess.run([flatc(), "--binary", "-o", tmp, SCHEMA, src], check=True, capture_output=True)
         shutil.move(Path(tmp) / "model.gpuopt", out)
-    return out
+    return stamp(out) if stamped else out
 
 
 def program(model: dict) -> dict:

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
+from cuda_artifact import stamp_bytes
 from torch import nn
 
 import gpuopt
@@ -240,11 +241,13 @@ def fnv1a64(text: bytes) -> int:
 
 
 def rehash_metadata(data: bytes) -> bytes:
-    """``data`` with the note's metadata hash recomputed for its metadata
-    (of unchanged length): an edit the checksum alone cannot catch."""
+    """``data`` with the metadata's own checksum (Model.checksum, where a
+    damaged buffer still locates it) and the note's hash of it recomputed (of
+    unchanged length): an edit the hashes alone cannot catch."""
     start, end = metadata_span(data)
     patched = bytearray(data)
-    struct.pack_into("<Q", patched, note_offset(data) + 24, fnv1a64(data[start:end]))
+    patched[start:end] = stamp_bytes(bytearray(data[start:end]), required=False)
+    struct.pack_into("<Q", patched, note_offset(data) + 24, fnv1a64(patched[start:end]))
     return bytes(patched)
 
 

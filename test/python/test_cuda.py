@@ -24,7 +24,17 @@ import numpy as np
 import pytest
 import torch
 from conftest import rel_l2
-from cuda_artifact import describe_step, images, location_text, program, rewrite, to_json
+from cuda_artifact import (
+    checksum,
+    checksum_offset,
+    describe_step,
+    from_json,
+    images,
+    location_text,
+    program,
+    rewrite,
+    to_json,
+)
 
 import gpuopt
 from gpuopt import models
@@ -510,6 +520,41 @@ def test_runtime_inspects_and_rejects_bad_artifacts(
         proc = subprocess.run([CUDA_RUN, bad, "--inspect"], capture_output=True, text=True, check=False)
         assert proc.returncode == 1, case
         assert f"{bad}: invalid gpuopt artifact: {message}" in proc.stderr, (case, proc.stderr)
+
+    # Damage the schema cannot see (a launch grid 1 -> 45569, each value in
+    # range, the emulator would run 45569x the work): the checksum. Without
+    # one, the CUDA reader refuses the file too.
+    recorded = int.from_bytes(data[checksum_offset(data) : checksum_offset(data) + 4], "little")
+    assert recorded == checksum(data), "gpuopt-compile's checksum is zlib's CRC-32"
+    grid = to_json(good)
+    grid["program"]["run"][0]["grid"]["y"] = 45569
+    regridded = bytearray(from_json(grid, tmp_path / "grid.gpuopt").read_bytes())
+    regridded[checksum_offset(regridded) : checksum_offset(regridded) + 4] = recorded.to_bytes(4, "little")
+    (tmp_path / "grid.gpuopt").write_bytes(bytes(regridded))
+    bare = from_json(to_json(good), tmp_path / "bare.gpuopt", stamped=False)
+    assert checksum_offset(bare.read_bytes()) is None
+    proc = subprocess.run([CUDA_RUN, bare, "--dump"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and '"checksum"' not in proc.stdout, (
+        "--dump shows a file without one as it is"
+    )
+    for bad, message, modes in (
+        (
+            tmp_path / "grid.gpuopt",
+            (
+                f"invalid gpuopt artifact: checksum mismatch: it records CRC-32 {recorded:08x}, its bytes give "
+                f"{checksum(regridded):08x} (damaged after gpuopt-compile wrote it)"
+            ),
+            ("--inspect", "--dump"),
+        ),
+        (
+            bare,
+            "invalid CUDA artifact: no checksum (written by an older gpuopt-compile, or damaged): compile the model again",
+            ("--inspect",),
+        ),
+    ):
+        for mode in modes:
+            proc = subprocess.run([CUDA_RUN, bad, mode], capture_output=True, text=True, check=False)
+            assert proc.returncode == 1 and f"{bad}: {message}" in proc.stderr, (bad, mode, proc.stderr)
 
     # Well-formed FlatBuffers whose plan is wrong: the CUDA reader's checks.
     # Each message about a step names it, its kernel and its sources; one

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -111,6 +113,12 @@ def test_prepare_manifest(artifacts: Path) -> None:
         assert sum(b for _, b, _ in m["floor_ops"]) == m["bytes"]
         assert any(mac for _, _, mac in m["floor_ops"])
         assert m["predicted_h200_s"] > 0 and m["predicted_model_h200_s"] > 0
+        # The plan's launches replace the cost model's kernel count.
+        launch = m["cost_device"]["launch_s"]
+        assert m["predicted_h200_s"] == pytest.approx(
+            m["predicted_ops_h200_s"] + (m["launches_per_forward"] - m["predicted_kernels"]) * launch,
+            rel=1e-9,
+        )
         # The prediction is of the row's route (library rows: library calls).
         assert m["predicted_route"]["route"] == m["gpu_conv"]
         # The plan's steps: one per launch of a forward, library steps named.
@@ -141,6 +149,17 @@ def test_prepare_manifest(artifacts: Path) -> None:
     graphs = {m["row"]: m["graph"] for m in manifest}
     assert graphs["rolling_unet_s-only-fuse-roll"] == "ablation: only fuse-roll"
     assert (artifacts / "include" / "flatbuffers" / "flatbuffers.h").is_file()
+    # The sources the artifacts were compiled from and are to be read with.
+    source = json.loads((artifacts / "source.json").read_text())
+    assert source["runtime_digest"] == runtime_digest()
+    assert re.fullmatch(r"[0-9a-f]{40}|unknown", source["commit"]), source
+    assert isinstance(source["uncommitted_changes"], bool) and source["prepared"].endswith(" UTC")
+
+
+def runtime_digest() -> str:
+    return subprocess.run(
+        [REPO_ROOT / "benchmarks" / "gpu" / "runtime-digest.sh"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
@@ -244,6 +263,10 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
     md = (out / "results.md").read_text()
     assert md.startswith("# gpuopt GPU benchmark\n\nDRY RUN")
     assert "Run complete in" in md
+    source = json.loads((artifacts / "source.json").read_text())
+    assert recs[0]["artifacts_source"] == source
+    assert f"Artifacts compiled by prepare.sh at commit {source['commit']}" in md
+    assert f"(runtime sources {runtime_digest()})." in md
     for r in rows:
         assert f"| {r['seq']} | " in md
     assert "run their convolutions and linears through those libraries in the row's precision" in md
@@ -354,6 +377,24 @@ def test_usage_errors(artifacts: Path, tmp_path: Path) -> None:
         f"run.sh: error: {tmp_path / 'none'}/manifest.json missing: run benchmarks/gpu/prepare.sh --dry-run "
         f"on the build machine and carry {tmp_path / 'none'}"
     )
+    # Artifacts of an interrupted preparation, or prepared against other
+    # runtime sources: refused before the runtime is built.
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    shutil.copy(artifacts / "manifest.json", stale)
+    p = run("--dry-run", tmp_path / "o", stale)
+    assert p.returncode == 1 and p.stdout.splitlines()[-1] == (
+        f"run.sh: error: {stale}/source.json missing (an interrupted or older prepare.sh): "
+        f"run benchmarks/gpu/prepare.sh --dry-run again and carry {stale}"
+    )
+    source = json.loads((artifacts / "source.json").read_text())
+    (stale / "source.json").write_text(json.dumps(source | {"runtime_digest": "0123456789abcdef"}))
+    p = run("--dry-run", tmp_path / "o", stale)
+    assert p.returncode == 1 and p.stdout.splitlines()[-1] == (
+        f"run.sh: error: {stale} was prepared against other runtime sources (digest '0123456789abcdef', "
+        f"here {runtime_digest()}): run benchmarks/gpu/prepare.sh --dry-run again and carry {stale}"
+    )
+    assert "building" not in p.stdout
     p = run("--dry-run", tmp_path / "o", artifacts, BENCH_BUDGET_S="soon")
     assert p.returncode == 1 and p.stdout.splitlines()[-1] == (
         "run.sh: error: BENCH_BUDGET_S must be a number of seconds, got 'soon'"

@@ -6,13 +6,14 @@
 // schema's object API: a valid one of each target is accepted, and each
 // mutation of a property every target relies on is refused with its message;
 // every proper prefix of a valid buffer is refused (truncation), as is every
-// single-byte corruption that the verifier can see; dumpArtifact names the
+// single-byte corruption (the checksum); dumpArtifact names the
 // fields and elides long byte vectors. One line per failing case and exit
 // status 1 otherwise. Run by lit (test/Runtime/artifact.test).
 //
 //===----------------------------------------------------------------------===//
 #include "gpuopt/Runtime/Artifact.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -128,6 +129,7 @@ static void testRefused() {
         reinterpret_cast<flatbuffers::Table *>(const_cast<fb::Model *>(model));
     check(table->SetField<uint8_t>(fb::Model::VT_PROGRAM_TYPE, 7, 0),
           "rewriting the program kind");
+    check(stampArtifactChecksum(bytes), "stamping the rewritten buffer");
     std::string got = verify(bytes);
     check(got == "m.gpuopt: invalid gpuopt artifact: a program of unknown "
                  "kind 7 (made by a newer gpuopt?)",
@@ -190,20 +192,74 @@ static void testDamaged() {
   check(acceptedPrefixes == 0, "a truncated buffer was accepted (" +
                                    std::to_string(acceptedPrefixes) +
                                    " prefixes)");
-  // Single-byte corruptions: whatever verifies must still satisfy the shared
-  // checks (the model is walked by dumpArtifact without a crash).
-  size_t refused = 0;
+  // Single-byte corruptions: the checksum refuses each one, except those that
+  // drop the field itself (its vtable slot), which the CUDA reader refuses.
+  // Whatever verifies must still satisfy the shared checks (the model is
+  // walked by dumpArtifact without a crash).
+  size_t accepted = 0;
   for (size_t i = 0; i < good.size(); ++i) {
     std::vector<uint8_t> bad = good;
     bad[i] ^= 0xff;
     const fb::Model *model = nullptr;
-    if (!verifyArtifact(bad.data(), bad.size(), "m", model)) {
-      ++refused;
+    if (!verifyArtifact(bad.data(), bad.size(), "m", model))
       continue;
-    }
+    ++accepted;
+    check(!hasArtifactChecksum(bad.data(), bad.size()),
+          "byte " + std::to_string(i) + " corrupted, and the checksum agrees");
     (void)dumpArtifact(bad.data());
   }
-  check(refused > 0, "no single-byte corruption was refused");
+  check(accepted < 4, std::to_string(accepted) +
+                          " single-byte corruptions accepted (a vtable slot "
+                          "has 2 bytes)");
+}
+
+/// A CRC-32 mismatch names both values; a buffer without the field verifies
+/// (the CUDA reader refuses it: test_cuda.py); the CRC is zlib's.
+static void testChecksum() {
+  std::vector<uint8_t> good = pack(cudaModel());
+  check(hasArtifactChecksum(good.data(), good.size()), "a packed checksum");
+  const fb::Model *model = fb::GetModel(good.data());
+  check(model->checksum() == computeArtifactChecksum(good.data(), good.size()),
+        "the packed checksum is the buffer's");
+  // One bit of the kernel image (100 bytes of 171) flipped: the schema still
+  // verifies.
+  std::vector<uint8_t> bad = good;
+  const uint8_t image[4] = {171, 171, 171, 171};
+  auto at = std::search(bad.begin(), bad.end(), image, image + 4);
+  check(at != bad.end(), "the image bytes");
+  *at ^= 0x01;
+  char want[160];
+  std::snprintf(want, sizeof(want),
+                "m.gpuopt: invalid gpuopt artifact: checksum mismatch: it "
+                "records CRC-32 %08x, its bytes give %08x (damaged after "
+                "gpuopt-compile wrote it)",
+                model->checksum(),
+                computeArtifactChecksum(bad.data(), bad.size()));
+  std::string got = verify(bad);
+  check(got == want, "one bit flipped: got '" + got + "'");
+  check(stampArtifactChecksum(bad) && verify(bad) == "ok",
+        "a restamped buffer verifies");
+
+  // Without the field (a writer that does not store defaults, checksum 0).
+  flatbuffers::FlatBufferBuilder builder;
+  fb::ModelT object = cudaModel();
+  object.checksum = 0;
+  fb::FinishModelBuffer(builder, fb::Model::Pack(builder, &object));
+  std::vector<uint8_t> bare(builder.GetBufferPointer(),
+                            builder.GetBufferPointer() + builder.GetSize());
+  check(!hasArtifactChecksum(bare.data(), bare.size()) &&
+            !stampArtifactChecksum(bare) && verify(bare) == "ok",
+        "a buffer without a checksum verifies, and has none to stamp");
+
+  // The CRC-32 check value (of "123456789"; zlib.crc32 gives the same), on
+  // bytes that are no artifact: the whole buffer is summed.
+  const char *digits = "123456789";
+  check(computeArtifactChecksum(reinterpret_cast<const uint8_t *>(digits), 9) ==
+            0xCBF43926u,
+        "CRC-32 of 123456789");
+  check(!hasArtifactChecksum(nullptr, 0) &&
+            computeArtifactChecksum(nullptr, 0) == 0,
+        "an empty buffer");
 }
 
 static void testDump() {
@@ -233,6 +289,7 @@ int main() {
   testAccepted();
   testRefused();
   testDamaged();
+  testChecksum();
   testDump();
   std::printf("fails=%d\n", fails);
   return fails ? 1 : 0;

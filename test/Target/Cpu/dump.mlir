@@ -175,7 +175,8 @@
 // CHECK-NEXT:         }
 // CHECK-NEXT:       ]
 // CHECK-NEXT:     }
-// CHECK-NEXT:   }
+// CHECK-NEXT:   },
+// CHECK-NEXT:   "checksum": {{[0-9]+}}
 // CHECK-NEXT: }
 
 func.func @forward(%x: tensor<1x2x2x4xf32>, %y: tensor<1x4x4xf32>) -> tensor<1x4x4xf32> {

@@ -200,7 +200,8 @@ func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
 // DUMP-NEXT:     }
 // DUMP-NEXT:   ],
 // DUMP-NEXT:   "precision": "FP32"
-// DUMP-NEXT: }
+// DUMP-NEXT: },
+// DUMP-NEXT: "checksum": {{[0-9]+}}
 // DUMP-NEXT: }
 
 // PTX for one chip, no load-time work without the optimization:

@@ -37,13 +37,31 @@ constexpr size_t kArtifactMaxRank = 8;
 
 /// Verifies `size` bytes as an artifact: the FlatBuffers verifier (every
 /// offset, length and nesting inside the buffer), the file identifier, the
-/// version, and what every target relies on: a program is present; every
+/// version, the checksum when the buffer stores one (a mismatch: damaged
+/// after it was written), and what every target relies on: a program is
+/// present; every
 /// tensor type has rank <= kArtifactMaxRank, dimensions >= 0 and a byte size
 /// that fits in int64; parameter names are non-empty and unique; inputs and
 /// outputs are f32. `what` (a path) starts every message. On success `out`
 /// points into `data`, which must outlive it.
 Status verifyArtifact(const uint8_t *data, size_t size, const std::string &what,
                       const artifact::Model *&out);
+
+/// The CRC-32 (zlib's crc32) of `size` bytes of an artifact with the four
+/// bytes of Model.checksum read as zero; of all of them when the field is
+/// absent. The bytes need not be verified: the field is located with bounds
+/// checks.
+uint32_t computeArtifactChecksum(const uint8_t *data, size_t size);
+
+/// Whether the buffer stores Model.checksum (written by every gpuopt-compile
+/// since the field exists). The bytes need not be verified.
+bool hasArtifactChecksum(const uint8_t *data, size_t size);
+
+/// Writes computeArtifactChecksum into the buffer's Model.checksum; false
+/// (nothing written) when the buffer does not store the field. packArtifact
+/// calls it; so do tools that edit an artifact's bytes on purpose (the fuzz
+/// targets, before they parse a mutated input).
+bool stampArtifactChecksum(std::vector<uint8_t> &bytes);
 
 /// The check verifyArtifact applies to the model's own tensor types, for the
 /// ones of each target's program (function arguments, buffers): 8-aligned

@@ -128,7 +128,8 @@ Status readCudaArtifact(const std::string &path, CudaArtifact &out,
 /// (Artifact.h: the FlatBuffers verifier and the checks every target shares)
 /// first, then the CudaProgram (CudaArtifact.h); `what` (the path) starts
 /// every message. Every step's arguments are checked against its kernel's
-/// signature and every buffer lies inside the arena; then, with
+/// signature and every buffer lies inside the arena; the file must store a
+/// checksum (Model.checksum; verifyArtifact compared it); then, with
 /// `planChecks`, the plan's data flow (checkCudaPlan). Only the emulator
 /// may skip the latter (to show what a refused plan computes): the former
 /// are what make the plan safe to index and launch.

@@ -1980,6 +1980,7 @@ struct ModelT : public flatbuffers::NativeTable {
   std::vector<std::unique_ptr<gpuopt::artifact::TensorTypeT>> inputs{};
   std::vector<std::unique_ptr<gpuopt::artifact::TensorTypeT>> outputs{};
   gpuopt::artifact::ProgramUnion program{};
+  uint32_t checksum = 0;
   ModelT() = default;
   ModelT(const ModelT &o);
   ModelT(ModelT&&) FLATBUFFERS_NOEXCEPT = default;
@@ -2000,7 +2001,8 @@ struct Model FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
     VT_INPUTS = 10,
     VT_OUTPUTS = 12,
     VT_PROGRAM_TYPE = 14,
-    VT_PROGRAM = 16
+    VT_PROGRAM = 16,
+    VT_CHECKSUM = 18
   };
   /// runtime::kArtifactVersion of the writer.
   uint32_t version() const {
@@ -2034,6 +2036,15 @@ struct Model FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
   const gpuopt::artifact::CudaProgram *program_as_CudaProgram() const {
     return program_type() == gpuopt::artifact::Program::CudaProgram ? static_cast<const gpuopt::artifact::CudaProgram *>(program()) : nullptr;
   }
+  /// CRC-32 (zlib's crc32) of the whole buffer with these four bytes read
+  /// as zero, written last by packArtifact (runtime::stampArtifactChecksum).
+  /// verifyArtifact refuses a buffer whose bytes do not give it; the CUDA
+  /// reader also refuses a buffer without it. The FlatBuffers verifier proves
+  /// the structure only: a damaged grid, offset or kernel image byte still
+  /// verifies.
+  uint32_t checksum() const {
+    return GetField<uint32_t>(VT_CHECKSUM, 0);
+  }
   bool Verify(flatbuffers::Verifier &verifier) const {
     return VerifyTableStart(verifier) &&
            VerifyField<uint32_t>(verifier, VT_VERSION, 4) &&
@@ -2051,6 +2062,7 @@ struct Model FLATBUFFERS_FINAL_CLASS : private flatbuffers::Table {
            VerifyField<uint8_t>(verifier, VT_PROGRAM_TYPE, 1) &&
            VerifyOffsetRequired(verifier, VT_PROGRAM) &&
            VerifyProgram(verifier, program(), program_type()) &&
+           VerifyField<uint32_t>(verifier, VT_CHECKSUM, 4) &&
            verifier.EndTable();
   }
   ModelT *UnPack(const flatbuffers::resolver_function_t *_resolver = nullptr) const;
@@ -2091,6 +2103,9 @@ struct ModelBuilder {
   void add_program(flatbuffers::Offset<void> program) {
     fbb_.AddOffset(Model::VT_PROGRAM, program);
   }
+  void add_checksum(uint32_t checksum) {
+    fbb_.AddElement<uint32_t>(Model::VT_CHECKSUM, checksum, 0);
+  }
   explicit ModelBuilder(flatbuffers::FlatBufferBuilder &_fbb)
         : fbb_(_fbb) {
     start_ = fbb_.StartTable();
@@ -2115,8 +2130,10 @@ inline flatbuffers::Offset<Model> CreateModel(
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::TensorType>>> inputs = 0,
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<gpuopt::artifact::TensorType>>> outputs = 0,
     gpuopt::artifact::Program program_type = gpuopt::artifact::Program::NONE,
-    flatbuffers::Offset<void> program = 0) {
+    flatbuffers::Offset<void> program = 0,
+    uint32_t checksum = 0) {
   ModelBuilder builder_(_fbb);
+  builder_.add_checksum(checksum);
   builder_.add_program(program);
   builder_.add_outputs(outputs);
   builder_.add_inputs(inputs);
@@ -2140,7 +2157,8 @@ inline flatbuffers::Offset<Model> CreateModelDirect(
     const std::vector<flatbuffers::Offset<gpuopt::artifact::TensorType>> *inputs = nullptr,
     const std::vector<flatbuffers::Offset<gpuopt::artifact::TensorType>> *outputs = nullptr,
     gpuopt::artifact::Program program_type = gpuopt::artifact::Program::NONE,
-    flatbuffers::Offset<void> program = 0) {
+    flatbuffers::Offset<void> program = 0,
+    uint32_t checksum = 0) {
   auto entry__ = entry ? _fbb.CreateString(entry) : 0;
   auto params__ = params ? _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::Param>>(*params) : 0;
   auto inputs__ = inputs ? _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::TensorType>>(*inputs) : 0;
@@ -2153,7 +2171,8 @@ inline flatbuffers::Offset<Model> CreateModelDirect(
       inputs__,
       outputs__,
       program_type,
-      program);
+      program,
+      checksum);
 }
 
 flatbuffers::Offset<Model> CreateModel(flatbuffers::FlatBufferBuilder &_fbb, const ModelT *_o, const flatbuffers::rehasher_function_t *_rehasher = nullptr);
@@ -2739,7 +2758,8 @@ inline flatbuffers::Offset<CudaProgram> CreateCudaProgram(flatbuffers::FlatBuffe
 inline ModelT::ModelT(const ModelT &o)
       : version(o.version),
         entry(o.entry),
-        program(o.program) {
+        program(o.program),
+        checksum(o.checksum) {
   params.reserve(o.params.size());
   for (const auto &params_ : o.params) { params.emplace_back((params_) ? new gpuopt::artifact::ParamT(*params_) : nullptr); }
   inputs.reserve(o.inputs.size());
@@ -2755,6 +2775,7 @@ inline ModelT &ModelT::operator=(ModelT o) FLATBUFFERS_NOEXCEPT {
   std::swap(inputs, o.inputs);
   std::swap(outputs, o.outputs);
   std::swap(program, o.program);
+  std::swap(checksum, o.checksum);
   return *this;
 }
 
@@ -2774,6 +2795,7 @@ inline void Model::UnPackTo(ModelT *_o, const flatbuffers::resolver_function_t *
   { auto _e = outputs(); if (_e) { _o->outputs.resize(_e->size()); for (flatbuffers::uoffset_t _i = 0; _i < _e->size(); _i++) { _o->outputs[_i] = std::unique_ptr<gpuopt::artifact::TensorTypeT>(_e->Get(_i)->UnPack(_resolver)); } } }
   { auto _e = program_type(); _o->program.type = _e; }
   { auto _e = program(); if (_e) _o->program.value = gpuopt::artifact::ProgramUnion::UnPack(_e, program_type(), _resolver); }
+  { auto _e = checksum(); _o->checksum = _e; }
 }
 
 inline flatbuffers::Offset<Model> Model::Pack(flatbuffers::FlatBufferBuilder &_fbb, const ModelT* _o, const flatbuffers::rehasher_function_t *_rehasher) {
@@ -2791,6 +2813,7 @@ inline flatbuffers::Offset<Model> CreateModel(flatbuffers::FlatBufferBuilder &_f
   auto _outputs = _fbb.CreateVector<flatbuffers::Offset<gpuopt::artifact::TensorType>> (_o->outputs.size(), [](size_t i, _VectorArgs *__va) { return CreateTensorType(*__va->__fbb, __va->__o->outputs[i].get(), __va->__rehasher); }, &_va );
   auto _program_type = _o->program.type;
   auto _program = _o->program.Pack(_fbb);
+  auto _checksum = _o->checksum;
   return gpuopt::artifact::CreateModel(
       _fbb,
       _version,
@@ -2799,7 +2822,8 @@ inline flatbuffers::Offset<Model> CreateModel(flatbuffers::FlatBufferBuilder &_f
       _inputs,
       _outputs,
       _program_type,
-      _program);
+      _program,
+      _checksum);
 }
 
 inline bool VerifyProgram(flatbuffers::Verifier &verifier, const void *obj, Program type) {
@@ -3357,7 +3381,8 @@ inline const flatbuffers::TypeTable *ModelTypeTable() {
     { flatbuffers::ET_SEQUENCE, 1, 1 },
     { flatbuffers::ET_SEQUENCE, 1, 1 },
     { flatbuffers::ET_UTYPE, 0, 2 },
-    { flatbuffers::ET_SEQUENCE, 0, 2 }
+    { flatbuffers::ET_SEQUENCE, 0, 2 },
+    { flatbuffers::ET_UINT, 0, -1 }
   };
   static const flatbuffers::TypeFunction type_refs[] = {
     gpuopt::artifact::ParamTypeTable,
@@ -3371,10 +3396,11 @@ inline const flatbuffers::TypeTable *ModelTypeTable() {
     "inputs",
     "outputs",
     "program_type",
-    "program"
+    "program",
+    "checksum"
   };
   static const flatbuffers::TypeTable tt = {
-    flatbuffers::ST_TABLE, 7, type_codes, type_refs, nullptr, nullptr, names
+    flatbuffers::ST_TABLE, 8, type_codes, type_refs, nullptr, nullptr, names
   };
   return &tt;
 }
