@@ -126,8 +126,9 @@ public:
                       cl::init(CudaTargetOptions().gpuConvDevice),
                       cl::cat(category)),
         precision("gpu-precision",
-                  cl::desc("--target=cuda: arithmetic of the library calls, "
-                           "fp32 (strict) or tf32 (tensor cores)"),
+                  cl::desc("--target=cuda: arithmetic of the workgroup-tiled "
+                           "kernels and the library calls, fp32 (strict) or "
+                           "tf32 (tensor cores)"),
                   cl::init(CudaTargetOptions().precision), cl::cat(category)),
         hostImage("cuda-host-image",
                   cl::desc("--target=cuda: also embed the kernels built for "
