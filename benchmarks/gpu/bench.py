@@ -396,6 +396,116 @@ def roofline(records: list[dict[str, Any]], path: Path) -> None:
     tmp.replace(path)
 
 
+#: The graphs whose generated kernels stand for data/devices.json's
+#: generated_compute_efficiency of a precision: the optimized rows with
+#: gpuopt-compile's default tiling options (not the ablations, the library
+#: or the auto rows).
+FIT_GRAPHS = {"optimized": "fp32", "optimized, TF32 tensor cores": "tf32"}
+
+
+def fit_efficiencies(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per precision ("fp32", "tf32"), the generated_compute_efficiency that
+    makes the cost model's time of the matched workgroup-tiled convolutions
+    and linears (measure_convs) of the FIT_GRAPHS rows equal to their
+    measured time: the sum of FLOPs / (peak x utilization) over the sum of
+    times (each op weighted by its time, as the per-row 'fitted' column);
+    with the rows and the number of ops it comes from."""
+    sums: dict[str, dict[str, Any]] = {}
+    for r in records:
+        key = FIT_GRAPHS.get(r.get("graph", ""))
+        if (
+            key is None
+            or r["kind"] != "row"
+            or r.get("measure") != "timing"
+            or r.get("system") != "gpuopt"
+            or r.get("status") != "ok"
+        ):
+            continue
+        matched = [c for c in r.get("convs") or [] if "ms" in c]
+        if not matched:
+            continue
+        acc = sums.setdefault(key, {"ideal_ms": 0.0, "ms": 0.0, "ops": 0, "rows": []})
+        acc["ideal_ms"] += sum(c["ms"] * c["efficiency"] for c in matched)
+        acc["ms"] += sum(c["ms"] for c in matched)
+        acc["ops"] += len(matched)
+        acc["rows"].append(r["row"])
+    return {
+        k: {"efficiency": v["ideal_ms"] / v["ms"], "ops": v["ops"], "rows": v["rows"]}
+        for k, v in sums.items()
+        if v["ms"] > 0
+    }
+
+
+def fit(out: Path, apply: Path | None, device_id: str) -> int:
+    """Prints the fitted efficiencies of OUT/results.jsonl as JSON; with
+    `apply`, writes them into that device file's `device_id` entry (a GPU
+    run's only: a dry run's times are the emulator's)."""
+    path = out / "results.jsonl"
+    if not path.is_file():
+        print(f"bench: error: {path}: no such file (nothing was measured into {out})", file=sys.stderr)
+        return 1
+    records = read_jsonl(path)[0]
+    env = next((r for r in records if r["kind"] == "environment"), {})
+    fits = fit_efficiencies(records)
+    print(
+        json.dumps(
+            {
+                "device": env.get("device"),
+                "date": env.get("date"),
+                "dry_run": env.get("dry_run"),
+                "generated_compute_efficiency": fits,
+            },
+            indent=2,
+        )
+    )
+    if apply is None:
+        return 0
+    if not fits:
+        print(
+            f"bench: error: {path}: no timed optimized gpuopt row with measured convolutions to fit",
+            file=sys.stderr,
+        )
+        return 1
+    if env.get("dry_run") is not False:
+        print(
+            f"bench: error: {path}: a dry run (or a run without its environment record): its times are the emulator's, not a GPU's; nothing written",
+            file=sys.stderr,
+        )
+        return 1
+    # The cost model takes a fraction of the peak; more means ops matched to
+    # the wrong steps (or times that are not the kernels').
+    wrong = {k: v["efficiency"] for k, v in fits.items() if not 0 < v["efficiency"] <= 1}
+    if wrong:
+        print(
+            f"bench: error: {path}: fitted efficiencies outside (0, 1]: "
+            f"{', '.join(f'{k} {v:.3g}' for k, v in sorted(wrong.items()))}; nothing written",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        document = json.loads(apply.read_text())
+        entry = document["devices"][device_id]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        print(f"bench: error: {apply}: no device '{device_id}' to update ({e})", file=sys.stderr)
+        return 1
+    from gpuopt.calibrate import write_entry
+
+    efficiency = dict(entry.get("generated_compute_efficiency", {}))
+    efficiency |= {k: float(f"{v['efficiency']:.3g}") for k, v in fits.items()}
+    counts = ", ".join(f"{k}: {v['ops']} ops of {len(v['rows'])} rows" for k, v in sorted(fits.items()))
+    note = (
+        f"generated_compute_efficiency {', '.join(sorted(fits))} fitted by benchmarks/gpu/bench.py --fit on "
+        f"{env.get('device')}, {env.get('date')} ({counts})"
+    )
+    entry = entry | {
+        "generated_compute_efficiency": efficiency,
+        "source": f"{entry.get('source', '')}; {note}".lstrip("; "),
+    }
+    write_entry(apply, device_id, entry)
+    log(f"wrote {device_id}'s generated_compute_efficiency {efficiency} to {apply}")
+    return 0
+
+
 def render(out: Path) -> int:
     path = out / "results.jsonl"
     if not path.is_file():
@@ -1138,6 +1248,21 @@ def main() -> int:
     p.add_argument("--budget", type=float, default=290, help="seconds for everything (default 290)")
     p.add_argument("--dry-run", action="store_true", help="no GPU: the emulator and PyTorch on the CPU")
     p.add_argument("--render", type=Path, metavar="OUT", help="only rebuild OUT/results.md and roofline.png")
+    p.add_argument(
+        "--fit",
+        type=Path,
+        metavar="OUT",
+        help="print the generated kernels' efficiencies fitted to OUT/results.jsonl (FIT_GRAPHS rows)",
+    )
+    p.add_argument(
+        "--apply",
+        type=Path,
+        metavar="DEVICES",
+        help="with --fit: write them into this device file (data/devices.json)",
+    )
+    p.add_argument(
+        "--device-id", default="h200", help="with --fit --apply: the entry to update (default h200)"
+    )
     p.add_argument("--autotune-cap", type=float, default=AUTOTUNE_CAP, help="seconds for a max-autotune row")
     p.add_argument("--compile-cap", type=float, default=COMPILE_CAP, help="seconds for a default-mode row")
     p.add_argument("--stage-scale", type=float, default=1.0, help="multiplies every stage's cap")
@@ -1159,6 +1284,10 @@ def main() -> int:
     args = p.parse_args()
     if args.render:
         return render(args.render)
+    if args.apply and not args.fit:
+        p.error("--apply needs --fit OUT")
+    if args.fit:
+        return fit(args.fit, args.apply, args.device_id)
     if args.compile_child:
         return compile_child(args)
     for flag in ("artifacts", "runtime", "out"):

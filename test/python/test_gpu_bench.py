@@ -283,6 +283,98 @@ def test_dry_run(artifacts: Path, tmp_path: Path) -> None:
     assert (out / "bench.log").read_text().count("bench: [") == len(rows)
     # The whole run stays within run.sh's wall target (300 s).
     assert took < 300
+    check_fit(out, rows, tmp_path)
+
+
+def check_fit(out: Path, rows: list[dict], tmp_path: Path) -> None:
+    """bench.py --fit: the efficiencies of the optimized rows with default
+    tiling (not the ablation, not the library row), each a time-weighted
+    mean of its ops'; --apply refuses a dry run and writes a GPU run's into
+    a device file the cost model then reads."""
+
+    def fit(results: Path, *extra: object) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, BENCH, "--fit", results, *extra],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env(tmp_path),
+        )
+
+    p = fit(out)
+    assert p.returncode == 0, p.stderr
+    fits = json.loads(p.stdout)["generated_compute_efficiency"]
+    assert fits["fp32"]["rows"] == ["rolling_unet_s-opt", "unet-opt"]
+    assert fits["tf32"]["rows"] == ["rolling_unet_s-opt-tf32"]
+    for key, names in (("fp32", {"rolling_unet_s-opt", "unet-opt"}), ("tf32", {"rolling_unet_s-opt-tf32"})):
+        timed = [
+            r for r in rows if r["row"] in names and r["measure"] == "timing" and r["system"] == "gpuopt"
+        ]
+        ops = [c for r in timed for c in r["convs"] if "ms" in c]
+        assert fits[key]["ops"] == len(ops)
+        effs = [c["efficiency"] for c in ops]
+        assert min(effs) * (1 - 1e-9) <= fits[key]["efficiency"] <= max(effs) * (1 + 1e-9)
+
+    devices = tmp_path / "devices.json"
+    shutil.copy(REPO_ROOT / "data" / "devices.json", devices)
+    before = devices.read_text()
+    p = fit(out, "--apply", devices)
+    assert p.returncode == 1 and "a dry run" in p.stderr and "nothing written" in p.stderr
+    assert devices.read_text() == before
+    # The same records as a GPU run's.
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    lines = []
+    for line in (out / "results.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["kind"] == "environment":
+            rec |= {"dry_run": False, "device": "NVIDIA H200"}
+        lines.append(json.dumps(rec))
+    (gpu / "results.jsonl").write_text("\n".join(lines) + "\n")
+    p = fit(gpu, "--apply", devices)
+    assert p.returncode == 0, p.stderr
+    old, new = json.loads(before)["devices"], json.loads(devices.read_text())["devices"]
+    assert {k: v for k, v in new.items() if k != "h200"} == {k: v for k, v in old.items() if k != "h200"}
+    got = new["h200"]["generated_compute_efficiency"]
+    assert got == {k: float(f"{v['efficiency']:.3g}") for k, v in fits.items()}
+    assert new["h200"]["source"].startswith(
+        old["h200"]["source"] + "; generated_compute_efficiency fp32, tf32 fitted"
+    )
+    assert "NVIDIA H200" in new["h200"]["source"]
+    # The cost model reads the file written.
+    graph = tmp_path / "conv.mlir"
+    graph.write_text(
+        "func.func @f(%x: tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32> {\n"
+        '  %w = seg.param "w" : tensor<64x64x1x1xf32>\n'
+        "  %y = seg.conv2d %x, %w stride = [1, 1] padding = [0, 0] dilation = [1, 1] groups = 1\n"
+        "    : tensor<1x64x16x16xf32>, tensor<64x64x1x1xf32> -> tensor<1x64x16x16xf32>\n"
+        "  return %y : tensor<1x64x16x16xf32>\n}\n"
+    )
+    report = subprocess.run(
+        [
+            BIN / "gpuopt-opt",
+            "--seg-cost-report=device=h200 devices=" + str(devices) + " gpu-conv=generated format=json",
+        ]
+        + [graph, "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["device"]["generated_compute_efficiency"] == got
+    # Times a thousand million times shorter: efficiencies above 1, refused.
+    written = devices.read_text()
+    fast = []
+    for line in (gpu / "results.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        for c in rec.get("convs") or []:
+            if "ms" in c:
+                c |= {"ms": c["ms"] * 1e-9, "efficiency": c["efficiency"] * 1e9}
+        fast.append(json.dumps(rec))
+    (gpu / "results.jsonl").write_text("\n".join(fast) + "\n")
+    p = fit(gpu, "--apply", devices)
+    assert p.returncode == 1 and "fitted efficiencies outside (0, 1]: fp32 " in p.stderr, p.stderr
+    assert devices.read_text() == written
 
 
 def test_killed_run_still_renders(artifacts: Path, tmp_path: Path) -> None:
