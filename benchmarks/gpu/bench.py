@@ -488,6 +488,19 @@ def fit(out: Path, apply: Path | None, device_id: str) -> int:
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
         print(f"bench: error: {apply}: no device '{device_id}' to update ({e})", file=sys.stderr)
         return 1
+    # The entry's model ("NVIDIA H200 SXM ...": H200) must be the measured GPU's.
+    model = (
+        (str(entry.get("name", "")).split() + [""])[1]
+        if str(entry.get("name", "")).startswith("NVIDIA")
+        else ""
+    )
+    if not model or model.lower() not in str(env.get("device", "")).lower():
+        print(
+            f"bench: error: {path}: measured on '{env.get('device')}', not on {device_id}'s "
+            f"'{entry.get('name')}': name the device's entry with --device-id (add one if it has none); nothing written",
+            file=sys.stderr,
+        )
+        return 1
     from gpuopt.calibrate import write_entry
 
     efficiency = dict(entry.get("generated_compute_efficiency", {}))
@@ -497,10 +510,13 @@ def fit(out: Path, apply: Path | None, device_id: str) -> int:
         f"generated_compute_efficiency {', '.join(sorted(fits))} fitted by benchmarks/gpu/bench.py --fit on "
         f"{env.get('device')}, {env.get('date')} ({counts})"
     )
-    entry = entry | {
-        "generated_compute_efficiency": efficiency,
-        "source": f"{entry.get('source', '')}; {note}".lstrip("; "),
-    }
+    # A fit replaces the note of the one before.
+    kept = [
+        part
+        for part in str(entry.get("source", "")).split("; ")
+        if part and "fitted by benchmarks/gpu/bench.py --fit" not in part
+    ]
+    entry = entry | {"generated_compute_efficiency": efficiency, "source": "; ".join([*kept, note])}
     write_entry(apply, device_id, entry)
     log(f"wrote {device_id}'s generated_compute_efficiency {efficiency} to {apply}")
     return 0
@@ -1282,10 +1298,10 @@ def main() -> int:
     p.add_argument("--profile-passes", type=int, help="gpuopt profiling passes (default 5; dry run 1)")
     p.add_argument("--result", help=argparse.SUPPRESS)
     args = p.parse_args()
-    if args.render:
-        return render(args.render)
     if args.apply and not args.fit:
         p.error("--apply needs --fit OUT")
+    if args.render:
+        return render(args.render)
     if args.fit:
         return fit(args.fit, args.apply, args.device_id)
     if args.compile_child:

@@ -341,6 +341,18 @@ def check_fit(out: Path, rows: list[dict], tmp_path: Path) -> None:
         old["h200"]["source"] + "; generated_compute_efficiency fp32, tf32 fitted"
     )
     assert "NVIDIA H200" in new["h200"]["source"]
+    # Applied again: the note replaced, not repeated.
+    p = fit(gpu, "--apply", devices)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(devices.read_text())["devices"]["h200"]["source"] == new["h200"]["source"]
+    # Another GPU's results are not the H200's.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results.jsonl").write_text(
+        (gpu / "results.jsonl").read_text().replace("NVIDIA H200", "NVIDIA H100 80GB HBM3")
+    )
+    p = fit(other, "--apply", devices)
+    assert p.returncode == 1 and "measured on 'NVIDIA H100 80GB HBM3', not on h200's" in p.stderr, p.stderr
     # The cost model reads the file written.
     graph = tmp_path / "conv.mlir"
     graph.write_text(
