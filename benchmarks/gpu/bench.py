@@ -258,6 +258,14 @@ def measure_convs(e: dict[str, Any], step_ms: list[float]) -> list[dict[str, Any
     return out
 
 
+def weighted_efficiency(ops: list[dict[str, Any]]) -> tuple[float, float]:
+    """The measured ops' (measure_convs: those with "ms") sum of time x
+    efficiency and sum of time: their ratio is the efficiency that makes the
+    cost model's time of those ops their measured time."""
+    matched = [c for c in ops if "ms" in c]
+    return sum(c["ms"] * c["efficiency"] for c in matched), sum(c["ms"] for c in matched)
+
+
 def conv_rates(rows: list[dict[str, Any]]) -> list[str]:
     """Per optimized gpuopt row, its generated convolutions' measured rates and
     the time-weighted efficiency against the cost model's assumption."""
@@ -282,8 +290,7 @@ def conv_rates(rows: list[dict[str, Any]]) -> list[str]:
                 "|---|---|---|---|---|",
             ]
         matched = [c for c in convs if "ms" in c]
-        ideal = sum(c["ms"] * c["efficiency"] for c in matched)
-        total = sum(c["ms"] for c in matched)
+        ideal, total = weighted_efficiency(matched)
         fitted = f"{ideal / total:.3f}" if total > 0 else ""
         model = r.get("generated_efficiency")
         slow = sorted(matched, key=lambda c: -c["ms"])[:3]
@@ -425,8 +432,9 @@ def fit_efficiencies(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
         if not matched:
             continue
         acc = sums.setdefault(key, {"ideal_ms": 0.0, "ms": 0.0, "ops": 0, "rows": []})
-        acc["ideal_ms"] += sum(c["ms"] * c["efficiency"] for c in matched)
-        acc["ms"] += sum(c["ms"] for c in matched)
+        ideal, total = weighted_efficiency(matched)
+        acc["ideal_ms"] += ideal
+        acc["ms"] += total
         acc["ops"] += len(matched)
         acc["rows"].append(r["row"])
     return {

@@ -100,7 +100,7 @@ if [ ! -f "$ART/source.json" ]; then
 fi
 DIGEST=$(bash benchmarks/gpu/runtime-digest.sh)
 if [ -z "$DIGEST" ]; then
-  say "error: benchmarks/gpu/runtime-digest.sh printed no digest of runtime/"
+  say "error: benchmarks/gpu/runtime-digest.sh printed no digest of the runtime sources"
   exit 1
 fi
 PREPARED=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("runtime_digest", ""))' "$ART/source.json" 2>/dev/null)

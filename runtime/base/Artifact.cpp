@@ -42,7 +42,9 @@ Status fail(const std::string &what, const std::string &why) {
 }
 
 /// CRC-32 as zlib computes it (IEEE 802.3 polynomial, reflected), one byte
-/// at a time through a table built at compile time.
+/// at a time through a table built at compile time. Not the FNV-1a of a
+/// library's metadata note (CompiledModel.h): a CRC-32 detects every burst
+/// of up to 32 damaged bits, and Python tools compute it with zlib.
 constexpr std::array<uint32_t, 256> makeCrcTable() {
   std::array<uint32_t, 256> table{};
   for (uint32_t i = 0; i < 256; ++i) {
@@ -92,6 +94,17 @@ size_t findChecksum(const uint8_t *data, size_t size) {
   size_t at = size_t(root) + field;
   uint32_t value;
   return readLittle(data, size, at, value) ? at : 0;
+}
+
+/// The checksum of `data` with the four bytes at `at` (findChecksum's
+/// offset; 0: none) read as zero.
+uint32_t checksumWithout(const uint8_t *data, size_t size, size_t at) {
+  if (at == 0)
+    return crc32Update(0, data, size);
+  static constexpr uint8_t kZero[sizeof(uint32_t)] = {};
+  uint32_t crc = crc32Update(0, data, at);
+  crc = crc32Update(crc, kZero, sizeof(kZero));
+  return crc32Update(crc, data + at + sizeof(kZero), size - at - sizeof(kZero));
 }
 
 } // namespace
@@ -204,8 +217,8 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
     return fail(what, "version " + std::to_string(model->version()) +
                           ", this runtime reads version " +
                           std::to_string(kArtifactVersion));
-  if (hasArtifactChecksum(data, size)) {
-    uint32_t computed = computeArtifactChecksum(data, size);
+  if (size_t at = findChecksum(data, size)) {
+    uint32_t computed = checksumWithout(data, size, at);
     if (computed != model->checksum()) {
       char text[96];
       std::snprintf(text, sizeof(text),
@@ -243,13 +256,7 @@ Status gpuopt::runtime::verifyArtifact(const uint8_t *data, size_t size,
 
 uint32_t gpuopt::runtime::computeArtifactChecksum(const uint8_t *data,
                                                   size_t size) {
-  size_t at = findChecksum(data, size);
-  if (at == 0)
-    return crc32Update(0, data, size);
-  static constexpr uint8_t kZero[sizeof(uint32_t)] = {};
-  uint32_t crc = crc32Update(0, data, at);
-  crc = crc32Update(crc, kZero, sizeof(kZero));
-  return crc32Update(crc, data + at + sizeof(kZero), size - at - sizeof(kZero));
+  return checksumWithout(data, size, findChecksum(data, size));
 }
 
 bool gpuopt::runtime::hasArtifactChecksum(const uint8_t *data, size_t size) {
@@ -260,7 +267,7 @@ bool gpuopt::runtime::stampArtifactChecksum(std::vector<uint8_t> &bytes) {
   size_t at = findChecksum(bytes.data(), bytes.size());
   if (at == 0)
     return false;
-  uint32_t crc = computeArtifactChecksum(bytes.data(), bytes.size());
+  uint32_t crc = checksumWithout(bytes.data(), bytes.size(), at);
   std::memcpy(bytes.data() + at, &crc, sizeof(crc));
   return true;
 }

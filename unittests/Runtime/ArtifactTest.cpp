@@ -6,7 +6,8 @@
 // schema's object API: a valid one of each target is accepted, and each
 // mutation of a property every target relies on is refused with its message;
 // every proper prefix of a valid buffer is refused (truncation), as is every
-// single-byte corruption (the checksum); dumpArtifact names the
+// single-byte corruption but those that drop the checksum field itself (the
+// CUDA reader refuses those); dumpArtifact names the
 // fields and elides long byte vectors. One line per failing case and exit
 // status 1 otherwise. Run by lit (test/Runtime/artifact.test).
 //
