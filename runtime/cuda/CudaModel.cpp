@@ -51,6 +51,7 @@ namespace {
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
+  X(cuFuncGetAttribute)                                                        \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
   X(cuMemsetD8Async)                                                           \
@@ -174,8 +175,40 @@ struct CudaModel::Impl {
       d->cuDevicePrimaryCtxRelease(device);
   }
 
-  Status prepare(const CudaArtifact &art, const std::vector<CudaStep> &steps,
-                 std::vector<Launch> &out) {
+  /// Per kernel: the most threads per block a launch of it may have on
+  /// this device (its registers, its PTX `.maxntid`); 0 until asked.
+  std::vector<int> maxThreads;
+
+  /// Refuses, naming the step, a launch whose block the device would
+  /// refuse for its kernel (cuLaunchKernel's "too many resources
+  /// requested"), before anything runs.
+  Status checkBlock(const CudaArtifact &art, const char *plan, size_t i) {
+    const CudaStep &s = (plan[0] == 'i' ? art.init : art.run)[i];
+    int &most = maxThreads[s.kernel];
+    if (most == 0)
+      if (CUresult r = d->cuFuncGetAttribute(
+              &most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+              functions[s.kernel]);
+          r != CUDA_SUCCESS)
+        return Status::error(describeCudaStep(art, plan, i) + ": " +
+                             cuError(*d, r, "cuFuncGetAttribute").message());
+    uint64_t threads = uint64_t(s.block[0]) * s.block[1] * s.block[2];
+    if (threads <= uint64_t(most))
+      return Status::ok();
+    int regs = 0;
+    d->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS,
+                          functions[s.kernel]);
+    return Status::error(
+        describeCudaStep(art, plan, i) + ": launches " +
+        std::to_string(threads) + " threads per block, but on this device " +
+        "the kernel allows at most " + std::to_string(most) + " (" +
+        std::to_string(regs) +
+        " registers per thread): recompile with a smaller --cuda-block-size");
+  }
+
+  Status prepare(const CudaArtifact &art, const char *plan,
+                 const std::vector<CudaStep> &steps, std::vector<Launch> &out) {
+    maxThreads.resize(functions.size());
     for (size_t i = 0; i < steps.size(); ++i) {
       const CudaStep &s = steps[i];
       Launch l;
@@ -185,6 +218,8 @@ struct CudaModel::Impl {
         out.push_back(std::move(l));
         continue;
       }
+      if (Status st = checkBlock(art, plan, i); !st)
+        return st;
       l.fn = functions[s.kernel];
       std::copy(s.grid, s.grid + 3, l.grid);
       std::copy(s.block, s.block + 3, l.block);
@@ -419,10 +454,10 @@ Status CudaModel::create(const std::string &artifactPath,
           cuError(*d, r, "cuStreamSynchronize").message() +
           " after the trial call of each Library step at load");
   }
-  if (Status s = I.prepare(art, art.init, I.init); !s)
-    return s;
-  if (Status s = I.prepare(art, art.run, I.run); !s)
-    return s;
+  if (Status s = I.prepare(art, "init", art.init, I.init); !s)
+    return Status::error(artifactPath + ": " + s.message());
+  if (Status s = I.prepare(art, "run", art.run, I.run); !s)
+    return Status::error(artifactPath + ": " + s.message());
   if (Status s = I.launch(I.init, "init"); !s)
     return s;
   if (Status s = I.wait("the load-time steps", I.init.size()); !s)

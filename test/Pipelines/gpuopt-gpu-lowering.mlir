@@ -21,7 +21,7 @@
 // NVVM: gpu.module @kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // The accumulator buffer of the fill and reduction is gone
 // (--eliminate-private-kernel-buffers): input, weight, bias, output.
-// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {gpu.kernel, nvvm.kernel}
+// NVVM: llvm.func @forward_kernel0(%{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias, llvm.readonly}, %{{.*}}: !llvm.ptr {llvm.noalias}) attributes {gpu.kernel, gpu.known_block_size = array<i32: 64, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 64, 1, 1>}
 // NVVM: nvvm.read.ptx.sreg.ctaid.x
 // NVVM: nvvm.read.ptx.sreg.tid.x
 // NVVM: ^bb6(%{{.*}}: i64, %[[ACC:[^:]*]]: f32, %[[ACC1:[^:]*]]: f32, %[[ACC2:[^:]*]]: f32, %[[ACC3:[^:]*]]: f32):

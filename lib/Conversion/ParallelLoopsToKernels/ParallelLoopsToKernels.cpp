@@ -920,6 +920,12 @@ LogicalResult ConvertParallelLoopsToKernelsPass::outline(
     block = 1;
   if (threadsPerBlock)
     block = threadsPerBlock;
+  // Every launch of the kernel has this block (deduplication compares the
+  // attribute too): the NVVM lowering makes it the PTX `.maxntid`, so that
+  // ptxas keeps the registers within what such a block may have (65536 per
+  // block) and a launch never fails for lack of them.
+  kernel.setKnownBlockSizeAttr(DenseI32ArrayAttr::get(
+      &getContext(), {static_cast<int32_t>(block), 1, 1}));
   Value gid;
   if (threadsPerBlock) {
     // Whole blocks: every thread runs (and reaches every barrier).

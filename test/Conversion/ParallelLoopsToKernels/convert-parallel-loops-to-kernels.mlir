@@ -1,14 +1,15 @@
 // RUN: gpuopt-opt %s -split-input-file --convert-parallel-loops-to-kernels | FileCheck %s
 
 // One loop nest: a kernel over the linearized 4x8 space (one block of 32
-// threads), indices delinearized innermost-first, guarded against the tail.
+// threads, which the kernel declares: the PTX .maxntid), indices
+// delinearized innermost-first, guarded against the tail.
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: (%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<4x8xf32>)
 // CHECK: gpu.launch_func @kernels::@forward_kernel0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[A]] : memref<4x8xf32>, %[[B]] : memref<4x8xf32>)
 // CHECK-NOT: scf.parallel
 // CHECK: gpu.module @kernels
-// CHECK: gpu.func @forward_kernel0(%[[KA:.*]]: memref<4x8xf32>, %[[KB:.*]]: memref<4x8xf32>) kernel
+// CHECK: gpu.func @forward_kernel0(%[[KA:.*]]: memref<4x8xf32>, %[[KB:.*]]: memref<4x8xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>}
 // CHECK: gpu.block_id x
 // CHECK: gpu.thread_id x
 // CHECK: arith.cmpi ult

@@ -1,0 +1,304 @@
+"""The runtime's GPU path, run against a fake NVIDIA driver.
+
+``build/lib/fake-cuda/libcuda.so.1`` (unittests/Runtime/FakeCudaDriver.cpp)
+implements the driver API calls of runtime/cuda/CudaModel.cpp on the host:
+no kernel runs (the emulator proves what they compute, test_cuda.py), but
+module load, function lookup, the launch-resource check, the arena and
+weights, every launch with its block and arguments, CUDA graphs, events,
+profiling and the driver's errors go through the code a GPU machine runs,
+on every commit. Its clock advances 1 µs per launch, so timings are exact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cuda_artifact import program, to_json
+from test_cuda import CUDA_RUN, PTXAS, compile_cuda, export
+
+from gpuopt.tools import build_dir
+
+FAKE = build_dir() / "lib" / "fake-cuda" / "libcuda.so.1"
+
+pytestmark = pytest.mark.skipif(
+    not FAKE.exists() or not CUDA_RUN.exists() or not PTXAS.exists(),
+    reason="no CUDA toolkit at configure time: gpuopt-cuda-run and the fake driver are not built",
+)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Rolling-UNet-S at 32x32, optimized: as PTX for sm_90 (the fake driver
+    reads each kernel's parameters and `.maxntid` from it), as a fatbin for
+    sm_90 (its PTX compressed: names only) and as PTX for sm_86."""
+    out = tmp_path_factory.mktemp("fake")
+    mlir, weights = export("rolling_unet_s", out, (1, 3, 32, 32))
+    artifacts = {}
+    for key, args in (
+        ("artifact", ["--cuda-arch=sm_90", "--cuda-format=ptx"]),
+        ("fatbin", ["--cuda-arch=sm_90"]),
+        ("ptx86", ["--cuda-arch=sm_86", "--cuda-format=ptx"]),
+    ):
+        artifacts[key] = out / f"{key}.gpuopt"
+        proc = compile_cuda(mlir, artifacts[key], *args, "--pipeline=gpuopt-optimize")
+        assert proc.returncode == 0, proc.stderr
+    return {
+        **artifacts,
+        "weights": weights,
+        "input": mlir.parent / "ref" / "input.npy",
+        "plan": program(to_json(artifacts["artifact"])),
+        "dir": out,
+    }
+
+
+def run(model: dict, tmp_path: Path, *args: str, artifact: Path | None = None, **env: str):
+    """gpuopt-cuda-run on the fake driver; returns the process and the
+    driver's log lines."""
+    log = tmp_path / "driver.log"
+    log.unlink(missing_ok=True)
+    environ = dict(
+        os.environ,
+        LD_LIBRARY_PATH=f"{FAKE.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        GPUOPT_FAKE_CUDA_LOG=str(log),
+        **{f"GPUOPT_FAKE_CUDA_{k}": v for k, v in env.items()},
+    )
+    proc = subprocess.run(
+        [
+            CUDA_RUN,
+            artifact or model["artifact"],
+            f"--weights={model['weights']}",
+            f"--input=@{model['input']}",
+            f"--output=@{tmp_path / 'y.npy'}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environ,
+        timeout=300,
+    )
+    return proc, log.read_text().splitlines() if log.exists() else []
+
+
+LAUNCH = re.compile(r"launch (\S+) grid (\d+),(\d+),(\d+) block (\d+),(\d+),(\d+) args (\d+)( \(graph\))?$")
+
+
+def launches(log: list[str]) -> list[re.Match]:
+    return [m for line in log if (m := LAUNCH.match(line))]
+
+
+def test_fake_driver_runs_forward_graph_timing_and_profile(model: dict, tmp_path: Path) -> None:
+    plan = model["plan"]
+    n, init = len(plan["run"]), len(plan["init"])
+    report = tmp_path / "r.json"
+    proc, log = run(model, tmp_path, "--graph", "--warmup=1", "--runs=3", "--profile=2", f"--json={report}")
+    assert proc.returncode == 0, proc.stderr
+    # The clock advances 1 µs per launch: a forward of n launches, n µs.
+    assert f"{n} launches per forward (CUDA graph), median {n / 1000:.4f} ms" in proc.stdout
+    assert "on gpuopt fake driver (sm_90)" in proc.stdout
+    r = json.loads(report.read_text())
+    assert r["device"] == "gpuopt fake driver (sm_90)" and r["launches"] == n
+    assert len(r["step_ms"]) == n and all(abs(t - 0.001) < 1e-9 for t in r["step_ms"])
+    assert r["median_ms"] == pytest.approx(n / 1000) and r["kernel_ms_sum"] == pytest.approx(n / 1000)
+
+    assert re.match(rf"load ptx \d+ bytes, {len(plan['kernels'])} PTX entries", log[0]), log[0]
+    assert log.count(f"capture end: {n} launches") == 1
+    seen = launches(log)
+    graph = [m for m in seen if m.group(9)]
+    direct = [m for m in seen if not m.group(9)]
+    # One captured forward for the output, 1 warm-up and 3 timed: 5 graph
+    # launches; the load-time steps, then the profile's warm-up forward and
+    # its 2 passes launch directly.
+    assert len(graph) == 5 * n and len(direct) == init + 3 * n
+    kernels = plan["kernels"]
+    expected = [(s, kernels[s["kernel"]]) for s in plan["init"] + plan["run"] * 3]
+    for m, (step, kernel) in zip(direct, expected, strict=True):
+        assert m.group(1) == kernel["name"]
+        assert tuple(map(int, m.group(2, 3, 4))) == tuple(step["grid"][d] for d in "xyz")
+        assert tuple(map(int, m.group(5, 6, 7))) == tuple(step["block"][d] for d in "xyz")
+        # The argument count is read from the PTX entry: the plan passes
+        # exactly the kernel's parameters (each inside the arena, or the
+        # driver's sticky fault would have failed the run).
+        assert int(m.group(8)) == len(kernel["args"]) == len(step["args"])
+    y = np.load(tmp_path / "y.npy")
+    assert y.shape == (1, 1, 32, 32)
+
+
+@pytest.mark.parametrize(
+    ("key", "loaded"), [("fatbin", "fatbin"), ("ptx86", "ptx")], ids=["fatbin-sm90", "ptx-sm86-on-sm90"]
+)
+def test_fake_driver_loads_fatbin_and_older_ptx(model: dict, tmp_path: Path, key: str, loaded: str) -> None:
+    """The default fatbin (its kernels found by name), and sm_86 PTX on an
+    sm_90 device (the fallback selectCudaImage takes: the driver compiles
+    it)."""
+    proc, log = run(model, tmp_path, artifact=model[key])
+    assert proc.returncode == 0, proc.stderr
+    assert log[0].startswith(f"load {loaded} "), log[0]
+    plan = program(to_json(model[key]))
+    names = [plan["kernels"][s["kernel"]]["name"] for s in plan["init"] + plan["run"]]
+    assert [m.group(1) for m in launches(log)] == names
+
+
+@pytest.mark.parametrize(
+    ("env", "code", "message"),
+    [
+        (
+            {"SM": "80"},
+            1,
+            (
+                r"no kernel image for gpuopt fake driver \(sm_80\) \(sm_80\); the artifact holds "
+                r"ptx sm_90, host-so host-x86_64: recompile with --cuda-arch=sm_80"
+            ),
+        ),
+        ({"DEVICES": "0"}, 2, r"no CUDA device 0 \(the driver reports 0\) \(no usable GPU: nothing ran\)"),
+        (
+            {"MEMORY": "4096"},
+            1,
+            (
+                r"cannot allocate its arena of \d+ bytes \(\d+ MiB\) on gpuopt fake driver "
+                r"\(sm_90\): cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY"
+            ),
+        ),
+        (
+            {"MAX_THREADS": "64"},
+            1,
+            (
+                r"artifact\.gpuopt: (init|run)\[\d+\] \(kernel \S+.*\): launches \d+ threads per block, but on "
+                r"this device the kernel allows at most 64 \(32 registers per thread\): recompile with a smaller "
+                r"--cuda-block-size"
+            ),
+        ),
+    ],
+    ids=["no-image", "no-device", "no-memory", "block-too-large"],
+)
+def test_fake_driver_load_errors(model: dict, tmp_path: Path, env: dict, code: int, message: str) -> None:
+    proc, log = run(model, tmp_path, **env)
+    assert proc.returncode == code, proc.stderr
+    assert re.search(message, proc.stderr), proc.stderr
+    assert not launches(log), "a launch ran after a load error"
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_fake_driver_launch_failure_and_fault_name_the_step(model: dict, tmp_path: Path) -> None:
+    plan = model["plan"]
+    init = len(plan["init"])
+    step = plan["run"][2]
+    name = plan["kernels"][step["kernel"]]["name"]
+    # cuLaunchKernel refuses run[2]: the error names it.
+    proc, _ = run(model, tmp_path, FAIL_LAUNCH=str(init + 2))
+    assert proc.returncode == 1
+    assert re.search(
+        rf"run\[2\] \(kernel '{name}'.*\): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        proc.stderr,
+    ), proc.stderr
+    # run[2] faults while it runs: the forward's synchronization reports
+    # it and says how to find the step; --sync-each-step finds it.
+    proc, _ = run(model, tmp_path, FAULT_LAUNCH=str(init + 2))
+    assert proc.returncode == 1
+    assert re.search(
+        rf"cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS .* after a forward \({len(plan['run'])} "
+        r"launches\); gpuopt-cuda-run --sync-each-step",
+        proc.stderr,
+    ), proc.stderr
+    proc, log = run(model, tmp_path, "--sync-each-step", FAULT_LAUNCH=str(init + 2))
+    assert proc.returncode == 1
+    assert re.search(
+        rf"run\[2\] \(kernel '{name}'.*\): the launch faulted \(cuStreamSynchronize failed: "
+        r"CUDA_ERROR_ILLEGAL_ADDRESS",
+        proc.stderr,
+    ), proc.stderr
+    assert len(launches(log)) == init + 3, "launches went on after the faulting one"
+
+
+def test_kernels_declare_their_block_and_fit_it(model: dict, tmp_path: Path) -> None:
+    """Every kernel's PTX entry carries `.maxntid` = the block every launch
+    of it has (so ptxas keeps its registers within 65536 per block), and
+    ptxas's register count confirms it; also with 1024-thread blocks."""
+    for extra in ([], ["--cuda-block-size=1024"]):
+        ptx_artifact = tmp_path / "p.gpuopt"
+        mlir = model["dir"] / "m.mlir"
+        proc = compile_cuda(mlir, ptx_artifact, "--cuda-arch=sm_90", "--cuda-format=ptx", *extra)
+        assert proc.returncode == 0, proc.stderr
+        doc = to_json(ptx_artifact)
+        plan = program(doc)
+        ptx = bytes(next(i["data"] for i in plan["images"] if i["chip"] == "sm_90")).decode()
+        blocks = {
+            name: int(x)
+            for name, x in re.findall(r"\.entry (\w+)\([^)]*\)\s*\.maxntid (\d+), 1, 1", ptx, flags=re.DOTALL)
+        }
+        assert len(blocks) == len(plan["kernels"]) == ptx.count(".entry ")
+        for step in plan["init"] + plan["run"]:
+            b = step["block"]
+            assert (b["x"], b["y"], b["z"]) == (blocks[plan["kernels"][step["kernel"]]["name"]], 1, 1)
+        (tmp_path / "k.ptx").write_text(ptx)
+        out = subprocess.run(
+            [PTXAS, "-arch=sm_90", "-v", "-o", "/dev/null", tmp_path / "k.ptx"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr
+        regs = dict(
+            re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", out, flags=re.DOTALL)
+        )
+        assert set(regs) == set(blocks)
+        for name, r in regs.items():
+            assert int(r) * blocks[name] <= 65536, f"{name}: {r} registers x {blocks[name]} threads"
+        if extra:
+            assert max(blocks.values()) == 1024
+
+
+def test_fake_driver_through_the_model_abi(model: dict, tmp_path: Path) -> None:
+    """gpuopt-run and CompiledModel (libgpuopt_runtime.so) load the artifact
+    on device 0 and run a forward through the same CudaModel."""
+    env = dict(
+        os.environ,
+        LD_LIBRARY_PATH=f"{FAKE.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        GPUOPT_FAKE_CUDA_LOG=str(tmp_path / "driver.log"),
+    )
+    n = len(model["plan"]["init"]) + len(model["plan"]["run"])
+    gpuopt_run = build_dir() / "bin" / "gpuopt-run"
+    if gpuopt_run.exists():
+        proc = subprocess.run(
+            [
+                gpuopt_run,
+                model["artifact"],
+                f"--weights={model['weights']}",
+                f"--input=@{model['input']}",
+                f"--output=@{tmp_path / 'y.npy'}",
+                "--device=0",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert np.load(tmp_path / "y.npy").shape == (1, 1, 32, 32)
+        assert len(launches((tmp_path / "driver.log").read_text().splitlines())) == n
+        (tmp_path / "driver.log").unlink()
+    code = (
+        "import sys, numpy as np\n"
+        "from gpuopt.compiled import CompiledModel\n"
+        "m = CompiledModel(sys.argv[1], sys.argv[2], device=0)\n"
+        "(y,) = m.run(np.load(sys.argv[3]))\n"
+        "print(y.shape)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, model["artifact"], model["weights"], model["input"]],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "(1, 1, 32, 32)"
+    assert len(launches((tmp_path / "driver.log").read_text().splitlines())) == n
