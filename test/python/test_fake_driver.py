@@ -58,9 +58,12 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-def run(model: dict, tmp_path: Path, *args: str, artifact: Path | None = None, **env: str):
-    """gpuopt-cuda-run on the fake driver; returns the process and the
-    driver's log lines."""
+def on_fake_driver(
+    command: list, tmp_path: Path, **env: str
+) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """Runs `command` with the fake driver first in LD_LIBRARY_PATH and
+    GPUOPT_FAKE_CUDA_<KEY> = value for each of `env`; returns the process
+    and the driver's log lines."""
     log = tmp_path / "driver.log"
     log.unlink(missing_ok=True)
     environ = dict(
@@ -69,22 +72,21 @@ def run(model: dict, tmp_path: Path, *args: str, artifact: Path | None = None, *
         GPUOPT_FAKE_CUDA_LOG=str(log),
         **{f"GPUOPT_FAKE_CUDA_{k}": v for k, v in env.items()},
     )
-    proc = subprocess.run(
-        [
-            CUDA_RUN,
-            artifact or model["artifact"],
-            f"--weights={model['weights']}",
-            f"--input=@{model['input']}",
-            f"--output=@{tmp_path / 'y.npy'}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=environ,
-        timeout=300,
-    )
+    proc = subprocess.run(command, capture_output=True, text=True, check=False, env=environ, timeout=300)
     return proc, log.read_text().splitlines() if log.exists() else []
+
+
+def run(model: dict, tmp_path: Path, *args: str, artifact: Path | None = None, **env: str):
+    """gpuopt-cuda-run on the fake driver."""
+    command = [
+        CUDA_RUN,
+        artifact or model["artifact"],
+        f"--weights={model['weights']}",
+        f"--input=@{model['input']}",
+        f"--output=@{tmp_path / 'y.npy'}",
+        *args,
+    ]
+    return on_fake_driver(command, tmp_path, **env)
 
 
 LAUNCH = re.compile(r"launch (\S+) grid (\d+),(\d+),(\d+) block (\d+),(\d+),(\d+) args (\d+)( \(graph\))?$")
@@ -257,33 +259,15 @@ def test_kernels_declare_their_block_and_fit_it(model: dict, tmp_path: Path) -> 
 def test_fake_driver_through_the_model_abi(model: dict, tmp_path: Path) -> None:
     """gpuopt-run and CompiledModel (libgpuopt_runtime.so) load the artifact
     on device 0 and run a forward through the same CudaModel."""
-    env = dict(
-        os.environ,
-        LD_LIBRARY_PATH=f"{FAKE.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}",
-        GPUOPT_FAKE_CUDA_LOG=str(tmp_path / "driver.log"),
-    )
     n = len(model["plan"]["init"]) + len(model["plan"]["run"])
     gpuopt_run = build_dir() / "bin" / "gpuopt-run"
     if gpuopt_run.exists():
-        proc = subprocess.run(
-            [
-                gpuopt_run,
-                model["artifact"],
-                f"--weights={model['weights']}",
-                f"--input=@{model['input']}",
-                f"--output=@{tmp_path / 'y.npy'}",
-                "--device=0",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=env,
-            timeout=300,
-        )
+        y = tmp_path / "y.npy"
+        args = [f"--weights={model['weights']}", f"--input=@{model['input']}", f"--output=@{y}", "--device=0"]
+        proc, log = on_fake_driver([gpuopt_run, model["artifact"], *args], tmp_path)
         assert proc.returncode == 0, proc.stderr
-        assert np.load(tmp_path / "y.npy").shape == (1, 1, 32, 32)
-        assert len(launches((tmp_path / "driver.log").read_text().splitlines())) == n
-        (tmp_path / "driver.log").unlink()
+        assert np.load(y).shape == (1, 1, 32, 32)
+        assert len(launches(log)) == n
     code = (
         "import sys, numpy as np\n"
         "from gpuopt.compiled import CompiledModel\n"
@@ -291,14 +275,8 @@ def test_fake_driver_through_the_model_abi(model: dict, tmp_path: Path) -> None:
         "(y,) = m.run(np.load(sys.argv[3]))\n"
         "print(y.shape)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, model["artifact"], model["weights"], model["input"]],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=300,
-    )
+    command = [sys.executable, "-c", code, model["artifact"], model["weights"], model["input"]]
+    proc, log = on_fake_driver(command, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "(1, 1, 32, 32)"
-    assert len(launches((tmp_path / "driver.log").read_text().splitlines())) == n
+    assert len(launches(log)) == n
