@@ -195,20 +195,37 @@ struct CudaModel::Impl {
     uint64_t threads = uint64_t(s.block[0]) * s.block[1] * s.block[2];
     if (threads <= uint64_t(most))
       return Status::ok();
+    // The limit is the kernel's registers or its own block (PTX .maxntid,
+    // which gpuopt-compile sets to the plan's: then the plan and the
+    // kernels disagree).
     int regs = 0;
-    d->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS,
-                          functions[s.kernel]);
+    std::string why = d->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                            functions[s.kernel]) == CUDA_SUCCESS
+                          ? std::to_string(regs) + " registers per thread, "
+                          : "";
     return Status::error(
         describeCudaStep(art, plan, i) + ": launches " +
         std::to_string(threads) + " threads per block, but on this device " +
-        "the kernel allows at most " + std::to_string(most) + " (" +
-        std::to_string(regs) +
-        " registers per thread): recompile with a smaller --cuda-block-size");
+        "the kernel allows at most " + std::to_string(most) + " (" + why +
+        "or the block it was compiled for): compile the model again, with a "
+        "smaller --cuda-block-size if its registers are the limit");
   }
 
-  Status prepare(const CudaArtifact &art, const char *plan,
-                 const std::vector<CudaStep> &steps, std::vector<Launch> &out) {
-    maxThreads.resize(functions.size());
+  /// checkBlock for every kernel step of both plans.
+  Status checkBlocks(const CudaArtifact &art) {
+    maxThreads.assign(functions.size(), 0);
+    for (const char *plan : {"init", "run"}) {
+      const std::vector<CudaStep> &steps = plan[0] == 'i' ? art.init : art.run;
+      for (size_t i = 0; i < steps.size(); ++i)
+        if (!steps[i].isLibrary)
+          if (Status s = checkBlock(art, plan, i); !s)
+            return s;
+    }
+    return Status::ok();
+  }
+
+  Status prepare(const CudaArtifact &art, const std::vector<CudaStep> &steps,
+                 std::vector<Launch> &out) {
     for (size_t i = 0; i < steps.size(); ++i) {
       const CudaStep &s = steps[i];
       Launch l;
@@ -218,8 +235,6 @@ struct CudaModel::Impl {
         out.push_back(std::move(l));
         continue;
       }
-      if (Status st = checkBlock(art, plan, i); !st)
-        return st;
       l.fn = functions[s.kernel];
       std::copy(s.grid, s.grid + 3, l.grid);
       std::copy(s.block, s.block + 3, l.block);
@@ -307,10 +322,11 @@ struct CudaModel::Impl {
         graphRefused = true;
         return launch(run, "run");
       }
-      if (!s)
-        return s;
-      if (end != CUDA_SUCCESS)
-        return cuError(*d, end, "cuStreamEndCapture");
+      if (!s || end != CUDA_SUCCESS) {
+        if (g)
+          d->cuGraphDestroy(g);
+        return !s ? s : cuError(*d, end, "cuStreamEndCapture");
+      }
       CUresult inst = d->cuGraphInstantiate(&graph, g, 0);
       d->cuGraphDestroy(g);
       if (inst != CUDA_SUCCESS)
@@ -418,6 +434,9 @@ Status CudaModel::create(const std::string &artifactPath,
       CU_CHECK(d->cuModuleGetFunction(&fn, I.module, k.name.c_str()));
       I.functions.push_back(fn);
     }
+    // Before the arena exists: a block the device refuses is a load error.
+    if (Status s = I.checkBlocks(art); !s)
+      return Status::error(artifactPath + ": " + s.message());
   }
   CU_CHECK(d->cuStreamCreate(&I.stream, CU_STREAM_NON_BLOCKING));
   if (CUresult r =
@@ -454,10 +473,10 @@ Status CudaModel::create(const std::string &artifactPath,
           cuError(*d, r, "cuStreamSynchronize").message() +
           " after the trial call of each Library step at load");
   }
-  if (Status s = I.prepare(art, "init", art.init, I.init); !s)
-    return Status::error(artifactPath + ": " + s.message());
-  if (Status s = I.prepare(art, "run", art.run, I.run); !s)
-    return Status::error(artifactPath + ": " + s.message());
+  if (Status s = I.prepare(art, art.init, I.init); !s)
+    return s;
+  if (Status s = I.prepare(art, art.run, I.run); !s)
+    return s;
   if (Status s = I.launch(I.init, "init"); !s)
     return s;
   if (Status s = I.wait("the load-time steps", I.init.size()); !s)

@@ -68,7 +68,7 @@ def on_fake_driver(
     log.unlink(missing_ok=True)
     environ = dict(
         os.environ,
-        LD_LIBRARY_PATH=f"{FAKE.parent}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        LD_LIBRARY_PATH=":".join(filter(None, [str(FAKE.parent), os.environ.get("LD_LIBRARY_PATH")])),
         GPUOPT_FAKE_CUDA_LOG=str(log),
         **{f"GPUOPT_FAKE_CUDA_{k}": v for k, v in env.items()},
     )
@@ -89,7 +89,25 @@ def run(model: dict, tmp_path: Path, *args: str, artifact: Path | None = None, *
     return on_fake_driver(command, tmp_path, **env)
 
 
-LAUNCH = re.compile(r"launch (\S+) grid (\d+),(\d+),(\d+) block (\d+),(\d+),(\d+) args (\d+)( \(graph\))?$")
+LAUNCH = re.compile(
+    r"launch (\S+) grid (\d+),(\d+),(\d+) block (\d+),(\d+),(\d+) args (\d+)((?: a\d+\+\d+)*)( \(graph\))?$"
+)
+
+
+def check_launches(found: list[re.Match], steps: list[dict], plan: dict) -> None:
+    """Each launch the driver ran is its step's: kernel, grid, block, and
+    each argument the step's buffer (the arena, the only allocation, at the
+    buffer's offset)."""
+    assert len(found) == len(steps)
+    for m, step in zip(found, steps, strict=True):
+        kernel = plan["kernels"][step["kernel"]]
+        assert m.group(1) == kernel["name"]
+        assert tuple(map(int, m.group(2, 3, 4))) == tuple(step["grid"][d] for d in "xyz")
+        assert tuple(map(int, m.group(5, 6, 7))) == tuple(step["block"][d] for d in "xyz")
+        # The argument count is the PTX entry's: the plan passes exactly the
+        # kernel's parameters.
+        assert int(m.group(8)) == len(kernel["args"]) == len(step["args"])
+        assert m.group(9).split() == [f"a0+{plan['buffers'][a]['offset']}" for a in step["args"]]
 
 
 def launches(log: list[str]) -> list[re.Match]:
@@ -98,7 +116,7 @@ def launches(log: list[str]) -> list[re.Match]:
 
 def test_fake_driver_runs_forward_graph_timing_and_profile(model: dict, tmp_path: Path) -> None:
     plan = model["plan"]
-    n, init = len(plan["run"]), len(plan["init"])
+    n = len(plan["run"])
     report = tmp_path / "r.json"
     proc, log = run(model, tmp_path, "--graph", "--warmup=1", "--runs=3", "--profile=2", f"--json={report}")
     assert proc.returncode == 0, proc.stderr
@@ -113,24 +131,16 @@ def test_fake_driver_runs_forward_graph_timing_and_profile(model: dict, tmp_path
     assert re.match(rf"load ptx \d+ bytes, {len(plan['kernels'])} PTX entries", log[0]), log[0]
     assert log.count(f"capture end: {n} launches") == 1
     seen = launches(log)
-    graph = [m for m in seen if m.group(9)]
-    direct = [m for m in seen if not m.group(9)]
     # One captured forward for the output, 1 warm-up and 3 timed: 5 graph
-    # launches; the load-time steps, then the profile's warm-up forward and
+    # replays; the load-time steps, then the profile's warm-up forward and
     # its 2 passes launch directly.
-    assert len(graph) == 5 * n and len(direct) == init + 3 * n
-    kernels = plan["kernels"]
-    expected = [(s, kernels[s["kernel"]]) for s in plan["init"] + plan["run"] * 3]
-    for m, (step, kernel) in zip(direct, expected, strict=True):
-        assert m.group(1) == kernel["name"]
-        assert tuple(map(int, m.group(2, 3, 4))) == tuple(step["grid"][d] for d in "xyz")
-        assert tuple(map(int, m.group(5, 6, 7))) == tuple(step["block"][d] for d in "xyz")
-        # The argument count is read from the PTX entry: the plan passes
-        # exactly the kernel's parameters (each inside the arena, or the
-        # driver's sticky fault would have failed the run).
-        assert int(m.group(8)) == len(kernel["args"]) == len(step["args"])
+    check_launches([m for m in seen if m.group(10)], plan["run"] * 5, plan)
+    check_launches([m for m in seen if not m.group(10)], plan["init"] + plan["run"] * 3, plan)
+    # No kernel ran: the output is what the runtime copied back from the
+    # arena, its NaN poison, in the model's shape.
     y = np.load(tmp_path / "y.npy")
-    assert y.shape == (1, 1, 32, 32)
+    assert y.shape == np.load(model["dir"] / "ref" / "output.npy").shape
+    assert np.isnan(y).all()
 
 
 @pytest.mark.parametrize(
@@ -148,39 +158,56 @@ def test_fake_driver_loads_fatbin_and_older_ptx(model: dict, tmp_path: Path, key
     assert [m.group(1) for m in launches(log)] == names
 
 
-@pytest.mark.parametrize(
-    ("env", "code", "message"),
-    [
-        (
-            {"SM": "80"},
-            1,
-            (
-                r"no kernel image for gpuopt fake driver \(sm_80\) \(sm_80\); the artifact holds "
-                r"ptx sm_90, host-so host-x86_64: recompile with --cuda-arch=sm_80"
-            ),
-        ),
-        ({"DEVICES": "0"}, 2, r"no CUDA device 0 \(the driver reports 0\) \(no usable GPU: nothing ran\)"),
-        (
-            {"MEMORY": "4096"},
-            1,
-            (
-                r"cannot allocate its arena of \d+ bytes \(\d+ MiB\) on gpuopt fake driver "
-                r"\(sm_90\): cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY"
-            ),
-        ),
-        (
-            {"MAX_THREADS": "64"},
-            1,
-            (
-                r"artifact\.gpuopt: (init|run)\[\d+\] \(kernel \S+.*\): launches \d+ threads per block, but on "
-                r"this device the kernel allows at most 64 \(32 registers per thread\): recompile with a smaller "
-                r"--cuda-block-size"
-            ),
-        ),
-    ],
-    ids=["no-image", "no-device", "no-memory", "block-too-large"],
-)
-def test_fake_driver_load_errors(model: dict, tmp_path: Path, env: dict, code: int, message: str) -> None:
+FORMATS = {"Fatbin": "fatbin", "Cubin": "cubin", "Ptx": "ptx", "HostSo": "host-so"}
+
+
+def step_text(plan: dict, which: str, index: int) -> str:
+    """How the runtime names a step: `run[2] (kernel 'k' at ...`."""
+    step = plan[which][index]
+    return re.escape(f"{which}[{index}] (kernel '{plan['kernels'][step['kernel']]['name']}' at ")
+
+
+@pytest.mark.parametrize("case", ["no-image", "no-device", "no-memory", "block-too-large"])
+def test_fake_driver_load_errors(model: dict, tmp_path: Path, case: str) -> None:
+    """Each refused before any launch, with its message; nothing written."""
+    plan = model["plan"]
+    if case == "no-image":
+        env, code = {"SM": "80"}, 1
+        holds = ", ".join(f"{FORMATS[i['format']]} {i['chip']}" for i in plan["images"])
+        message = re.escape(
+            f"no kernel image for gpuopt fake driver (sm_80) (sm_80); the artifact holds {holds}: "
+            "recompile with --cuda-arch=sm_80"
+        )
+    elif case == "no-device":
+        env, code = {"DEVICES": "0"}, 2
+        message = re.escape("no CUDA device 0 (the driver reports 0) (no usable GPU: nothing ran)")
+    elif case == "no-memory":
+        env, code = {"MEMORY": "4096"}, 1
+        message = re.escape(
+            f"cannot allocate its arena of {plan['arena_bytes']} bytes ({plan['arena_bytes'] >> 20} MiB) on "
+            "gpuopt fake driver (sm_90): cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY"
+        )
+    else:
+        # The device allows one thread less than the plan's largest block:
+        # the first step launching that block is named.
+        sizes = [
+            (w, i, s["block"]["x"] * s["block"]["y"] * s["block"]["z"])
+            for w in ("init", "run")
+            for i, s in enumerate(plan[w])
+        ]
+        most = max(t for _, _, t in sizes)
+        which, index, _ = next(x for x in sizes if x[2] == most)
+        env, code = {"MAX_THREADS": str(most - 1)}, 1
+        message = (
+            re.escape(f"{model['artifact']}: ")
+            + step_text(plan, which, index)
+            + r".*\): "
+            + re.escape(
+                f"launches {most} threads per block, but on this device the kernel allows at most {most - 1} "
+                "(32 registers per thread, or the block it was compiled for): compile the model again, with a "
+                "smaller --cuda-block-size if its registers are the limit"
+            )
+        )
     proc, log = run(model, tmp_path, **env)
     assert proc.returncode == code, proc.stderr
     assert re.search(message, proc.stderr), proc.stderr
@@ -188,72 +215,91 @@ def test_fake_driver_load_errors(model: dict, tmp_path: Path, env: dict, code: i
     assert not (tmp_path / "y.npy").exists()
 
 
-def test_fake_driver_launch_failure_and_fault_name_the_step(model: dict, tmp_path: Path) -> None:
+@pytest.mark.parametrize("graph", [False, True], ids=["direct", "graph"])
+def test_fake_driver_launch_failure_and_fault_name_the_step(model: dict, tmp_path: Path, graph: bool) -> None:
     plan = model["plan"]
-    init = len(plan["init"])
-    step = plan["run"][2]
-    name = plan["kernels"][step["kernel"]]["name"]
-    # cuLaunchKernel refuses run[2]: the error names it.
-    proc, _ = run(model, tmp_path, FAIL_LAUNCH=str(init + 2))
+    init, n = len(plan["init"]), len(plan["run"])
+    flags = ["--graph"] if graph else []
+    # cuLaunchKernel refuses run[2] (while it is captured, with --graph):
+    # the error names it.
+    proc, _ = run(model, tmp_path, *flags, FAIL_LAUNCH=str(init + 2))
     assert proc.returncode == 1
     assert re.search(
-        rf"run\[2\] \(kernel '{name}'.*\): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        step_text(plan, "run", 2) + r".*\): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
         proc.stderr,
     ), proc.stderr
-    # run[2] faults while it runs: the forward's synchronization reports
-    # it and says how to find the step; --sync-each-step finds it.
-    proc, _ = run(model, tmp_path, FAULT_LAUNCH=str(init + 2))
+    # run[2] faults while it runs (in the graph's replay, with --graph):
+    # the forward's synchronization reports it and says how to find the
+    # step.
+    proc, log = run(model, tmp_path, *flags, FAULT_LAUNCH=str(init + 2))
     assert proc.returncode == 1
     assert re.search(
-        rf"cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS .* after a forward \({len(plan['run'])} "
+        rf"cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS .* after a forward \({n} "
         r"launches\); gpuopt-cuda-run --sync-each-step",
         proc.stderr,
     ), proc.stderr
+    assert len(launches(log)) == init + n
+    if graph:
+        return
+    # --sync-each-step finds it and stops there.
     proc, log = run(model, tmp_path, "--sync-each-step", FAULT_LAUNCH=str(init + 2))
     assert proc.returncode == 1
     assert re.search(
-        rf"run\[2\] \(kernel '{name}'.*\): the launch faulted \(cuStreamSynchronize failed: "
+        step_text(plan, "run", 2) + r".*\): the launch faulted \(cuStreamSynchronize failed: "
         r"CUDA_ERROR_ILLEGAL_ADDRESS",
         proc.stderr,
     ), proc.stderr
     assert len(launches(log)) == init + 3, "launches went on after the faulting one"
+    # A launch of the profile's first pass refused (after the output's
+    # forward and the profile's warm-up one): named too.
+    proc, _ = run(model, tmp_path, "--profile=1", FAIL_LAUNCH=str(init + 2 * n + 2))
+    assert proc.returncode == 1
+    assert re.search(
+        step_text(plan, "run", 2) + r".*\): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        proc.stderr,
+    ), proc.stderr
+
+
+def ptx_blocks_and_registers(artifact: Path, tmp_path: Path) -> tuple[dict, dict[str, int], dict[str, int]]:
+    """The plan, each kernel's `.maxntid` and its registers (ptxas -v)."""
+    plan = program(to_json(artifact))
+    ptx = bytes(next(i["data"] for i in plan["images"] if i["chip"] == "sm_90")).decode()
+    pattern = r"\.entry (\w+)\([^)]*\)\s*\.maxntid (\d+), 1, 1"
+    blocks = {name: int(x) for name, x in re.findall(pattern, ptx, flags=re.DOTALL)}
+    (tmp_path / "k.ptx").write_text(ptx)
+    out = subprocess.run(
+        [PTXAS, "-arch=sm_90", "-v", "-o", "/dev/null", tmp_path / "k.ptx"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    pattern = r"Compiling entry function '(\w+)'.*?Used (\d+) registers"
+    regs = {name: int(r) for name, r in re.findall(pattern, out, flags=re.DOTALL)}
+    return plan, blocks, regs
 
 
 def test_kernels_declare_their_block_and_fit_it(model: dict, tmp_path: Path) -> None:
     """Every kernel's PTX entry carries `.maxntid` = the block every launch
-    of it has (so ptxas keeps its registers within 65536 per block), and
-    ptxas's register count confirms it; also with 1024-thread blocks."""
-    for extra in ([], ["--cuda-block-size=1024"]):
-        ptx_artifact = tmp_path / "p.gpuopt"
-        mlir = model["dir"] / "m.mlir"
-        proc = compile_cuda(mlir, ptx_artifact, "--cuda-arch=sm_90", "--cuda-format=ptx", *extra)
-        assert proc.returncode == 0, proc.stderr
-        doc = to_json(ptx_artifact)
-        plan = program(doc)
-        ptx = bytes(next(i["data"] for i in plan["images"] if i["chip"] == "sm_90")).decode()
-        blocks = {
-            name: int(x)
-            for name, x in re.findall(r"\.entry (\w+)\([^)]*\)\s*\.maxntid (\d+), 1, 1", ptx, flags=re.DOTALL)
-        }
-        assert len(blocks) == len(plan["kernels"]) == ptx.count(".entry ")
+    of it has, and ptxas's registers fit that block in sm_90's 65536 per
+    block (allocated per warp in units of 256): the optimized model (256
+    threads per block) and the exported one with 1024-thread blocks."""
+    big = tmp_path / "big.gpuopt"
+    proc = compile_cuda(
+        model["dir"] / "m.mlir", big, "--cuda-arch=sm_90", "--cuda-format=ptx", "--cuda-block-size=1024"
+    )
+    assert proc.returncode == 0, proc.stderr
+    for artifact in (model["artifact"], big):
+        plan, blocks, regs = ptx_blocks_and_registers(artifact, tmp_path)
+        assert len(blocks) == len(plan["kernels"]) == len(regs)
         for step in plan["init"] + plan["run"]:
             b = step["block"]
             assert (b["x"], b["y"], b["z"]) == (blocks[plan["kernels"][step["kernel"]]["name"]], 1, 1)
-        (tmp_path / "k.ptx").write_text(ptx)
-        out = subprocess.run(
-            [PTXAS, "-arch=sm_90", "-v", "-o", "/dev/null", tmp_path / "k.ptx"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stderr
-        regs = dict(
-            re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", out, flags=re.DOTALL)
-        )
-        assert set(regs) == set(blocks)
         for name, r in regs.items():
-            assert int(r) * blocks[name] <= 65536, f"{name}: {r} registers x {blocks[name]} threads"
-        if extra:
-            assert max(blocks.values()) == 1024
+            per_warp = -(-r * 32 // 256) * 256
+            assert per_warp * -(-blocks[name] // 32) <= 65536, (
+                f"{name}: {r} registers x {blocks[name]} threads"
+            )
+    assert max(blocks.values()) == 1024
 
 
 def test_fake_driver_through_the_model_abi(model: dict, tmp_path: Path) -> None:
@@ -266,7 +312,7 @@ def test_fake_driver_through_the_model_abi(model: dict, tmp_path: Path) -> None:
         args = [f"--weights={model['weights']}", f"--input=@{model['input']}", f"--output=@{y}", "--device=0"]
         proc, log = on_fake_driver([gpuopt_run, model["artifact"], *args], tmp_path)
         assert proc.returncode == 0, proc.stderr
-        assert np.load(y).shape == (1, 1, 32, 32)
+        assert np.isnan(np.load(y)).all()
         assert len(launches(log)) == n
     code = (
         "import sys, numpy as np\n"
@@ -278,5 +324,5 @@ def test_fake_driver_through_the_model_abi(model: dict, tmp_path: Path) -> None:
     command = [sys.executable, "-c", code, model["artifact"], model["weights"], model["input"]]
     proc, log = on_fake_driver(command, tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "(1, 1, 32, 32)"
+    assert proc.stdout.strip() == str(np.load(model["dir"] / "ref" / "output.npy").shape)
     assert len(launches(log)) == n

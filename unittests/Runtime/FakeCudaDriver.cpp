@@ -15,11 +15,12 @@
 //
 // - device memory is host memory; a copy, memset or kernel argument outside
 //   a live allocation is an error (CUDA_ERROR_INVALID_VALUE, or for an
-//   argument CUDA_ERROR_ILLEGAL_ADDRESS at the next synchronization);
+//   argument CUDA_ERROR_ILLEGAL_ADDRESS from the next synchronization on);
 // - a module is a PTX text, a cubin (ELF) or a fatbin; a function must be
-//   named in it; for PTX its `.target` must not be newer than the device,
-//   its `.entry` parameters give each launch's argument count, and its
-//   `.maxntid`/`.reqntid` the function's largest block;
+//   named in it. Only a PTX module (not a fatbin, whose PTX is compressed,
+//   nor a cubin) is read further: its `.target` must not be newer than the
+//   device, its `.entry` parameters give each launch's argument count, and
+//   its `.maxntid`/`.reqntid` the function's largest block;
 // - a launch's block must fit the function (cuFuncGetAttribute's
 //   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) and its dimensions the device;
 // - launches recorded while a stream captures go into the graph, which
@@ -31,11 +32,13 @@
 // Environment (GPUOPT_FAKE_CUDA_*): SM (compute capability, default 90),
 // DEVICES (default 1), MEMORY (bytes that may be allocated, default 8 GiB),
 // MAX_THREADS (threads per block any function allows, default 1024),
-// FAIL_LAUNCH=K (the K-th launch, from 0, fails with
-// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), FAULT_LAUNCH=K (the K-th launch
-// faults: CUDA_ERROR_ILLEGAL_ADDRESS at the next synchronization, sticky as
-// on a GPU), LOG (a file: one line per module load, launch and graph
-// event).
+// FAIL_LAUNCH=K (the K-th cuLaunchKernel call, from 0, captured or not,
+// fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES), FAULT_LAUNCH=K (the K-th
+// launch run, from 0, graph replays included, faults:
+// CUDA_ERROR_ILLEGAL_ADDRESS from the next synchronization on, and from
+// every launch and copy after that, sticky as on a GPU), LOG (a file: one line
+// per module load, launch, with each argument as `aN+OFFSET` (the N-th
+// cuMemAlloc's allocation and the offset into it), and graph event).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +74,7 @@ void logLine(const std::string &line) {
   }
 }
 
+/// One run of a kernel.
 struct Launch {
   CUfunction fn;
   unsigned grid[3], block[3];
@@ -80,10 +84,16 @@ struct Launch {
 struct State {
   bool initialized = false;
   std::map<uintptr_t, size_t> allocations;
+  /// Per live allocation, its number: the order of the cuMemAlloc calls.
+  std::map<uintptr_t, int> ids;
+  int nextId = 0;
   size_t allocated = 0;
-  long launches = 0;
-  /// Sticky, as a GPU's fault is for its context.
-  CUresult fault = CUDA_SUCCESS;
+  /// Launches run (graph replays included) and cuLaunchKernel calls.
+  long launches = 0, calls = 0;
+  /// A kernel's fault: pending (the host has not waited since) until a
+  /// synchronization reports it, then sticky, as on a GPU, where it is the
+  /// context's: every later call returns it.
+  CUresult pending = CUDA_SUCCESS, fault = CUDA_SUCCESS;
   double clockUs = 0;
 };
 
@@ -136,27 +146,45 @@ namespace {
 
 CUctx_st theContext;
 
+/// A synchronization: a pending fault becomes the context's.
+CUresult reportFault() {
+  State &s = state();
+  if (s.pending != CUDA_SUCCESS)
+    s.fault = s.pending;
+  return s.fault;
+}
+
 /// Runs (logs, checks the arguments of, counts) one launch.
 CUresult execute(const Launch &l, const char *how) {
   State &s = state();
   long index = s.launches++;
   s.clockUs += 1;
+  std::string args;
+  for (CUdeviceptr a : l.args) {
+    auto it = s.allocations.upper_bound(uintptr_t(a));
+    if (it == s.allocations.begin() || !inAllocation(a, 1)) {
+      // Every argument of gpuopt's kernels is a buffer address (bare
+      // pointers): one outside every allocation faults.
+      s.pending = CUDA_ERROR_ILLEGAL_ADDRESS;
+      args += " ?";
+      continue;
+    }
+    --it;
+    args += " a" + std::to_string(s.ids[it->first]) + "+" +
+            std::to_string(uintptr_t(a) - it->first);
+  }
   logLine(std::string("launch ") + l.fn->name + " grid " +
           std::to_string(l.grid[0]) + "," + std::to_string(l.grid[1]) + "," +
           std::to_string(l.grid[2]) + " block " + std::to_string(l.block[0]) +
           "," + std::to_string(l.block[1]) + "," + std::to_string(l.block[2]) +
-          " args " + std::to_string(l.args.size()) + how);
+          " args " + std::to_string(l.args.size()) + args + how);
   if (index == envLong("GPUOPT_FAKE_CUDA_FAULT_LAUNCH", -1))
-    s.fault = CUDA_ERROR_ILLEGAL_ADDRESS;
-  // Every argument of gpuopt's kernels is a buffer address (bare pointers).
-  for (CUdeviceptr a : l.args)
-    if (!inAllocation(a, 1))
-      s.fault = CUDA_ERROR_ILLEGAL_ADDRESS;
+    s.pending = CUDA_ERROR_ILLEGAL_ADDRESS;
   return CUDA_SUCCESS;
 }
 
-/// The PTX texts in a module image: the whole image if it is PTX, else
-/// every uncompressed PTX a fatbin holds (found by its ".version").
+/// The kernels of a PTX module (its `.entry` directives): name, parameter
+/// count, largest block.
 void readPtx(CUmod_st &m) {
   const std::string &b = m.bytes;
   for (size_t at = b.find(".entry "); at != std::string::npos;
@@ -366,9 +394,9 @@ CUresult cuModuleGetFunction(CUfunction *fn, CUmodule module,
       *fn = f.get();
       return CUDA_SUCCESS;
     }
-  // A cubin, or PTX the fatbin compressed: the name must be in its bytes.
-  if (module->bytes.find(std::string(name) + '\0') == std::string::npos &&
-      module->bytes.find(std::string(name) + '(') == std::string::npos)
+  // A cubin, or a fatbin (its PTX compressed): the name must be a string
+  // of its symbol table, NUL before and after.
+  if (module->bytes.find('\0' + std::string(name) + '\0') == std::string::npos)
     return CUDA_ERROR_NOT_FOUND;
   auto f = std::make_unique<CUfunc_st>();
   f->name = name;
@@ -406,6 +434,7 @@ CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes) {
   if (!host)
     return CUDA_ERROR_OUT_OF_MEMORY;
   s.allocations[uintptr_t(host)] = bytes;
+  s.ids[uintptr_t(host)] = s.nextId++;
   s.allocated += bytes;
   *p = CUdeviceptr(uintptr_t(host));
   return CUDA_SUCCESS;
@@ -417,6 +446,7 @@ CUresult cuMemFree(CUdeviceptr p) {
   if (it == s.allocations.end())
     return CUDA_ERROR_INVALID_VALUE;
   s.allocated -= it->second;
+  s.ids.erase(it->first);
   std::free(reinterpret_cast<void *>(uintptr_t(p)));
   s.allocations.erase(it);
   return CUDA_SUCCESS;
@@ -424,6 +454,8 @@ CUresult cuMemFree(CUdeviceptr p) {
 
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char value, size_t n,
                          CUstream) {
+  if (state().fault != CUDA_SUCCESS)
+    return state().fault;
   if (!inAllocation(p, n))
     return CUDA_ERROR_INVALID_VALUE;
   std::memset(reinterpret_cast<void *>(uintptr_t(p)), value, n);
@@ -432,6 +464,8 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char value, size_t n,
 
 CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n,
                            CUstream) {
+  if (state().fault != CUDA_SUCCESS)
+    return state().fault;
   if (!inAllocation(dst, n))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void *>(uintptr_t(dst)), src, n);
@@ -439,6 +473,8 @@ CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n,
 }
 
 CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream) {
+  if (state().fault != CUDA_SUCCESS)
+    return state().fault;
   if (!inAllocation(src, n))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(dst, reinterpret_cast<const void *>(uintptr_t(src)), n);
@@ -458,7 +494,7 @@ CUresult cuStreamDestroy(CUstream stream) {
 CUresult cuStreamSynchronize(CUstream stream) {
   if (stream && stream->capturing)
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-  return state().fault;
+  return reportFault();
 }
 
 CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode) {
@@ -490,6 +526,8 @@ CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   if (stream && stream->capturing)
     return CUDA_ERROR_INVALID_VALUE;
+  if (state().fault != CUDA_SUCCESS)
+    return state().fault;
   for (const Launch &l : exec->launches)
     execute(l, " (graph)");
   return CUDA_SUCCESS;
@@ -512,6 +550,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
                         CUstream stream, void **kernelParams, void **extra) {
   if (!f || extra)
     return CUDA_ERROR_INVALID_VALUE;
+  if (state().fault != CUDA_SUCCESS)
+    return state().fault;
   uint64_t threads = uint64_t(blockDimX) * blockDimY * blockDimZ;
   if (gridDimX == 0 || gridDimY == 0 || gridDimZ == 0 || threads == 0 ||
       gridDimX > 0x7fffffffu || gridDimY > 65535 || gridDimZ > 65535 ||
@@ -523,10 +563,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
   if (threads > uint64_t(maxThreads))
     return f->maxThreads < 1024 ? CUDA_ERROR_INVALID_VALUE
                                 : CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  if (state().launches == envLong("GPUOPT_FAKE_CUDA_FAIL_LAUNCH", -1)) {
-    ++state().launches;
+  if (state().calls++ == envLong("GPUOPT_FAKE_CUDA_FAIL_LAUNCH", -1))
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-  }
   Launch l{
       f, {gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, {}};
   if (f->params >= 0) {
@@ -548,6 +586,7 @@ CUresult cuEventCreate(CUevent *event, unsigned int) {
 }
 
 CUresult cuEventRecord(CUevent event, CUstream stream) {
+  // A real driver records it into the graph; the runtime never does.
   if (stream && stream->capturing)
     return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   event->us = state().clockUs;
@@ -557,7 +596,7 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
 CUresult cuEventSynchronize(CUevent event) {
   if (event->us < 0)
     return CUDA_ERROR_INVALID_HANDLE;
-  return state().fault;
+  return reportFault();
 }
 
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent stop) {

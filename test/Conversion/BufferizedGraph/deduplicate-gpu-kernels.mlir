@@ -3,17 +3,22 @@
 
 // k1 equals k0 but for its name: its launch now runs k0 and k1 is gone;
 // k2 differs (another constant) and stays, as does the non-kernel helper
-// that equals nothing.
+// that equals nothing. negative_ k3 and k4: equal bodies for different
+// blocks (known_block_size, the PTX .maxntid) stay two kernels.
 // CHECK-LABEL: func.func @host(
 // CHECK: gpu.launch_func @kernels::@k0
 // CHECK: gpu.launch_func @kernels::@k0
 // CHECK: gpu.launch_func @kernels::@k2
+// CHECK: gpu.launch_func @kernels::@k3
+// CHECK: gpu.launch_func @kernels::@k4
 // CHECK: gpu.module @kernels
 // CHECK: gpu.func @k0(
 // CHECK-NOT: gpu.func @k1(
 // CHECK: gpu.func @k2(
 // CHECK: gpu.func @helper(
 // CHECK: gpu.func @helper_copy(
+// CHECK: gpu.func @k3({{.*}}known_block_size = array<i32: 32, 1, 1>
+// CHECK: gpu.func @k4({{.*}}known_block_size = array<i32: 64, 1, 1>
 
 // Locations are not compared, also when printed (k0 and k1 have their own
 // and still merge); each launch's location is fused with its own kernel
@@ -27,6 +32,10 @@ module attributes {gpu.container_module} {
     gpu.launch_func @kernels::@k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>) loc("host.py":1:1)
     gpu.launch_func @kernels::@k1 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<4xf32>) loc("host.py":2:1)
     gpu.launch_func @kernels::@k2 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<4xf32>)
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @kernels::@k3 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<4xf32>)
+    gpu.launch_func @kernels::@k4 blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%b : memref<4xf32>)
     return
   }
   gpu.module @kernels {
@@ -52,6 +61,12 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     gpu.func @helper_copy(%m: memref<4xf32>) {
+      gpu.return
+    }
+    gpu.func @k3(%m: memref<4xf32>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      gpu.return
+    }
+    gpu.func @k4(%m: memref<4xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
       gpu.return
     }
   }
