@@ -82,6 +82,8 @@ def ConvertParallelLoopsToKernelsPass
       delinearizes into the loop indices (innermost fastest, so neighbouring
       threads touch neighbouring elements) and is guarded against the tail;
       nested `scf.for` loops (reductions) run sequentially in each thread;
+      every kernel's `known_block_size` is the block of its launch (the
+      NVVM lowering's PTX `.maxntid`, so ptxas fits its registers to it);
     - with `elide-copies`, first, a buffer that is only loaded from and
       stored to and then copied whole into a static subview of (or all of)
       another buffer is replaced by that subview, when nothing between its
