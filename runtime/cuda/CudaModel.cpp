@@ -175,25 +175,23 @@ struct CudaModel::Impl {
       d->cuDevicePrimaryCtxRelease(device);
   }
 
-  /// Per kernel: the most threads per block a launch of it may have on
-  /// this device (its registers, its PTX `.maxntid`); 0 until asked.
-  std::vector<int> maxThreads;
-
   /// Refuses, naming the step, a launch whose block the device would
   /// refuse for its kernel (cuLaunchKernel's "too many resources
-  /// requested"), before anything runs.
-  Status checkBlock(const CudaArtifact &art, const char *plan, size_t i) {
-    const CudaStep &s = (plan[0] == 'i' ? art.init : art.run)[i];
-    int &most = maxThreads[s.kernel];
-    if (most == 0)
+  /// requested"). `most` caches, per kernel, the most threads per block a
+  /// launch of it may have on this device (its registers, its PTX
+  /// `.maxntid`); 0 until asked.
+  Status checkBlock(const CudaArtifact &art, const char *plan, size_t i,
+                    const CudaStep &s, std::vector<int> &most) {
+    int &limit = most[s.kernel];
+    if (limit == 0)
       if (CUresult r = d->cuFuncGetAttribute(
-              &most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+              &limit, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
               functions[s.kernel]);
           r != CUDA_SUCCESS)
         return Status::error(describeCudaStep(art, plan, i) + ": " +
                              cuError(*d, r, "cuFuncGetAttribute").message());
     uint64_t threads = uint64_t(s.block[0]) * s.block[1] * s.block[2];
-    if (threads <= uint64_t(most))
+    if (threads <= uint64_t(limit))
       return Status::ok();
     // The limit is the kernel's registers or its own block (PTX .maxntid,
     // which gpuopt-compile sets to the plan's: then the plan and the
@@ -206,19 +204,19 @@ struct CudaModel::Impl {
     return Status::error(
         describeCudaStep(art, plan, i) + ": launches " +
         std::to_string(threads) + " threads per block, but on this device " +
-        "the kernel allows at most " + std::to_string(most) + " (" + why +
+        "the kernel allows at most " + std::to_string(limit) + " (" + why +
         "or the block it was compiled for): compile the model again, with a "
         "smaller --cuda-block-size if its registers are the limit");
   }
 
   /// checkBlock for every kernel step of both plans.
   Status checkBlocks(const CudaArtifact &art) {
-    maxThreads.assign(functions.size(), 0);
+    std::vector<int> most(functions.size(), 0);
     for (const char *plan : {"init", "run"}) {
       const std::vector<CudaStep> &steps = plan[0] == 'i' ? art.init : art.run;
       for (size_t i = 0; i < steps.size(); ++i)
         if (!steps[i].isLibrary)
-          if (Status s = checkBlock(art, plan, i); !s)
+          if (Status s = checkBlock(art, plan, i, steps[i], most); !s)
             return s;
     }
     return Status::ok();

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cuda_artifact import program, to_json
+from cuda_artifact import describe_step, program, to_json
 from test_cuda import CUDA_RUN, PTXAS, compile_cuda, export
 
 from gpuopt.tools import build_dir
@@ -49,11 +49,13 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> dict:
         artifacts[key] = out / f"{key}.gpuopt"
         proc = compile_cuda(mlir, artifacts[key], *args, "--pipeline=gpuopt-optimize")
         assert proc.returncode == 0, proc.stderr
+    doc = to_json(artifacts["artifact"])
     return {
         **artifacts,
         "weights": weights,
         "input": mlir.parent / "ref" / "input.npy",
-        "plan": program(to_json(artifacts["artifact"])),
+        "doc": doc,
+        "plan": program(doc),
         "dir": out,
     }
 
@@ -158,13 +160,14 @@ def test_fake_driver_loads_fatbin_and_older_ptx(model: dict, tmp_path: Path, key
     assert [m.group(1) for m in launches(log)] == names
 
 
+# What the fake driver's cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_NUM_REGS) says.
+FAKE_REGISTERS = 32
 FORMATS = {"Fatbin": "fatbin", "Cubin": "cubin", "Ptx": "ptx", "HostSo": "host-so"}
 
 
-def step_text(plan: dict, which: str, index: int) -> str:
-    """How the runtime names a step: `run[2] (kernel 'k' at ...`."""
-    step = plan[which][index]
-    return re.escape(f"{which}[{index}] (kernel '{plan['kernels'][step['kernel']]['name']}' at ")
+def step_text(model: dict, which: str, index: int) -> str:
+    """How the runtime names a step (describe_step), as a pattern."""
+    return re.escape(describe_step(model["doc"], which, index))
 
 
 @pytest.mark.parametrize("case", ["no-image", "no-device", "no-memory", "block-too-large"])
@@ -200,11 +203,11 @@ def test_fake_driver_load_errors(model: dict, tmp_path: Path, case: str) -> None
         env, code = {"MAX_THREADS": str(most - 1)}, 1
         message = (
             re.escape(f"{model['artifact']}: ")
-            + step_text(plan, which, index)
-            + r".*\): "
+            + step_text(model, which, index)
             + re.escape(
-                f"launches {most} threads per block, but on this device the kernel allows at most {most - 1} "
-                "(32 registers per thread, or the block it was compiled for): compile the model again, with a "
+                f": launches {most} threads per block, but on this device the kernel allows at most {most - 1} "
+                f"({FAKE_REGISTERS} registers per thread, or the block it was compiled for): compile the model "
+                "again, with a "
                 "smaller --cuda-block-size if its registers are the limit"
             )
         )
@@ -225,7 +228,7 @@ def test_fake_driver_launch_failure_and_fault_name_the_step(model: dict, tmp_pat
     proc, _ = run(model, tmp_path, *flags, FAIL_LAUNCH=str(init + 2))
     assert proc.returncode == 1
     assert re.search(
-        step_text(plan, "run", 2) + r".*\): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        step_text(model, "run", 2) + r": cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
         proc.stderr,
     ), proc.stderr
     # run[2] faults while it runs (in the graph's replay, with --graph):
@@ -245,7 +248,7 @@ def test_fake_driver_launch_failure_and_fault_name_the_step(model: dict, tmp_pat
     proc, log = run(model, tmp_path, "--sync-each-step", FAULT_LAUNCH=str(init + 2))
     assert proc.returncode == 1
     assert re.search(
-        step_text(plan, "run", 2) + r".*\): the launch faulted \(cuStreamSynchronize failed: "
+        step_text(model, "run", 2) + r": the launch faulted \(cuStreamSynchronize failed: "
         r"CUDA_ERROR_ILLEGAL_ADDRESS",
         proc.stderr,
     ), proc.stderr
@@ -255,7 +258,7 @@ def test_fake_driver_launch_failure_and_fault_name_the_step(model: dict, tmp_pat
     proc, _ = run(model, tmp_path, "--profile=1", FAIL_LAUNCH=str(init + 2 * n + 2))
     assert proc.returncode == 1
     assert re.search(
-        step_text(plan, "run", 2) + r".*\): cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        step_text(model, "run", 2) + r": cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
         proc.stderr,
     ), proc.stderr
 
